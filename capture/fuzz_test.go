@@ -1,0 +1,101 @@
+package capture
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"testing"
+)
+
+// checkReader reads b to the end and asserts the reader's invariants: the
+// constructor fails only with a *FileError or ErrNotCapture and never
+// returns a source with an error; every packet has Length >= len(Data),
+// len(Data) within the block cap, a valid direction and an interface index
+// below the number of blocks read; Next ends with io.EOF or a *FileError,
+// which is then sticky; reading terminates (every packet consumes at least
+// 12 bytes); progress is monotonic and ends within the input.
+func checkReader(t *testing.T, b []byte) {
+	src, err := NewReader(bytes.NewReader(b), "fuzz")
+	if err != nil {
+		var fe *FileError
+		if src != nil {
+			t.Fatal("source returned with an error")
+		}
+		if !errors.As(err, &fe) && !errors.Is(err, ErrNotCapture) {
+			t.Fatalf("NewReader error %v (%T)", err, err)
+		}
+		if fe != nil && (fe.Offset < 0 || fe.Offset > int64(len(b))) {
+			t.Fatalf("error offset %d outside the %d-byte input", fe.Offset, len(b))
+		}
+		return
+	}
+	defer src.Close()
+	pr := src.(Progresser)
+	var last int64
+	for n := 0; ; n++ {
+		if n > len(b)/12+1 {
+			t.Fatalf("%d packets from %d bytes: reading does not terminate", n, len(b))
+		}
+		p, err := src.Next()
+		done, _ := pr.Progress()
+		if done < last || done > int64(len(b)) {
+			t.Fatalf("progress %d after %d, input %d bytes", done, last, len(b))
+		}
+		last = done
+		if err != nil {
+			var fe *FileError
+			if err != io.EOF && !errors.As(err, &fe) {
+				t.Fatalf("Next error %v (%T), want io.EOF or *FileError", err, err)
+			}
+			if fe != nil && (fe.Offset < 0 || fe.Offset > int64(len(b))) {
+				t.Fatalf("error offset %d outside the %d-byte input", fe.Offset, len(b))
+			}
+			if p != nil {
+				t.Fatal("packet returned with an error")
+			}
+			if _, err2 := src.Next(); err2 != err {
+				t.Fatalf("error not sticky: %v then %v", err, err2)
+			}
+			return
+		}
+		if len(p.Data) > maxBlockLen || len(p.Data) > len(b) {
+			t.Fatalf("packet of %d bytes from a %d-byte input", len(p.Data), len(b))
+		}
+		if p.Length < len(p.Data) {
+			t.Fatalf("Length %d < len(Data) %d", p.Length, len(p.Data))
+		}
+		if p.Direction > DirOutbound {
+			t.Fatalf("direction %d", p.Direction)
+		}
+		if p.Interface < 0 || p.Interface >= maxInterfaces {
+			t.Fatalf("interface %d", p.Interface)
+		}
+	}
+}
+
+func FuzzPcap(f *testing.F) {
+	if b, err := os.ReadFile("testdata/b_udp_tcp.pcap"); err == nil {
+		f.Add(b[:min(len(b), 2000)])
+	}
+	f.Add(threePcap())
+	f.Add(threePcap()[:90])
+	f.Add(newPcapFile(bigEndian, true, 0, 1).record(1, 2, []byte("be"), 2).buf)
+	f.Add(newPcapFile(littleEndian, false, 4, 0x14000065).record(1, 2, []byte("abcdef"), 1).buf)
+	f.Add([]byte{})
+	f.Fuzz(checkReader)
+}
+
+func FuzzPcapng(f *testing.F) {
+	if b, err := os.ReadFile("testdata/b_udp_tcp.pcapng"); err == nil {
+		f.Add(b[:min(len(b), 2000)])
+	}
+	f.Add(threeNg().buf)
+	g := newNgFile(bigEndian).idb(147, 0, ngOpt(bigEndian, 2, []byte("tty")), ngOpt(bigEndian, 9, []byte{0x80 | 20}),
+		ngOpt(bigEndian, 14, bigEndian.AppendUint64(nil, 7)))
+	g.epb(0, 12345, []byte("abc"), 3, g.flags(2)).spb(5, []byte("hello")).block(4, make([]byte, 8))
+	g.shb(littleEndian).idb(1, 0, ngOpt(littleEndian, 9, []byte{19})).epb(0, 1<<63, []byte("x"), 1)
+	f.Add(g.buf)
+	f.Add(newNgFile(littleEndian).buf)
+	f.Fuzz(checkReader)
+}

@@ -1,0 +1,213 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"dissect/capture"
+	"dissect/dissect"
+	"dissect/dissect/all"
+	"dissect/dissect/engine"
+	"dissect/dissect/output"
+)
+
+// readOpts are the flags shared by every command that decodes.
+type readOpts struct {
+	files      []string
+	format     string
+	decodeAs   []string
+	quiet      bool
+	timeFormat string
+	progress   string
+	noSummary  bool
+}
+
+func addReadFlags(cmd *cobra.Command, o *readOpts) {
+	f := cmd.Flags()
+	f.StringArrayVarP(&o.files, "read", "r", nil, "read this capture file (pcap or pcapng; - for stdin); may be repeated, and files may also be given as arguments")
+	f.StringVarP(&o.format, "output", "o", "table", "output format: table (one aligned line per message) or json (JSON Lines, see docs/output.md)")
+	f.StringArrayVarP(&o.decodeAs, "decode-as", "d", nil, "decode a port as a protocol, tshark style: tcp.port==4000,deltarobot or udp.port==N,PROTO; may be repeated (see 'dissect protocols')")
+	f.BoolVarP(&o.quiet, "quiet", "q", false, "print no per-message output, only the summary on stderr")
+	f.StringVarP(&o.timeFormat, "time-format", "t", "r", "table TIME column: r (seconds since the first packet), a (UTC time of day), ad (UTC date and time), e (epoch seconds)")
+	f.StringVar(&o.progress, "progress", "auto", "progress bar on stderr: auto (only when stderr is a terminal), always, never")
+	f.BoolVar(&o.noSummary, "no-summary", false, "do not print the summary on stderr at the end")
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"table", "json"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("time-format", cobra.FixedCompletions([]string{"r", "a", "ad", "e"}, cobra.ShellCompDirectiveNoFileComp))
+}
+
+func newReadCmd(stdin io.Reader, stderr io.Writer) *cobra.Command {
+	opts := &readOpts{}
+	cmd := &cobra.Command{
+		Use:   "read [flags] CAPTURE...",
+		Short: "Decode capture files (the same as 'dissect CAPTURE...')",
+		Example: `  dissect read capture.pcap
+  dissect read -o json a.pcap b.pcap`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			files := append(append([]string(nil), opts.files...), args...)
+			if len(files) == 0 {
+				return usageError{errors.New("no capture file given")}
+			}
+			return runRead(cmd, opts, files, stdin, stderr)
+		},
+	}
+	addReadFlags(cmd, opts)
+	return cmd
+}
+
+// sink is what the decoding commands write records to.
+type sink interface {
+	dissect.Sink
+	Flush() error
+}
+
+// setup validates the shared flags and builds the registry and the sink.
+func (o *readOpts) setup(stdout io.Writer, live bool) (*dissect.Registry, sink, error) {
+	reg, err := all.Registry()
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, d := range o.decodeAs {
+		rule, err := reg.ParseDecodeAs(d)
+		if err != nil {
+			return nil, nil, usageError{err}
+		}
+		reg.AddRule(rule)
+	}
+	tf, ok := output.ParseTimeFormat(o.timeFormat)
+	if !ok {
+		return nil, nil, usageError{fmt.Errorf("--time-format %q: want r, a, ad or e", o.timeFormat)}
+	}
+	switch o.progress {
+	case "auto", "always", "never":
+	default:
+		return nil, nil, usageError{fmt.Errorf("--progress %q: want auto, always or never", o.progress)}
+	}
+	if o.quiet {
+		return reg, nil, nil
+	}
+	switch o.format {
+	case "table":
+		return reg, output.NewTable(stdout, tf, live), nil
+	case "json", "jsonl":
+		return reg, output.NewJSON(stdout, live), nil
+	}
+	return nil, nil, usageError{fmt.Errorf("--output %q: want table or json", o.format)}
+}
+
+func runRead(cmd *cobra.Command, o *readOpts, files []string, stdin io.Reader, stderr io.Writer) error {
+	reg, out, err := o.setup(cmd.OutOrStdout(), false)
+	if err != nil {
+		return err
+	}
+	cfg := engine.Config{Registry: reg, Decode: !o.quiet}
+	var recSink dissect.Sink
+	if out != nil {
+		recSink = out
+	}
+	e := engine.New(cfg, recSink)
+	var bar *output.Progress
+	if o.progress == "always" || (o.progress == "auto" && isTerminal(stderr)) {
+		bar = output.NewProgress(stderr)
+	}
+	start := time.Now()
+	var fileErrs []error
+	for i, name := range files {
+		src, err := openCapture(name, stdin)
+		if err != nil {
+			fileErrs = append(fileErrs, err)
+			continue
+		}
+		var tick func()
+		if bar != nil {
+			if p, ok := src.(capture.Progresser); ok {
+				label := name
+				if len(files) > 1 {
+					label = fmt.Sprintf("%s (%d/%d)", name, i+1, len(files))
+				}
+				tick = bar.Tracker(label, p)
+			}
+		}
+		err = feed(src, e, tick)
+		src.Close()
+		if err != nil {
+			var se *engine.ErrSink
+			if errors.As(err, &se) {
+				return err
+			}
+			fileErrs = append(fileErrs, err)
+		}
+	}
+	if bar != nil {
+		bar.Done()
+	}
+	if err := e.Finish(); err != nil {
+		return &engine.ErrSink{Err: err}
+	}
+	if out != nil {
+		if err := out.Flush(); err != nil {
+			return &engine.ErrSink{Err: err}
+		}
+	}
+	if !o.noSummary {
+		output.WriteSummary(stderr, e.Summary(), time.Since(start))
+	}
+	return joinFileErrors(stderr, fileErrs)
+}
+
+// feed reads src into e until its end or a read error.
+func feed(src capture.Source, e *engine.Engine, tick func()) error {
+	for n := 0; ; n++ {
+		p, err := src.Next()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+		if err := e.Packet(p); err != nil {
+			return &engine.ErrSink{Err: err}
+		}
+		if tick != nil && n&1023 == 0 {
+			tick()
+		}
+	}
+}
+
+func openCapture(name string, stdin io.Reader) (capture.Source, error) {
+	if name == "-" {
+		return capture.NewReader(stdin, "stdin")
+	}
+	return capture.OpenFile(name)
+}
+
+// joinFileErrors reports every file error on its own line and returns a
+// silent error for the exit code; a single error is returned as it is.
+func joinFileErrors(stderr io.Writer, errs []error) error {
+	switch len(errs) {
+	case 0:
+		return nil
+	case 1:
+		return errs[0]
+	}
+	for _, err := range errs {
+		fmt.Fprintf(stderr, "dissect: %s\n", oneLine(err.Error()))
+	}
+	return silentError{}
+}
+
+// isTerminal reports whether w is a character device (a terminal).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+

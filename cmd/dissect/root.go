@@ -1,0 +1,101 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit codes.
+const (
+	exitOK    = 0
+	exitError = 1 // a file, device or output failed
+	exitUsage = 2 // bad flags or arguments
+)
+
+// usageError marks errors in the command line, for exit code 2.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+// run executes the command line and returns the exit code.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	root := newRootCmd(stdin, stdout, stderr)
+	root.SetArgs(args)
+	err := root.Execute()
+	if err == nil {
+		return exitOK
+	}
+	var silent silentError
+	if !errors.As(err, &silent) {
+		fmt.Fprintf(stderr, "dissect: %s\n", oneLine(err.Error()))
+	}
+	var ue usageError
+	if errors.As(err, &ue) || isCobraUsage(err) {
+		fmt.Fprintln(stderr, "Run 'dissect --help' for usage.")
+		return exitUsage
+	}
+	return exitError
+}
+
+// silentError is returned when the error was already reported.
+type silentError struct{}
+
+func (silentError) Error() string { return "errors were reported" }
+
+func oneLine(s string) string { return strings.ReplaceAll(strings.TrimSpace(s), "\n", "; ") }
+
+// isCobraUsage recognises cobra's own flag and argument errors.
+func isCobraUsage(err error) bool {
+	s := err.Error()
+	for _, p := range []string{"unknown flag", "unknown shorthand", "flag needs an argument", "invalid argument", "unknown command", "accepts ", "requires at least"} {
+		if strings.Contains(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
+	opts := &readOpts{}
+	root := &cobra.Command{
+		Use:   "dissect [flags] CAPTURE...",
+		Short: "Decode robot, prosthesis and VR protocols from captures",
+		Long: `dissect decodes the binary protocols spoken between robots, prostheses, VR rigs
+and their controllers: VRPN and Deltarobot VR (more to come).
+
+Given capture files (pcap or pcapng; several files are read in order as one
+capture, as tcpdump -C splits them), it reassembles TCP connections and UDP
+flows, finds each stream's protocol by its content (or its default port, or a
+-d rule), and prints every message: a table by default, JSON Lines with -o json.
+
+Every byte of every stream is accounted for: it is in a decoded message, a
+"skipped" record (seen but not decodable, with the reason) or a "gap" record
+(never captured). A summary goes to stderr at the end.`,
+		Example: `  dissect pcaps/vrpn_tcp_only.pcap
+  dissect -o json capture.pcapng | jq 'select(.type == "vrpn_Tracker Pos_Quat") | .fields.pos'
+  dissect -d tcp.port==4000,deltarobot capture.pcap
+  dissect -q big.pcap                 # summary only
+  dissect protocols                   # what is decoded, on which ports`,
+		Args:          cobra.ArbitraryArgs,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			files := append(append([]string(nil), opts.files...), args...)
+			if len(files) == 0 {
+				return usageError{errors.New("no capture file given (dissect FILE, or dissect --help)")}
+			}
+			return runRead(cmd, opts, files, stdin, stderr)
+		},
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetIn(stdin)
+	addReadFlags(root, opts)
+	root.AddCommand(newReadCmd(stdin, stderr), newProtocolsCmd(), newVersionCmd())
+	return root
+}

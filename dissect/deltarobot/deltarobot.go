@@ -1,0 +1,498 @@
+package deltarobot
+
+import (
+	"encoding/binary"
+	"encoding/hex"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"dissect/dissect"
+)
+
+const proto = "deltarobot"
+
+// Message ids of protocol v6 (size id in bits 15-12, type in bits 11-0).
+const (
+	idMagic     = 0x3001
+	idVersion   = 0x2002
+	idPosition  = 0x4003
+	idPing      = 0x3004
+	idPong      = 0x3005
+	idEOT       = 0xF006
+	idDirection = 0x4007
+	idDesired   = 0x4008
+	idCurve     = 0xF009
+)
+
+// Record types.
+const (
+	typeMagic     = "protocol_magic"
+	typeVersion   = "protocol_version"
+	typePosition  = "actuator_position"
+	typePing      = "ping"
+	typePong      = "pong"
+	typeEOT       = "end_of_transmission"
+	typeDirection = "current_direction"
+	typeDesired   = "desired_direction"
+	typeCurve     = "curve"
+	typeUnknown   = "unknown"
+)
+
+const (
+	magicText = "DeltaRVr"
+	// maxVarLen is the largest variable length accepted while looking for
+	// message boundaries (Sync, and Parse before a direction is trusted).
+	maxVarLen = 1 << 20
+	// chainLen is how many consecutive known messages Sync wants.
+	chainLen = 3
+	// trustAfter is how many messages a direction must decode before Parse
+	// takes unknown ids and large variable lengths at face value.
+	trustAfter = 2
+	// maxPings bounds the outstanding pings kept per direction.
+	maxPings = 64
+	// maxCurvePoints bounds the points decoded from one curve message (each
+	// point costs four fields of the record's scratch area).
+	maxCurvePoints = 16384
+	maxInt         = int(^uint(0) >> 1)
+)
+
+// magicBytes is the whole protocol_magic message as it appears on the wire.
+var magicBytes = [10]byte{0x01, 0x30, 'D', 'e', 'l', 't', 'a', 'R', 'V', 'r'}
+
+// typeByLow maps a 12-bit type to its known full id (0: none).
+var typeByLow = [10]uint16{0, idMagic, idVersion, idPosition, idPing, idPong, idEOT, idDirection, idDesired, idCurve}
+
+var info = dissect.Info{
+	Name:       proto,
+	Proto:      proto,
+	Title:      "Deltarobot VR (Qt leader ↔ Unity follower)",
+	Transports: []dissect.Transport{dissect.TCP, dissect.Serial},
+	Detection:  `the handshake message 0x3001 "DeltaRVr" (01 30 44 65 6c 74 61 52 56 72) at the start of a direction`,
+}
+
+type protocol struct{}
+
+// New returns the Deltarobot VR protocol. It has no default port: streams
+// are chosen by content (the handshake) or by a decode-as rule such as
+// "tcp.port==4000,deltarobot".
+func New() dissect.Protocol { return protocol{} }
+
+func (protocol) Info() *dissect.Info { return &info }
+
+// Detect answers Yes when b starts with the protocol_magic message, Maybe
+// when b is a shorter prefix of it, and No otherwise.
+func (protocol) Detect(_ *dissect.StreamInfo, _ dissect.Dir, b []byte) dissect.Verdict {
+	n := min(len(b), len(magicBytes))
+	if string(b[:n]) != string(magicBytes[:n]) {
+		return dissect.No
+	}
+	if n == len(magicBytes) {
+		return dissect.Yes
+	}
+	return dissect.Maybe
+}
+
+func (protocol) NewParser(*dissect.StreamInfo) dissect.Parser { return &parser{} }
+
+// parser keeps the per-stream state: the handshake progress of each
+// direction and the pings each direction sent.
+type parser struct {
+	seen  [2]uint8 // messages decoded per direction, saturating at trustAfter
+	pings [2]*pingRing
+}
+
+// pingRing holds the outstanding pings of one direction, oldest first.
+type pingRing struct {
+	id    [maxPings]uint64
+	t     [maxPings]time.Time
+	start int
+	n     int
+}
+
+func (r *pingRing) push(id uint64, t time.Time) {
+	if r.n == maxPings {
+		r.start = (r.start + 1) % maxPings
+		r.n--
+	}
+	i := (r.start + r.n) % maxPings
+	r.id[i], r.t[i] = id, t
+	r.n++
+}
+
+// take removes the oldest ping with this id and returns its time.
+func (r *pingRing) take(id uint64) (time.Time, bool) {
+	for k := 0; k < r.n; k++ {
+		i := (r.start + k) % maxPings
+		if r.id[i] != id {
+			continue
+		}
+		t := r.t[i]
+		for m := k; m < r.n-1; m++ {
+			a, b := (r.start+m)%maxPings, (r.start+m+1)%maxPings
+			r.id[a], r.t[a] = r.id[b], r.t[b]
+		}
+		r.n--
+		return t, true
+	}
+	return time.Time{}, false
+}
+
+func le16(b []byte) uint16 { return binary.LittleEndian.Uint16(b) }
+func le32(b []byte) uint32 { return binary.LittleEndian.Uint32(b) }
+func f32(b []byte) float32 { return math.Float32frombits(binary.LittleEndian.Uint32(b)) }
+
+// knownLow reports whether c can be the first (low) byte of a known id.
+func knownLow(c byte) bool { return c-1 < 9 }
+
+// known reports whether id is a message of the table.
+func known(id uint16) bool {
+	t := id & 0xfff
+	return t < uint16(len(typeByLow)) && t != 0 && typeByLow[t] == id
+}
+
+// frame returns the header and content sizes of the message with this id.
+// ok is false for size ids 0x5-0xE. For size id 0xF the content size is
+// not known here (varLen is true).
+func frame(id uint16) (hdr, n int, varLen, ok bool) {
+	switch sz := id >> 12; {
+	case sz <= 4:
+		return 2, 1 << sz, false, true
+	case sz == 0xF:
+		return 6, 0, true, true
+	}
+	return 0, 0, false, false
+}
+
+// Parse frames and decodes the message at b[0]. Errors have code
+// "bad_size_id" (size id 0x5-0xE) or "no_sync" (an unknown id, or a variable
+// length over 1 MiB, before the direction has decoded two messages).
+// Bytes values in the record alias b.
+func (p *parser) Parse(c *dissect.Ctx, b []byte) (int, error) {
+	dir := c.Dir & 1
+	trusted := p.seen[dir] >= trustAfter
+	if len(b) >= 18 && trusted {
+		// Fast path for the vector messages that make up the bulk of a stream.
+		var name string
+		switch le16(b) {
+		case idPosition:
+			name = typePosition
+		case idDirection:
+			name = typeDirection
+		case idDesired:
+			name = typeDesired
+		}
+		if name != "" {
+			r := c.Rec
+			r.Type = name
+			if c.Decode {
+				vector(r, b[2:18])
+			}
+			return 18, nil
+		}
+	}
+	if len(b) < 2 {
+		return 0, dissect.ErrNeedMore
+	}
+	id := le16(b)
+	hdr, n, varLen, ok := frame(id)
+	if !ok {
+		return 0, dissect.Malformed(proto, "bad_size_id", 0, "message id 0x%04x has size id 0x%x, for which the protocol defines no length", id, id>>12)
+	}
+	if !trusted && !known(id) {
+		return 0, dissect.Malformed(proto, "no_sync", 0, "message id 0x%04x is unknown and fewer than %d messages were decoded in this direction: looking for a message boundary", id, trustAfter)
+	}
+	if varLen {
+		if len(b) < 6 {
+			return 0, dissect.ErrNeedMore
+		}
+		v := le32(b[2:])
+		if !trusted && v > maxVarLen {
+			return 0, dissect.Malformed(proto, "no_sync", 2, "message id 0x%04x declares %d content bytes (over %d) before the direction was trusted: looking for a message boundary", id, v, maxVarLen)
+		}
+		if uint64(v) > uint64(maxInt-hdr) {
+			return maxInt, dissect.ErrNeedMore
+		}
+		n = int(v)
+	}
+	total := hdr + n
+	if total > len(b) {
+		return total, dissect.ErrNeedMore
+	}
+	r := c.Rec
+	body := b[hdr:total]
+	switch id {
+	case idMagic:
+		p.magic(c, body)
+	case idVersion:
+		r.Type = typeVersion
+		v := le32(body)
+		if v != 1 {
+			r.Warnf("protocol_version: version %d, this decoder knows version 1", v)
+		}
+		if c.Decode {
+			r.Add("version", dissect.Uint(uint64(v)))
+		}
+	case idPosition:
+		r.Type = typePosition
+		if c.Decode {
+			vector(r, body)
+		}
+	case idDirection:
+		r.Type = typeDirection
+		if c.Decode {
+			vector(r, body)
+		}
+	case idDesired:
+		r.Type = typeDesired
+		if c.Decode {
+			vector(r, body)
+		}
+	case idPing:
+		r.Type = typePing
+		v := binary.LittleEndian.Uint64(body)
+		if p.pings[dir] == nil {
+			p.pings[dir] = new(pingRing)
+		}
+		p.pings[dir].push(v, c.Time)
+		if c.Decode {
+			r.Add("id", dissect.Uint(v))
+		}
+	case idPong:
+		r.Type = typePong
+		v := binary.LittleEndian.Uint64(body)
+		var sent time.Time
+		matched := false
+		if ring := p.pings[dir^1]; ring != nil {
+			sent, matched = ring.take(v)
+		}
+		if c.Decode {
+			r.Add("id", dissect.Uint(v))
+			if matched {
+				r.Add("rtt_ms", dissect.Float(float64(c.Time.Sub(sent))/float64(time.Millisecond)))
+			}
+		}
+	case idEOT:
+		r.Type = typeEOT
+		ascii := isASCII(body)
+		if !ascii {
+			r.Warn("end_of_transmission: reason is not ASCII")
+		}
+		if c.Decode {
+			r.Add("reason", dissect.Str(text(body, ascii)))
+		}
+	case idCurve:
+		curve(c, body)
+	default:
+		unknown(c, id, body)
+	}
+	if !trusted {
+		p.handshake(c, id)
+	}
+	return total, nil
+}
+
+// handshake checks that a direction starts with magic then version, and
+// counts the messages decoded until the direction is trusted.
+func (p *parser) handshake(c *dissect.Ctx, id uint16) {
+	dir := c.Dir & 1
+	switch p.seen[dir] {
+	case 0:
+		if id != idMagic {
+			c.Rec.Warnf("stream does not begin with magic + version: first message is %s, not protocol_magic", c.Rec.Type)
+		}
+	case 1:
+		if id != idVersion {
+			c.Rec.Warnf("stream does not begin with magic + version: second message is %s, not protocol_version", c.Rec.Type)
+		}
+	}
+	p.seen[dir]++
+}
+
+func (p *parser) magic(c *dissect.Ctx, body []byte) {
+	r := c.Rec
+	r.Type = typeMagic
+	ok := string(body) == magicText
+	if !ok {
+		r.Warnf("protocol_magic: content %q is not %q", body, magicText)
+	}
+	if c.Decode {
+		s := magicText
+		if !ok {
+			s = text(body, isASCII(body))
+		}
+		r.Add("magic", dissect.Str(s))
+	}
+}
+
+// vector adds x, y, z, u from 16 bytes of four float32.
+func vector(r *dissect.Record, b []byte) {
+	_ = b[15]
+	n := len(r.Fields)
+	r.Fields = slices.Grow(r.Fields, 4)[:n+4]
+	f := r.Fields[n : n+4 : n+4]
+	f[0] = dissect.Field{Key: "x", Value: dissect.Float32(f32(b[0:]))}
+	f[1] = dissect.Field{Key: "y", Value: dissect.Float32(f32(b[4:]))}
+	f[2] = dissect.Field{Key: "z", Value: dissect.Float32(f32(b[8:]))}
+	f[3] = dissect.Field{Key: "u", Value: dissect.Float32(f32(b[12:]))}
+}
+
+func curve(c *dissect.Ctx, body []byte) {
+	r := c.Rec
+	r.Type = typeCurve
+	npts, rest := len(body)/12, len(body)%12
+	if rest != 0 {
+		r.Warnf("curve: %d bytes is not a multiple of 12: %d trailing bytes (%s) are not a point", len(body), rest, hex.EncodeToString(body[len(body)-rest:]))
+	}
+	nd := min(npts, maxCurvePoints)
+	if nd < npts {
+		r.Warnf("curve: %d points, only the first %d are decoded", npts, nd)
+	}
+	if !c.Decode {
+		return
+	}
+	fs := r.Alloc(4 * nd)
+	pts, xyz := fs[:nd], fs[nd:]
+	for i := range nd {
+		q := body[12*i : 12*i+12]
+		e := xyz[3*i : 3*i+3 : 3*i+3]
+		e[0] = dissect.Elem(dissect.Float32(f32(q[0:])))
+		e[1] = dissect.Elem(dissect.Float32(f32(q[4:])))
+		e[2] = dissect.Elem(dissect.Float32(f32(q[8:])))
+		pts[i] = dissect.Elem(dissect.Array(e))
+	}
+	r.Add("points", dissect.Array(pts))
+	r.Summary = "points=" + strconv.Itoa(npts)
+}
+
+func unknown(c *dissect.Ctx, id uint16, body []byte) {
+	r := c.Rec
+	r.Type = typeUnknown
+	t := id & 0xfff
+	switch {
+	case t == 0:
+		r.Warnf("message id 0x%04x: type 0x000 is reserved as invalid", id)
+	case t < uint16(len(typeByLow)):
+		want := typeByLow[t]
+		r.Warnf("message id 0x%04x: type 0x%03x is %s with id 0x%04x; size id 0x%x does not match", id, t, typeName(want), want, id>>12)
+	default:
+		r.Warnf("unknown message id 0x%04x", id)
+	}
+	if c.Decode {
+		r.Add("message_id", dissect.Int(int64(id)))
+		r.Add("data", dissect.Bytes(body))
+		r.Summary = "id=0x" + strconv.FormatUint(uint64(id)|0x10000, 16)[1:] + " len=" + strconv.Itoa(len(body))
+	}
+}
+
+func typeName(id uint16) string {
+	switch id {
+	case idMagic:
+		return typeMagic
+	case idVersion:
+		return typeVersion
+	case idPosition:
+		return typePosition
+	case idPing:
+		return typePing
+	case idPong:
+		return typePong
+	case idEOT:
+		return typeEOT
+	case idDirection:
+		return typeDirection
+	case idDesired:
+		return typeDesired
+	case idCurve:
+		return typeCurve
+	}
+	return typeUnknown
+}
+
+func isASCII(b []byte) bool {
+	for _, c := range b {
+		if c >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// text returns b as valid UTF-8 (invalid bytes become U+FFFD).
+func text(b []byte, ascii bool) string {
+	if ascii || utf8.Valid(b) {
+		return string(b)
+	}
+	return strings.ToValidUTF8(string(b), "\uFFFD")
+}
+
+// chain outcomes.
+const (
+	reject = iota
+	undecided
+	accept
+)
+
+// chain judges whether a message boundary is at b[0]: accept when the
+// messages framed from there are chainLen complete known messages or include
+// a complete, correct protocol_magic; reject as soon as a byte rules it out;
+// undecided when b ends first.
+func chain(b []byte) int {
+	p := 0
+	for range chainLen {
+		switch len(b) - p {
+		case 0:
+			return undecided
+		case 1:
+			if knownLow(b[p]) {
+				return undecided
+			}
+			return reject
+		}
+		id := le16(b[p:])
+		if !known(id) {
+			return reject
+		}
+		hdr, n, varLen, _ := frame(id)
+		if varLen {
+			if len(b)-p < 6 {
+				return undecided
+			}
+			v := le32(b[p+2:])
+			if v > maxVarLen {
+				return reject
+			}
+			n = int(v)
+		}
+		end := p + hdr + n
+		if end > len(b) {
+			return undecided
+		}
+		if id == idMagic && string(b[p:end]) == string(magicBytes[:]) {
+			return accept
+		}
+		p = end
+	}
+	return accept
+}
+
+// Sync returns the first offset of b where a chain is accepted, or the first
+// where it is undecided (with false) so that it is judged again with more
+// bytes; len(b) when every offset is ruled out.
+func (p *parser) Sync(_ *dissect.Ctx, b []byte) (int, bool) {
+	for i := range b {
+		if !knownLow(b[i]) {
+			continue
+		}
+		switch chain(b[i:]) {
+		case accept:
+			return i, true
+		case undecided:
+			return i, false
+		}
+	}
+	return len(b), false
+}

@@ -1,0 +1,64 @@
+// Package deltarobot dissects the Deltarobot VR protocol (version 6), spoken
+// over TCP between the Deltarobot C++/Qt application (the leader, a TCP
+// server) and the Unity VR visualiser (the follower, its client). It also
+// runs over a serial link when asked to (decode-as "serial,deltarobot").
+//
+// # Framing
+//
+// Every message is a 16-bit little-endian id followed by its content. Bits
+// 15-12 of the id are the size id, bits 11-0 the type:
+//
+//	size id 0x0, 0x1, 0x2, 0x3, 0x4: 1, 2, 4, 8, 16 content bytes
+//	size id 0xF: a u32 LE byte count follows the id, then that many bytes
+//	size id 0x5-0xE: no defined length (malformed, code "bad_size_id")
+//
+// Known messages are matched on the full 16-bit id (see the output contract,
+// section "deltarobot"): 0x3001 protocol_magic, 0x2002 protocol_version,
+// 0x4003 actuator_position, 0x3004 ping, 0x3005 pong, 0xF006
+// end_of_transmission, 0x4007 current_direction, 0x4008 desired_direction,
+// 0xF009 curve. Every other id that can be framed is an "unknown" record with
+// its message_id and data, and a warning: a known type with another size id
+// is reported as mismatched, type 0x000 as reserved-invalid.
+//
+// # Warnings
+//
+// A record carries a warning when: the magic is not "DeltaRVr"; the version
+// is not 1; a curve's length is not a multiple of 12 (the whole points are
+// decoded, the trailing bytes are named in the warning); an end-of-transmission
+// reason is not ASCII (it is still shown, made valid UTF-8); the first message
+// of a direction is not protocol_magic or its second is not protocol_version
+// ("stream does not begin with magic + version", on that record).
+//
+// A pong whose id matches a ping seen in the other direction gets rtt_ms, the
+// pong's capture time minus the ping's in milliseconds. A stream keeps at
+// most 64 outstanding pings per direction; a new ping evicts the oldest.
+//
+// # Finding message boundaries
+//
+// The protocol has no sync marker, so boundaries are found by trial framing.
+// A "chain" at offset i is the run of messages framed from i; a message in a
+// chain must have a known id and, when variable-length, a length of at most
+// 1 MiB. [dissect.Parser.Sync] returns the first offset whose chain holds
+// three complete messages, or holds a complete protocol_magic with content
+// "DeltaRVr" (clearly good). When the bytes run out before a chain at i is
+// decided (a message cut short, or fewer than three messages ending exactly
+// at the end of the buffer), Sync answers (i, false): everything before i is
+// passed over, and i is judged again when more bytes come. An offset is
+// passed over as soon as one of its bytes rules it out, so a trailing byte
+// that cannot start a known id is not held.
+//
+// Parse trusts framing only once a direction has decoded two messages (a
+// proper stream starts with protocol_magic and protocol_version). Before that,
+// an unknown id or a variable length over 1 MiB is not taken as a message
+// (code "no_sync"), so the framework resynchronises with Sync: a stream
+// joined in the middle of a message resyncs within a few messages instead of
+// being decoded as a run of unknown records. These decisions depend only on
+// the bytes, never on how they were split into segments.
+//
+// # Decode off
+//
+// When [dissect.Ctx.Decode] is false, Parse sets only the record's type and
+// warnings (and still keeps the ping table and the handshake state). The
+// vector messages that make up nearly all traffic are decoded without
+// allocating; their table summary is left to be derived from the fields.
+package deltarobot

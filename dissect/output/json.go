@@ -1,0 +1,235 @@
+// Package output renders dissect records: JSON Lines (the output contract,
+// docs/output.md), a one-line-per-record table for terminals, and the
+// end-of-run summary. Nothing here uses reflection: records are appended to a
+// byte buffer field by field.
+package output
+
+import (
+	"bufio"
+	"io"
+	"math"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"dissect/dissect"
+)
+
+// JSON writes one JSON object per record (JSON Lines).
+type JSON struct {
+	w         *bufio.Writer
+	buf       []byte
+	flushEach bool
+	ts        timeCache
+}
+
+// NewJSON returns a JSON Lines writer on w. With flushEach, every record is
+// flushed as it is written (live capture piped into jq); otherwise output is
+// buffered and Flush must be called at the end.
+func NewJSON(w io.Writer, flushEach bool) *JSON {
+	return &JSON{w: bufio.NewWriterSize(w, 256<<10), flushEach: flushEach, buf: make([]byte, 0, 1024)}
+}
+
+// Record writes r as one line.
+func (j *JSON) Record(r *dissect.Record) error {
+	b := j.buf[:0]
+	b = append(b, `{"time":"`...)
+	b = j.ts.append(b, r.Time)
+	b = append(b, `","proto":`...)
+	b = appendString(b, r.Proto)
+	b = append(b, `,"transport":"`...)
+	b = append(b, r.Transport.String()...)
+	b = append(b, `","stream":`...)
+	b = strconv.AppendInt(b, int64(r.Stream), 10)
+	b = append(b, `,"src":`...)
+	b = appendString(b, r.Src)
+	b = append(b, `,"dst":`...)
+	b = appendString(b, r.Dst)
+	b = append(b, `,"offset":`...)
+	b = strconv.AppendInt(b, r.Offset, 10)
+	b = append(b, `,"length":`...)
+	b = strconv.AppendInt(b, r.Length, 10)
+	b = append(b, `,"type":`...)
+	b = appendString(b, r.Type)
+	b = append(b, `,"fields":`...)
+	b = j.appendObject(b, r.Fields)
+	if len(r.Warnings) > 0 {
+		b = append(b, `,"warnings":[`...)
+		for i, w := range r.Warnings {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, w)
+		}
+		b = append(b, ']')
+	}
+	b = append(b, '}', '\n')
+	j.buf = b
+	if _, err := j.w.Write(b); err != nil {
+		return err
+	}
+	if j.flushEach {
+		return j.w.Flush()
+	}
+	return nil
+}
+
+// Flush writes out buffered output.
+func (j *JSON) Flush() error { return j.w.Flush() }
+
+func (j *JSON) appendObject(b []byte, fs []dissect.Field) []byte {
+	b = append(b, '{')
+	for i := range fs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, fs[i].Key)
+		b = append(b, ':')
+		b = j.appendValue(b, fs[i].Value)
+	}
+	return append(b, '}')
+}
+
+func (j *JSON) appendValue(b []byte, v dissect.Value) []byte {
+	switch v.Kind() {
+	case dissect.KindInt:
+		return strconv.AppendInt(b, v.Int(), 10)
+	case dissect.KindUint:
+		return strconv.AppendUint(b, v.Uint(), 10)
+	case dissect.KindFloat:
+		return appendFloat(b, v.Float(), 64)
+	case dissect.KindFloat32:
+		return appendFloat(b, v.Float(), 32)
+	case dissect.KindBool:
+		if v.Bool() {
+			return append(b, "true"...)
+		}
+		return append(b, "false"...)
+	case dissect.KindString:
+		return appendString(b, v.Str())
+	case dissect.KindBytes:
+		b = append(b, '"')
+		b = appendHex(b, v.Raw())
+		return append(b, '"')
+	case dissect.KindTime:
+		b = append(b, '"')
+		b = j.ts.append(b, v.Time())
+		return append(b, '"')
+	case dissect.KindArray:
+		b = append(b, '[')
+		for i, it := range v.Items() {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = j.appendValue(b, it.Value)
+		}
+		return append(b, ']')
+	case dissect.KindObject:
+		return j.appendObject(b, v.Items())
+	}
+	return append(b, "null"...)
+}
+
+// appendFloat writes f as a JSON number, or as the string "NaN", "Inf" or
+// "-Inf". Numbers use plain decimal notation between 1e-6 and 1e21 and
+// exponent notation outside, with the fewest digits that read back exactly at
+// the given bit size. Negative zero is written as -0.
+func appendFloat(b []byte, f float64, bits int) []byte {
+	switch {
+	case math.IsNaN(f):
+		return append(b, `"NaN"`...)
+	case math.IsInf(f, 1):
+		return append(b, `"Inf"`...)
+	case math.IsInf(f, -1):
+		return append(b, `"-Inf"`...)
+	}
+	a := math.Abs(f)
+	if a != 0 && (a < 1e-6 || a >= 1e21) {
+		return strconv.AppendFloat(b, f, 'e', -1, bits)
+	}
+	return strconv.AppendFloat(b, f, 'f', -1, bits)
+}
+
+const hexDigits = "0123456789abcdef"
+
+func appendHex(b []byte, raw []byte) []byte {
+	for _, c := range raw {
+		b = append(b, hexDigits[c>>4], hexDigits[c&15])
+	}
+	return b
+}
+
+// appendString writes s as a JSON string. Invalid UTF-8 becomes U+FFFD;
+// control characters are escaped.
+func appendString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&15])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i++
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, `\u202`...)
+			b = append(b, hexDigits[r&15])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
+
+// timeCache formats instants as RFC 3339 UTC with nine fraction digits,
+// reusing the date-and-seconds prefix while the second does not change.
+type timeCache struct {
+	sec    int64
+	prefix []byte // "2006-01-02T15:04:05."
+}
+
+func (c *timeCache) append(b []byte, t time.Time) []byte {
+	sec := t.Unix()
+	if c.prefix == nil || sec != c.sec {
+		c.sec = sec
+		c.prefix = t.UTC().AppendFormat(c.prefix[:0], "2006-01-02T15:04:05.")
+	}
+	b = append(b, c.prefix...)
+	ns := t.Nanosecond()
+	var d [9]byte
+	for i := 8; i >= 0; i-- {
+		d[i] = byte('0' + ns%10)
+		ns /= 10
+	}
+	b = append(b, d[:]...)
+	return append(b, 'Z')
+}

@@ -1,0 +1,177 @@
+package output
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"dissect/dissect"
+)
+
+// Every expected line below was written by hand from the output contract
+// (shared/specs/output-contract.md): key order, RFC 3339 UTC times with nine
+// fraction digits, hex bytes, NaN/Inf as strings, exact 64-bit integers.
+
+func record() *dissect.Record {
+	r := &dissect.Record{
+		Time:      time.Date(2026, 11, 22, 10, 11, 12, 5000, time.UTC),
+		Proto:     "vrpn",
+		Transport: dissect.TCP,
+		Stream:    3,
+		Src:       "127.0.0.1:3883",
+		Dst:       "[::1]:40000",
+		Offset:    24,
+		Length:    88,
+		Type:      "vrpn_Tracker Pos_Quat",
+	}
+	return r
+}
+
+func encode(t *testing.T, r *dissect.Record) string {
+	t.Helper()
+	var buf bytes.Buffer
+	j := NewJSON(&buf, false)
+	if err := j.Record(r); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	if !json.Valid([]byte(out)) {
+		t.Fatalf("invalid JSON: %s", out)
+	}
+	return out
+}
+
+func TestJSONKeysAndNesting(t *testing.T) {
+	r := record()
+	pos := r.Alloc(3)
+	pos[0], pos[1], pos[2] = dissect.Elem(dissect.Float(1.5)), dissect.Elem(dissect.Float(-2.25)), dissect.Elem(dissect.Float(math.Copysign(0, -1)))
+	q := r.Alloc(2)
+	q[0] = dissect.Field{Key: "x", Value: dissect.Float(0.1)}
+	q[1] = dissect.Field{Key: "w", Value: dissect.Float32(0.1)}
+	r.Add("sensor", dissect.Int(-1))
+	r.Add("pos", dissect.Array(pos))
+	r.Add("quat", dissect.Object(q))
+	r.Add("big", dissect.Uint(math.MaxUint64))
+	r.Add("min", dissect.Int(math.MinInt64))
+	r.Add("sent", dissect.Time(time.Unix(1795306099, 479337000)))
+	r.Add("data", dissect.Bytes([]byte{0x00, 0xab, 0xff}))
+	r.Add("ok", dissect.Bool(true))
+	r.Add("none", dissect.Value{})
+	r.Warn("padding is not zero")
+	want := `{"time":"2026-11-22T10:11:12.000005000Z","proto":"vrpn","transport":"tcp","stream":3,"src":"127.0.0.1:3883","dst":"[::1]:40000","offset":24,"length":88,"type":"vrpn_Tracker Pos_Quat","fields":{"sensor":-1,"pos":[1.5,-2.25,-0],"quat":{"x":0.1,"w":0.1},"big":18446744073709551615,"min":-9223372036854775808,"sent":"2026-11-21T08:08:19.479337000Z","data":"00abff","ok":true,"none":null},"warnings":["padding is not zero"]}` + "\n"
+	if got := encode(t, r); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+func TestJSONFloats(t *testing.T) {
+	for _, tc := range []struct {
+		v    dissect.Value
+		want string
+	}{
+		{dissect.Float(math.NaN()), `"NaN"`},
+		{dissect.Float(math.Inf(1)), `"Inf"`},
+		{dissect.Float(math.Inf(-1)), `"-Inf"`},
+		{dissect.Float32(float32(math.Inf(-1))), `"-Inf"`},
+		{dissect.Float(0), `0`},
+		{dissect.Float(100), `100`},
+		{dissect.Float(1e21), `1e+21`},
+		{dissect.Float(1e-7), `1e-07`},
+		{dissect.Float(123456789.125), `123456789.125`},
+		{dissect.Float(0.18257418583505536), `0.18257418583505536`},
+		{dissect.Float32(0.2), `0.2`},
+		{dissect.Float32(-0.05), `-0.05`},
+	} {
+		r := record()
+		r.Add("v", tc.v)
+		got := encode(t, r)
+		if !strings.Contains(got, `"fields":{"v":`+tc.want+`}`) {
+			t.Errorf("%v: got %s, want v=%s", tc.v, got, tc.want)
+		}
+	}
+}
+
+func TestJSONStrings(t *testing.T) {
+	r := record()
+	r.Proto = ""
+	r.Type = dissect.TypeSkipped
+	r.Add("reason", dissect.Str("a\"b\\c\n\t\x01\xff\u2028é"))
+	got := encode(t, r)
+	want := `"proto":"",`
+	if !strings.Contains(got, want) {
+		t.Errorf("missing %s in %s", want, got)
+	}
+	want = `"fields":{"reason":"a\"b\\c\n\t\u0001\ufffd\u2028é"}`
+	if !strings.Contains(got, want) {
+		t.Errorf("got %s\nwant it to contain %s", got, want)
+	}
+	var back map[string]any
+	if err := json.Unmarshal([]byte(got), &back); err != nil {
+		t.Fatal(err)
+	}
+	if back["fields"].(map[string]any)["reason"] != "a\"b\\c\n\t\x01\ufffd\u2028é" {
+		t.Errorf("round trip gave %q", back["fields"].(map[string]any)["reason"])
+	}
+}
+
+func TestJSONEmptyFieldsAndNoWarnings(t *testing.T) {
+	r := record()
+	r.Type = dissect.TypeGap
+	got := encode(t, r)
+	if !strings.HasSuffix(got, `"type":"gap","fields":{}}`+"\n") {
+		t.Errorf("got %s", got)
+	}
+}
+
+func TestTimeCacheAcrossSeconds(t *testing.T) {
+	var c timeCache
+	base := time.Date(2026, 12, 31, 23, 59, 59, 999999999, time.UTC)
+	if got := string(c.append(nil, base)); got != "2026-12-31T23:59:59.999999999Z" {
+		t.Errorf("got %s", got)
+	}
+	if got := string(c.append(nil, base.Add(1))); got != "2027-01-01T00:00:00.000000000Z" {
+		t.Errorf("got %s", got)
+	}
+	// a local time zone is written in UTC
+	loc := time.FixedZone("X", 3600)
+	if got := string(c.append(nil, time.Date(2027, 1, 1, 1, 0, 0, 7, loc))); got != "2027-01-01T00:00:00.000000007Z" {
+		t.Errorf("got %s", got)
+	}
+}
+
+func TestInfoEscapesTerminalControls(t *testing.T) {
+	r := record()
+	r.Add("name", dissect.Str("evil\x1b[2Jname\u202e"))
+	got := Info(r)
+	if strings.ContainsAny(got, "\x1b\u202e") {
+		t.Errorf("control characters reached the terminal: %q", got)
+	}
+	if got != `name="evil\x1b[2Jname\u{202e}"` {
+		t.Errorf("got %q", got)
+	}
+}
+
+func BenchmarkJSONRecord(b *testing.B) {
+	r := record()
+	r.Type = "actuator_position"
+	r.Proto = "deltarobot"
+	for _, k := range []string{"x", "y", "z", "u"} {
+		r.Add(k, dissect.Float32(0.123456))
+	}
+	j := NewJSON(discard{}, false)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(encode(&testing.T{}, r))))
+	for b.Loop() {
+		_ = j.Record(r)
+	}
+}
+
+type discard struct{}
+
+func (discard) Write(p []byte) (int, error) { return len(p), nil }

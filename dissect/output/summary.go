@@ -1,0 +1,89 @@
+package output
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/olekukonko/tablewriter"
+
+	"dissect/dissect"
+	"dissect/dissect/engine"
+)
+
+// WriteSummary writes the end-of-run summary for humans (on stderr): what
+// was read, how many messages of each protocol and type were decoded, and
+// every byte that was not (gaps, skipped), with sample warnings.
+func WriteSummary(w io.Writer, s *engine.Summary, elapsed time.Duration) {
+	fmt.Fprintf(w, "\n== dissect summary ==\n")
+	span := ""
+	if s.Packets > 0 {
+		span = fmt.Sprintf(", %s of capture", s.Last.Sub(s.First).Round(time.Microsecond))
+	}
+	rate := ""
+	if sec := elapsed.Seconds(); sec > 0.05 {
+		rate = fmt.Sprintf(" (%s/s)", humanBytes(float64(s.Bytes)/sec))
+	}
+	fmt.Fprintf(w, "packets:  %d, %s%s, read in %s%s\n", s.Packets, humanBytes(float64(s.Bytes)), span, elapsed.Round(time.Millisecond), rate)
+	fmt.Fprintf(w, "streams:  %s\n", streamCounts(s.Streams))
+	fmt.Fprintf(w, "messages: %d\n", s.MessageCount())
+	if len(s.Messages) > 0 {
+		rows := append([]engine.TypeCount(nil), s.Messages...)
+		sort.SliceStable(rows, func(i, j int) bool {
+			if rows[i].Proto != rows[j].Proto {
+				return rows[i].Proto < rows[j].Proto
+			}
+			return rows[i].Type < rows[j].Type
+		})
+		t := tablewriter.NewWriter(w)
+		t.Header("Protocol", "Type", "Messages")
+		for _, r := range rows {
+			_ = t.Append(r.Proto, r.Type, strconv.FormatInt(r.Count, 10))
+		}
+		_ = t.Render()
+	}
+	fmt.Fprintf(w, "gaps:     %d (%d bytes never captured)\n", s.Gaps, s.GapBytes)
+	fmt.Fprintf(w, "skipped:  %d records (%d bytes not decoded)\n", s.Skipped, s.SkippedBytes)
+	fmt.Fprintf(w, "warnings: %d records\n", s.Warned)
+	for _, m := range s.Warnings {
+		fmt.Fprintf(w, "  - %s\n", string(appendText(nil, m)))
+	}
+	if int64(len(s.Warnings)) < s.Warned {
+		fmt.Fprintf(w, "  (the first %d distinct warnings are shown; every one is in the output)\n", len(s.Warnings))
+	}
+	for _, n := range s.Notes {
+		fmt.Fprintf(w, "note: %s\n", string(appendText(nil, n)))
+	}
+	writeReassembly(w, s)
+}
+
+func streamCounts(m map[dissect.Transport]int) string {
+	var parts []string
+	total := 0
+	for _, t := range []dissect.Transport{dissect.TCP, dissect.UDP, dissect.Serial} {
+		if n := m[t]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, t))
+			total += n
+		}
+	}
+	if total == 0 {
+		return "0"
+	}
+	return fmt.Sprintf("%d (%s)", total, strings.Join(parts, ", "))
+}
+
+func humanBytes(n float64) string {
+	units := []string{"B", "kB", "MB", "GB", "TB"}
+	i := 0
+	for n >= 1000 && i < len(units)-1 {
+		n /= 1000
+		i++
+	}
+	if i == 0 {
+		return fmt.Sprintf("%.0f %s", n, units[i])
+	}
+	return fmt.Sprintf("%.1f %s", n, units[i])
+}

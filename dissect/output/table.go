@@ -1,0 +1,161 @@
+package output
+
+import (
+	"bufio"
+	"io"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"dissect/dissect"
+)
+
+// TimeFormat selects the TIME column of the table, like tshark's -t.
+type TimeFormat uint8
+
+// Time formats.
+const (
+	TimeRelative     TimeFormat = iota // seconds since the first packet (tshark -t r)
+	TimeAbsolute                       // UTC time of day (tshark -t a)
+	TimeAbsoluteDate                   // UTC date and time (tshark -t ad)
+	TimeEpoch                          // seconds since 1970 (tshark -t e)
+)
+
+// ParseTimeFormat accepts tshark's letters: r, a, ad, e.
+func ParseTimeFormat(s string) (TimeFormat, bool) {
+	switch s {
+	case "r", "relative":
+		return TimeRelative, true
+	case "a", "absolute":
+		return TimeAbsolute, true
+	case "ad", "date":
+		return TimeAbsoluteDate, true
+	case "e", "epoch":
+		return TimeEpoch, true
+	}
+	return 0, false
+}
+
+// Table writes one aligned line per record, streaming: it never holds
+// records, so it works on captures of any size and live. Columns grow to the
+// widest value seen so far.
+type Table struct {
+	w         *bufio.Writer
+	flushEach bool
+	format    TimeFormat
+	epoch     time.Time
+	header    bool
+	width     [5]int
+	buf       []byte
+}
+
+// Column headers of the table.
+var tableHeader = [...]string{"TIME", "STREAM", "SOURCE → DESTINATION", "PROTO", "TYPE", "INFO"}
+
+// NewTable returns a table writer on w.
+func NewTable(w io.Writer, format TimeFormat, flushEach bool) *Table {
+	t := &Table{w: bufio.NewWriterSize(w, 64<<10), format: format, flushEach: flushEach}
+	t.width = [5]int{10, 6, 36, 10, 22}
+	for i := range t.width {
+		t.width[i] = max(t.width[i], utf8.RuneCountInString(tableHeader[i])+2)
+	}
+	return t
+}
+
+// SetEpoch sets the instant relative times count from (the first packet).
+// Without it, the first record's time is used.
+func (t *Table) SetEpoch(e time.Time) {
+	if t.epoch.IsZero() {
+		t.epoch = e
+	}
+}
+
+// Record writes r as one line.
+func (t *Table) Record(r *dissect.Record) error {
+	t.SetEpoch(r.Time)
+	b := t.buf[:0]
+	if !t.header {
+		t.header = true
+		for i, h := range tableHeader {
+			b = append(b, h...)
+			if i < len(t.width) {
+				b = pad(b, utf8.RuneCountInString(h), t.width[i])
+			}
+		}
+		b = append(b, '\n')
+	}
+	var col [5][]byte
+	var scratch [128]byte
+	col[0] = t.appendTime(scratch[:0], r.Time)
+	col[1] = strconv.AppendInt(scratch[len(col[0]):len(col[0])], int64(r.Stream), 10)
+	ends := make([]byte, 0, 96)
+	ends = appendText(ends, r.Src)
+	ends = append(ends, " → "...)
+	ends = appendText(ends, r.Dst)
+	col[2] = ends
+	proto := r.Proto
+	if proto == "" {
+		proto = "-"
+	}
+	col[3] = []byte(proto)
+	col[4] = appendText(nil, r.Type)
+	for i, c := range col {
+		b = append(b, c...)
+		n := utf8.RuneCount(c)
+		if n+2 > t.width[i] {
+			t.width[i] = n + 2
+		}
+		b = pad(b, n, t.width[i])
+	}
+	b = AppendInfo(b, r)
+	b = append(b, '\n')
+	t.buf = b
+	if _, err := t.w.Write(b); err != nil {
+		return err
+	}
+	if t.flushEach {
+		return t.w.Flush()
+	}
+	return nil
+}
+
+// Flush writes out buffered output.
+func (t *Table) Flush() error { return t.w.Flush() }
+
+func pad(b []byte, n, width int) []byte {
+	for ; n < width; n++ {
+		b = append(b, ' ')
+	}
+	return b
+}
+
+func (t *Table) appendTime(b []byte, ts time.Time) []byte {
+	switch t.format {
+	case TimeAbsolute:
+		return ts.UTC().AppendFormat(b, "15:04:05.000000")
+	case TimeAbsoluteDate:
+		return ts.UTC().AppendFormat(b, "2006-01-02 15:04:05.000000")
+	case TimeEpoch:
+		b = strconv.AppendInt(b, ts.Unix(), 10)
+		b = append(b, '.')
+		return appendFrac(b, ts.Nanosecond()/1000)
+	}
+	d := ts.Sub(t.epoch)
+	if d < 0 {
+		b = append(b, '-')
+		d = -d
+	}
+	b = strconv.AppendInt(b, int64(d/time.Second), 10)
+	b = append(b, '.')
+	return appendFrac(b, int(d%time.Second)/1000)
+}
+
+// appendFrac writes micro as six digits.
+func appendFrac(b []byte, micro int) []byte {
+	var d [6]byte
+	for i := 5; i >= 0; i-- {
+		d[i] = byte('0' + micro%10)
+		micro /= 10
+	}
+	return append(b, d[:]...)
+}

@@ -1,0 +1,141 @@
+package output
+
+import (
+	"strconv"
+	"unicode/utf8"
+
+	"dissect/dissect"
+)
+
+// Info returns the one-line summary of a record shown in the table's INFO
+// column: the protocol's own summary when it set one, else its fields as
+// key=value pairs; events say what happened to their bytes. Warnings follow
+// in brackets. Text from the wire is escaped so it cannot drive the terminal.
+func Info(r *dissect.Record) string { return string(AppendInfo(nil, r)) }
+
+// AppendInfo appends [Info] of r to b.
+func AppendInfo(b []byte, r *dissect.Record) []byte {
+	switch {
+	case r.Type == dissect.TypeGap:
+		b = strconv.AppendInt(b, r.Length, 10)
+		b = append(b, " bytes never captured"...)
+	case r.Type == dissect.TypeSkipped:
+		b = strconv.AppendInt(b, r.Length, 10)
+		b = append(b, " bytes skipped"...)
+		if v, ok := r.Fields.Get("reason"); ok && v.Str() != "" {
+			b = append(b, ": "...)
+			b = appendText(b, v.Str())
+		}
+	case r.Summary != "":
+		b = appendText(b, r.Summary)
+	default:
+		for i, f := range r.Fields {
+			if i > 0 {
+				b = append(b, ' ')
+			}
+			b = appendText(b, f.Key)
+			b = append(b, '=')
+			b = appendShort(b, f.Value, 0)
+		}
+	}
+	for _, w := range r.Warnings {
+		b = append(b, " [warning: "...)
+		b = appendText(b, w)
+		b = append(b, ']')
+	}
+	return b
+}
+
+const (
+	maxShortItems = 8
+	maxShortBytes = 16
+)
+
+// appendShort writes v compactly for humans: 6 significant digits for
+// floats, at most 8 array items and 16 bytes of hex.
+func appendShort(b []byte, v dissect.Value, depth int) []byte {
+	switch v.Kind() {
+	case dissect.KindInt:
+		return strconv.AppendInt(b, v.Int(), 10)
+	case dissect.KindUint:
+		return strconv.AppendUint(b, v.Uint(), 10)
+	case dissect.KindFloat, dissect.KindFloat32:
+		f := v.Float()
+		if f != f || f > 1.7e308 || f < -1.7e308 {
+			return appendFloat(b, f, 64)
+		}
+		return strconv.AppendFloat(b, f, 'g', 6, 64)
+	case dissect.KindBool:
+		return strconv.AppendBool(b, v.Bool())
+	case dissect.KindString:
+		b = append(b, '"')
+		b = appendText(b, v.Str())
+		return append(b, '"')
+	case dissect.KindBytes:
+		raw := v.Raw()
+		n := min(len(raw), maxShortBytes)
+		b = appendHex(b, raw[:n])
+		if n < len(raw) {
+			b = append(b, "…("...)
+			b = strconv.AppendInt(b, int64(len(raw)), 10)
+			b = append(b, " bytes)"...)
+		}
+		return b
+	case dissect.KindTime:
+		return v.Time().AppendFormat(b, "2006-01-02T15:04:05.000000Z")
+	case dissect.KindArray, dissect.KindObject:
+		obj := v.Kind() == dissect.KindObject
+		open, close := byte('['), byte(']')
+		if obj {
+			open, close = '{', '}'
+		}
+		b = append(b, open)
+		items := v.Items()
+		for i, it := range items {
+			if i == maxShortItems || depth > 3 {
+				b = append(b, "…(+"...)
+				b = strconv.AppendInt(b, int64(len(items)-i), 10)
+				b = append(b, ')')
+				break
+			}
+			if i > 0 {
+				b = append(b, ' ')
+			}
+			if obj {
+				b = appendText(b, it.Key)
+				b = append(b, '=')
+			}
+			b = appendShort(b, it.Value, depth+1)
+		}
+		return append(b, close)
+	}
+	return append(b, "null"...)
+}
+
+// appendText appends s with control characters, invalid UTF-8 and
+// bidirectional overrides escaped as \xNN or \u{...}.
+func appendText(b []byte, s string) []byte {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c < 0x7f {
+			b = append(b, c)
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size <= 1, c < 0x20, c == 0x7f:
+			b = append(b, '\\', 'x', hexDigits[c>>4], hexDigits[c&15])
+			i++
+			continue
+		case r >= 0x80 && r < 0xa0, r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
+			b = append(b, `\u{`...)
+			b = strconv.AppendInt(b, int64(r), 16)
+			b = append(b, '}')
+		default:
+			b = append(b, s[i:i+size]...)
+		}
+		i += size
+	}
+	return b
+}

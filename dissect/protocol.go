@@ -1,0 +1,138 @@
+package dissect
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"time"
+)
+
+// ErrNeedMore is returned by [Parser.Parse] when b holds only the start of a
+// message. The int returned with it is the total number of bytes the message
+// needs when the parser knows it, or 0.
+var ErrNeedMore = errors.New("dissect: need more data")
+
+// ErrMalformed is what every [*Error] unwraps to.
+var ErrMalformed = errors.New("dissect: malformed")
+
+// Error reports input that cannot be framed or decoded. Offset is relative to
+// the buffer given to the parser; [Stream] rebases it to the stream offset.
+type Error struct {
+	Proto  string // protocol name, e.g. "deltarobot"
+	Code   string // stable token, e.g. "bad_size_id"
+	Offset int64
+	Msg    string
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("%s: offset %d: %s", e.Proto, e.Offset, e.Msg)
+}
+
+// Unwrap returns [ErrMalformed].
+func (e *Error) Unwrap() error { return ErrMalformed }
+
+// Malformed returns an [*Error] at offset off of the parser's buffer.
+func Malformed(proto, code string, off int, format string, args ...any) *Error {
+	return &Error{Proto: proto, Code: code, Offset: int64(off), Msg: fmt.Sprintf(format, args...)}
+}
+
+// StreamInfo describes a stream to protocols.
+type StreamInfo struct {
+	ID        int
+	Transport Transport
+	// Addr[d] is the sender of direction d. For serial links both are
+	// invalid; see Link.
+	Addr [2]netip.AddrPort
+	// Name[d] is the sender of direction d as written in src/dst: "ip:port",
+	// "[v6]:port", or for serial "host" (dir 0) and the link name (dir 1).
+	Name [2]string
+	// Link is the serial link name (device path or pcapng interface name).
+	Link string
+}
+
+// Ctx is what a parser is told with each call.
+type Ctx struct {
+	Stream *StreamInfo
+	Dir    Dir
+	Offset int64     // stream offset of b[0] in this direction
+	Time   time.Time // capture time of the unit being processed
+	// Final is true when b ends where the transport ends a unit: the end of a
+	// UDP datagram. A parser that reads "to the end" may use all of b.
+	Final bool
+	// Decode is false when only the type is wanted (summary-only runs): the
+	// parser may then skip filling Fields, but must still update its state.
+	Decode bool
+	// Rec is the record to fill on success: Type, Fields, Warnings, Summary.
+	// It has been Reset; the Stream fills the common keys.
+	Rec *Record
+	// Notes collects stream-level warnings that belong to no record (for the
+	// summary), e.g. a request never answered.
+	notes *[]string
+}
+
+// Note records a warning that belongs to no single record; it is counted and
+// shown in the run summary.
+func (c *Ctx) Note(format string, args ...any) {
+	if c.notes != nil {
+		*c.notes = append(*c.notes, fmt.Sprintf(format, args...))
+	}
+}
+
+// Parser frames and decodes the messages of one stream, both directions. A
+// new Parser is made for every stream ([Protocol.NewParser]); it keeps the
+// per-stream state (names learnt, requests in flight) but never the bytes it
+// is given.
+type Parser interface {
+	// Parse decodes the one message that starts at b[0]. It returns:
+	//   - (n, nil), 0 < n <= len(b): a message of n bytes, described in c.Rec;
+	//   - (need, ErrNeedMore): b is the start of a message of need bytes (0
+	//     when not yet known);
+	//   - (0, *Error): no message can be framed at b[0].
+	// Parse must not keep b. Bytes values put in c.Rec may alias b.
+	Parse(c *Ctx, b []byte) (int, error)
+	// Sync looks for the first offset i in b at which a message plausibly
+	// starts, after malformed data or a gap. It returns (i, true) when found,
+	// or (k, false) when no message starts before k and more data is needed
+	// to judge b[k:] (k == len(b) when nothing in b can start a message).
+	Sync(c *Ctx, b []byte) (int, bool)
+}
+
+// Verdict is a protocol's answer to content detection.
+type Verdict uint8
+
+// Verdicts of [Protocol.Detect].
+const (
+	No    Verdict = iota // this is not the protocol
+	Maybe                // cannot tell yet: more bytes are needed
+	Yes                  // this is the protocol
+)
+
+// Port is a default port of a protocol.
+type Port struct {
+	Transport Transport
+	Port      uint16
+}
+
+// Info describes a protocol for the registry and for `dissect protocols`.
+type Info struct {
+	Name       string // decode-as name, e.g. "deltarobot", "neptune-wiki"
+	Proto      string // "proto" key written in records, e.g. "neptune"
+	Title      string // one line, e.g. "Deltarobot VR (Qt leader ↔ Unity follower)"
+	Transports []Transport
+	Ports      []Port // tried when content detection finds nothing
+	Detection  string // how content detection works, one line; "" if none
+}
+
+// Protocol is one dissector. A Protocol value lives for one run and may hold
+// state shared by the streams of that run (VRPN's UDP flows named by their
+// TCP connection).
+type Protocol interface {
+	Info() *Info
+	// Detect looks at the first bytes of direction dir of a new stream (TCP,
+	// serial: the first bytes in order; UDP: the first datagram) and says
+	// whether they are this protocol. It must be cheap and look at a bounded
+	// prefix.
+	Detect(s *StreamInfo, dir Dir, b []byte) Verdict
+	// NewParser returns the parser for one stream.
+	NewParser(s *StreamInfo) Parser
+}

@@ -1,0 +1,132 @@
+package dissect
+
+import (
+	"fmt"
+	"time"
+)
+
+// Transport is how a stream's bytes travelled.
+type Transport uint8
+
+// Transports, as written in the "transport" key.
+const (
+	TCP Transport = iota + 1
+	UDP
+	Serial
+)
+
+func (t Transport) String() string {
+	switch t {
+	case TCP:
+		return "tcp"
+	case UDP:
+		return "udp"
+	case Serial:
+		return "serial"
+	}
+	return "unknown"
+}
+
+// ParseTransport is the inverse of [Transport.String].
+func ParseTransport(s string) (Transport, bool) {
+	switch s {
+	case "tcp":
+		return TCP, true
+	case "udp":
+		return UDP, true
+	case "serial":
+		return Serial, true
+	}
+	return 0, false
+}
+
+// Dir is a direction of a stream. Dir 0 is sent by the stream's initiator
+// (TCP: the side that sent the SYN, or the first sender seen; UDP: the first
+// sender; serial: the host, so dir 0 is host→device) and Dir 1 by the other
+// side.
+type Dir uint8
+
+// Other returns the opposite direction.
+func (d Dir) Other() Dir { return d ^ 1 }
+
+// Record types that every protocol shares.
+const (
+	TypeGap     = "gap"     // bytes never captured
+	TypeSkipped = "skipped" // bytes seen but not decoded
+)
+
+// Record is one line of output: a decoded message or a stream event (gap,
+// skipped). Its keys are those of the output contract (docs/output.md).
+type Record struct {
+	Time      time.Time // capture time of the unit that completed the record
+	Proto     string    // "" for events on a stream whose protocol is unknown
+	Transport Transport
+	Stream    int
+	Src, Dst  string
+	Offset    int64 // of the first byte, within this direction of the stream
+	Length    int64 // bytes covered on the wire, framing included
+	Type      string
+	Fields    Fields
+	Warnings  []string
+	Summary   string // one-line human summary for the table; empty: derived from Fields
+
+	arena []Field
+}
+
+// Add appends a field.
+func (r *Record) Add(key string, v Value) { r.Fields = append(r.Fields, Field{Key: key, Value: v}) }
+
+// Warn appends a warning.
+func (r *Record) Warn(msg string) { r.Warnings = append(r.Warnings, msg) }
+
+// Warnf appends a formatted warning.
+func (r *Record) Warnf(format string, args ...any) {
+	r.Warnings = append(r.Warnings, fmt.Sprintf(format, args...))
+}
+
+// Alloc returns n zeroed fields for building a nested array or object. They
+// live in a scratch area reused for the next record, so nested values cost no
+// allocation once the area has grown.
+func (r *Record) Alloc(n int) []Field {
+	if cap(r.arena)-len(r.arena) < n {
+		r.arena = make([]Field, 0, max(64, 2*cap(r.arena), n))
+	}
+	l := len(r.arena)
+	r.arena = r.arena[:l+n]
+	s := r.arena[l : l+n : l+n]
+	clear(s)
+	return s
+}
+
+// Reset empties the record's protocol part (type, fields, warnings, summary),
+// keeping its buffers for reuse.
+func (r *Record) Reset() {
+	r.Type = ""
+	r.Fields = r.Fields[:0]
+	r.Warnings = r.Warnings[:0]
+	r.Summary = ""
+	r.arena = r.arena[:0]
+}
+
+// Clone returns a deep copy that aliases no buffer.
+func (r *Record) Clone() *Record {
+	c := *r
+	c.Fields = cloneFields(r.Fields)
+	if r.Warnings != nil {
+		c.Warnings = append([]string(nil), r.Warnings...)
+	}
+	c.arena = nil
+	return &c
+}
+
+// A Sink receives records in output order. The record and everything it
+// references are valid only during the call. An error stops the run.
+type Sink interface {
+	Record(r *Record) error
+}
+
+// SinkFunc adapts a function to a [Sink].
+type SinkFunc func(r *Record) error
+
+// Record calls f(r).
+func (f SinkFunc) Record(r *Record) error { return f(r) }

@@ -1,0 +1,459 @@
+package reassembly
+
+import (
+	"net/netip"
+	"strconv"
+	"time"
+
+	"dissect/capture"
+)
+
+// Config bounds the memory of an [Assembler]. Zero fields take the
+// defaults of [DefaultConfig].
+type Config struct {
+	// MaxBuffered is how many out-of-order bytes one TCP direction may
+	// hold; past it the first hole is declared lost (a Gap event) and the
+	// held data after it is delivered.
+	MaxBuffered int
+	// MaxSegments is the same bound on the number of held segments.
+	MaxSegments int
+	// MaxFinished is how many finished TCP connections (both directions
+	// closed, or reset) are remembered so that their trailing ACKs and
+	// retransmissions do not open new streams. The oldest are forgotten
+	// first.
+	MaxFinished int
+}
+
+// DefaultConfig holds the values used for zero fields of [Config].
+var DefaultConfig = Config{
+	MaxBuffered: 4 << 20,
+	MaxSegments: 1024,
+	MaxFinished: 4096,
+}
+
+func (c Config) withDefaults() Config {
+	if c.MaxBuffered <= 0 {
+		c.MaxBuffered = DefaultConfig.MaxBuffered
+	}
+	if c.MaxSegments <= 0 {
+		c.MaxSegments = DefaultConfig.MaxSegments
+	}
+	if c.MaxFinished <= 0 {
+		c.MaxFinished = DefaultConfig.MaxFinished
+	}
+	return c
+}
+
+// Stats counts what an [Assembler] has seen. Byte counts are of
+// transport payload unless said otherwise.
+type Stats struct {
+	Packets int64 // packets given to Packet
+	Bytes   int64 // captured bytes of those packets, all headers included
+
+	NonStream int64 // valid packets that are not TCP, UDP or serial (ARP, ICMP, other EtherTypes and link types)
+	Malformed int64 // packets with invalid headers, or headers cut short by the snap length
+	Fragments int64 // IP fragments; only a first fragment can carry stream data (TCP)
+
+	TruncatedUDP int64 // UDP datagrams cut short by the snap length, not delivered
+
+	TCPRetransmitted int64 // bytes dropped because they were already delivered, reported as a gap, or already held
+	TCPOutOfOrder    int64 // segments held because they arrived before a hole was filled
+	TCPGapBytes      int64 // bytes reported by Gap events (lost, or cut by the snap length)
+	TCPBeforeStart   int64 // bytes dropped because they came from before the point a mid-stream capture started
+	TCPAfterClose    int64 // bytes dropped because they came past a FIN, after a reset or on a finished connection
+
+	Streams StreamCounts // streams opened
+}
+
+// StreamCounts counts streams by transport.
+type StreamCounts struct {
+	TCP, UDP, Serial int64
+}
+
+// flowKey identifies a TCP connection or UDP flow independently of
+// direction: a is the lower endpoint.
+type flowKey struct {
+	a, b   [16]byte
+	pa, pb uint16
+	proto  uint8
+	v4     bool
+}
+
+// conn is the state of one stream.
+type conn struct {
+	s       Stream
+	key     flowKey
+	serial  bool
+	aIsDir0 bool // the key's endpoint a sends direction 0
+	last    time.Time
+	done    bool // ended: every direction closed (TCP: finished or reset)
+	tomb    bool // a finished TCP connection counted in Assembler.nFinished
+	gone    bool // forgotten: no longer in the maps
+	closed  [2]bool
+	h       [2]half // TCP
+}
+
+// Assembler turns packets into stream events for a [Handler]. It is not
+// safe for concurrent use. Events are delivered synchronously from Packet,
+// Flush and Expire, in capture order; events released by a packet carry
+// that packet's time.
+//
+// Link layers, by [capture.LinkType]: Ethernet II (802.1Q/802.1ad tags,
+// stacked), Linux SLL and SLL2, raw IP (101, 228, 229), BSD null (0: the
+// family in either byte order; AF_INET 2, AF_INET6 24, 28 or 30) and
+// OpenBSD loop (108: network order). Then IPv4 (options skipped, link
+// padding trimmed to the total length) or IPv6 (hop-by-hop, routing,
+// destination options, fragment and AH headers skipped), then TCP or UDP.
+// Anything else (ARP, ICMP, other link types) gives no event and is
+// counted in [Stats].NonStream; invalid or cut-short headers in
+// [Stats].Malformed. IP fragments are counted in [Stats].Fragments; a
+// non-first fragment gives no event, and a first fragment only carries
+// data for TCP (the missing rest shows up as a hole).
+//
+// Streams are numbered from 0 in order of first appearance, TCP, UDP and
+// serial alike; Open is called on the first packet of a stream, before any
+// other event, even when that packet carries no data.
+//
+// TCP: each connection gives two ordered byte streams. Direction 0 is the
+// SYN sender (the receiver of a SYN-ACK seen first), or without handshake
+// the sender of the first packet. A direction's offset 0 is the byte after
+// its SYN; without a SYN it is the byte after the ISN a SYN-ACK
+// acknowledged, else the first byte seen (bytes from before it are
+// dropped: [Stats].TCPBeforeStart). Sequence numbers compare modulo 2^32.
+// Retransmitted bytes are dropped and overlaps trimmed, the first copy
+// winning. Out-of-order segments are copied and held until the hole before
+// them fills; when a direction holds more than [Config].MaxBuffered bytes
+// or [Config].MaxSegments segments, its first hole is declared lost: a Gap
+// event, then the held data. A segment cut by the snap length gives its
+// captured bytes, then a Gap for the rest. A direction closes when all its
+// data up to its FIN is delivered; once both sides sent a FIN, holes left
+// before a FIN become gaps and both close. A RST delivers what is held
+// (holes as gaps) and closes both directions. A finished connection is
+// remembered (bounded by [Config].MaxFinished) so that trailing packets
+// open nothing; a new SYN on its 4-tuple, or a SYN with another ISN on a
+// connection still open, starts a new stream.
+//
+// UDP: a flow is the unordered pair of endpoints; direction 0 is the first
+// sender. Each datagram, empty ones included, is one Datagram event. A
+// datagram cut by the snap length is not delivered (a cut datagram would
+// be mis-framed by the protocol above) and is counted in
+// [Stats].TruncatedUDP.
+//
+// Serial: packets of link type [capture.LinkUser0] are reads of a serial
+// link, keyed by [capture.Packet].InterfaceName (or "if<N>" from the
+// interface index). Outbound and unknown directions are direction 0 (host
+// to device), inbound is direction 1. Each non-empty read is one Data
+// event.
+//
+// Streams stay open until [Assembler.Flush] or [Assembler.Expire].
+type Assembler struct {
+	h     Handler
+	cfg   Config
+	stats Stats
+
+	flows  map[flowKey]*conn
+	serial map[string]*conn
+	order  []*conn // every remembered stream, by ID
+	nGone  int     // gone entries in order
+
+	finished  []*conn // tombstones, oldest first (may hold gone entries)
+	nFinished int     // tombstones still in flows
+
+	nextID int
+}
+
+// New returns an assembler that delivers events to h.
+func New(h Handler, cfg Config) *Assembler {
+	return &Assembler{
+		h:      h,
+		cfg:    cfg.withDefaults(),
+		flows:  make(map[flowKey]*conn),
+		serial: make(map[string]*conn),
+	}
+}
+
+// Stats returns the counters so far.
+func (a *Assembler) Stats() Stats { return a.stats }
+
+// Packet processes one captured packet. See the package documentation for
+// what each link type and transport produces. p.Data is not retained.
+func (a *Assembler) Packet(p *capture.Packet) {
+	if p == nil {
+		return
+	}
+	a.stats.Packets++
+	a.stats.Bytes += int64(len(p.Data))
+	if p.LinkType == capture.LinkUser0 {
+		a.serialData(p)
+		return
+	}
+	var pk packet
+	switch decode(p.LinkType, p.Data, &pk) {
+	case outNonStream:
+		a.stats.NonStream++
+		return
+	case outMalformed:
+		a.stats.Malformed++
+		return
+	case outFragment:
+		a.stats.Fragments++
+		return
+	}
+	if pk.frag {
+		a.stats.Fragments++
+	}
+	if pk.proto == ipProtoTCP {
+		a.tcp(&pk, p.Time)
+	} else {
+		a.udp(&pk, p.Time)
+	}
+}
+
+// key returns the flow key of pk and whether its source is endpoint a.
+func (pk *packet) key() (flowKey, bool) {
+	k := flowKey{proto: pk.proto, v4: pk.v4}
+	srcFirst := true
+	if c := compare16(&pk.src, &pk.dst); c > 0 || (c == 0 && pk.sport > pk.dport) {
+		srcFirst = false
+	}
+	if srcFirst {
+		k.a, k.b, k.pa, k.pb = pk.src, pk.dst, pk.sport, pk.dport
+	} else {
+		k.a, k.b, k.pa, k.pb = pk.dst, pk.src, pk.dport, pk.sport
+	}
+	return k, srcFirst
+}
+
+func compare16(x, y *[16]byte) int {
+	for i := range x {
+		if x[i] != y[i] {
+			if x[i] < y[i] {
+				return -1
+			}
+			return 1
+		}
+	}
+	return 0
+}
+
+func (pk *packet) addrPorts() (src, dst netip.AddrPort) {
+	var s, d netip.Addr
+	if pk.v4 {
+		s = netip.AddrFrom4([4]byte(pk.src[:4]))
+		d = netip.AddrFrom4([4]byte(pk.dst[:4]))
+	} else {
+		s = netip.AddrFrom16(pk.src)
+		d = netip.AddrFrom16(pk.dst)
+	}
+	return netip.AddrPortFrom(s, pk.sport), netip.AddrPortFrom(d, pk.dport)
+}
+
+// dir returns the direction of a packet whose source is (or is not) the
+// key's endpoint a.
+func (c *conn) dir(srcIsA bool) Dir {
+	if srcIsA == c.aIsDir0 {
+		return 0
+	}
+	return 1
+}
+
+// open allocates the next stream ID and calls Open.
+func (a *Assembler) open(c *conn, t time.Time) {
+	c.s.ID = a.nextID
+	a.nextID++
+	c.last = t
+	a.order = append(a.order, c)
+	switch c.s.Transport {
+	case TCP:
+		a.stats.Streams.TCP++
+	case UDP:
+		a.stats.Streams.UDP++
+	case Serial:
+		a.stats.Streams.Serial++
+	}
+	a.h.Open(&c.s, t)
+}
+
+// newFlow creates a TCP connection or UDP flow whose direction 0 is sent
+// by src (srcIsDir0) or by dst.
+func (a *Assembler) newFlow(pk *packet, k flowKey, srcIsA, srcIsDir0 bool, tr Transport, t time.Time) *conn {
+	c := &conn{key: k}
+	c.s.Transport = tr
+	c.aIsDir0 = srcIsA == srcIsDir0
+	src, dst := pk.addrPorts()
+	if srcIsDir0 {
+		c.s.Addr = [2]netip.AddrPort{src, dst}
+	} else {
+		c.s.Addr = [2]netip.AddrPort{dst, src}
+	}
+	a.flows[k] = c
+	a.open(c, t)
+	return c
+}
+
+func (a *Assembler) udp(pk *packet, t time.Time) {
+	k, srcIsA := pk.key()
+	c := a.flows[k]
+	if c == nil {
+		c = a.newFlow(pk, k, srcIsA, true, UDP, t)
+	}
+	c.last = t
+	if pk.frag {
+		// Counted as a fragment: the rest of the datagram is elsewhere.
+		return
+	}
+	if pk.trunc {
+		// A datagram cut by the snap length is not delivered: protocols
+		// frame UDP by datagram, and a cut one would be mis-framed.
+		a.stats.TruncatedUDP++
+		return
+	}
+	a.h.Datagram(&c.s, c.dir(srcIsA), t, pk.payload)
+}
+
+func (a *Assembler) serialData(p *capture.Packet) {
+	name := p.InterfaceName
+	if name == "" {
+		name = "if" + strconv.Itoa(p.Interface)
+	}
+	c := a.serial[name]
+	if c == nil {
+		c = &conn{serial: true}
+		c.s.Transport = Serial
+		c.s.Link = name
+		a.serial[name] = c
+		a.open(c, p.Time)
+	}
+	c.last = p.Time
+	var d Dir
+	if p.Direction == capture.DirInbound {
+		d = 1
+	}
+	if len(p.Data) > 0 {
+		a.h.Data(&c.s, d, p.Time, p.Data)
+	}
+}
+
+// end delivers everything c holds (holes becoming gaps) and closes every
+// direction not yet closed, at time t.
+func (a *Assembler) end(c *conn, t time.Time) {
+	if c.done || c.gone {
+		return
+	}
+	for d := range Dir(2) {
+		if c.s.Transport == TCP {
+			a.complete(c, d, t)
+			continue
+		}
+		if !c.closed[d] {
+			c.closed[d] = true
+			a.h.Close(&c.s, d, t)
+		}
+	}
+	c.done = true
+}
+
+// forget removes c from the maps.
+func (a *Assembler) forget(c *conn) {
+	if c.gone {
+		return
+	}
+	c.gone = true
+	a.nGone++
+	if c.serial {
+		delete(a.serial, c.s.Link)
+	} else if a.flows[c.key] == c {
+		delete(a.flows, c.key)
+	}
+	if c.tomb {
+		a.nFinished--
+	}
+	c.h[0].release()
+	c.h[1].release()
+}
+
+// maybeCompact compacts the bookkeeping slices once enough of their
+// entries are forgotten; it must not run while they are being iterated.
+func (a *Assembler) maybeCompact() {
+	if (a.nGone > 64 && a.nGone > len(a.order)/2) || len(a.finished) > 2*a.cfg.MaxFinished+64 {
+		a.compact()
+	}
+}
+
+// compact drops forgotten streams from the bookkeeping slices.
+func (a *Assembler) compact() {
+	n := 0
+	for _, c := range a.order {
+		if !c.gone {
+			a.order[n] = c
+			n++
+		}
+	}
+	clear(a.order[n:])
+	a.order = a.order[:n]
+	a.nGone = 0
+	n = 0
+	for _, c := range a.finished {
+		if !c.gone {
+			a.finished[n] = c
+			n++
+		}
+	}
+	clear(a.finished[n:])
+	a.finished = a.finished[:n]
+}
+
+// tombstone records that TCP connection c has finished; the oldest
+// tombstones beyond the limit are forgotten.
+func (a *Assembler) tombstone(c *conn) {
+	c.done = true
+	c.tomb = true
+	c.h[0].release()
+	c.h[1].release()
+	a.finished = append(a.finished, c)
+	a.nFinished++
+	for a.nFinished > a.cfg.MaxFinished && len(a.finished) > 0 {
+		old := a.finished[0]
+		a.finished[0] = nil
+		a.finished = a.finished[1:]
+		if !old.gone {
+			a.forget(old)
+		}
+	}
+}
+
+// Flush ends the input: every stream still open delivers what it holds
+// (each hole becoming a Gap event before the held data, and a hole before
+// a FIN becoming a Gap too), then every direction not yet closed is
+// closed, including directions that carried nothing. Streams are ended in
+// ID order, with time t. Afterwards the assembler holds no state; a later
+// packet starts new streams, numbered after the last.
+func (a *Assembler) Flush(t time.Time) {
+	for _, c := range a.order {
+		if !c.gone {
+			a.end(c, t)
+		}
+	}
+	clear(a.order)
+	a.order = a.order[:0]
+	clear(a.finished)
+	a.finished = a.finished[:0]
+	a.nGone, a.nFinished = 0, 0
+	clear(a.flows)
+	clear(a.serial)
+}
+
+// Expire ends, as Flush does, every stream whose last packet is more than
+// idle before now, and forgets it; finished TCP connections idle that long
+// are forgotten too. Streams are ended in ID order with time now. Use it
+// on live captures to keep memory bounded.
+func (a *Assembler) Expire(now time.Time, idle time.Duration) {
+	for _, c := range a.order {
+		if c.gone || now.Sub(c.last) <= idle {
+			continue
+		}
+		a.end(c, now)
+		a.forget(c)
+	}
+	a.compact()
+}

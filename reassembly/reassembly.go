@@ -1,0 +1,54 @@
+// Package reassembly turns captured packets into stream events: TCP
+// connections as two ordered byte streams with gaps, UDP flows as datagrams,
+// serial links as reads. It numbers streams in order of first appearance and
+// keeps memory bounded. It knows nothing of protocols.
+package reassembly
+
+import (
+	"net/netip"
+	"time"
+)
+
+// Transport of a stream.
+type Transport uint8
+
+// Transports.
+const (
+	TCP Transport = iota + 1
+	UDP
+	Serial
+)
+
+// Dir is a direction of a stream: 0 is sent by the initiator (TCP: the SYN
+// sender, or when no SYN was seen the sender of the first packet; UDP: the
+// first sender; serial: the host, i.e. pcapng outbound), 1 by the other side.
+type Dir uint8
+
+// Stream is one TCP connection, UDP flow or serial link.
+type Stream struct {
+	ID        int // 0-based, in order of first appearance
+	Transport Transport
+	// Addr[d] is the sender of direction d (zero for serial).
+	Addr [2]netip.AddrPort
+	// Link is the serial link name (pcapng if_name or device path).
+	Link string
+	// User is for the Handler's own state.
+	User any
+}
+
+// Handler receives stream events in capture order. Byte slices are valid
+// only during the call.
+type Handler interface {
+	// Open is called once, before any other event of s.
+	Open(s *Stream, t time.Time)
+	// Data gives the next contiguous bytes of direction dir (TCP, serial).
+	Data(s *Stream, dir Dir, t time.Time, data []byte)
+	// Datagram gives one UDP datagram of direction dir.
+	Datagram(s *Stream, dir Dir, t time.Time, data []byte)
+	// Gap reports n bytes of direction dir that were never captured; the
+	// next Data continues after them.
+	Gap(s *Stream, dir Dir, t time.Time, n int64)
+	// Close reports that direction dir has ended; no event of that
+	// direction follows.
+	Close(s *Stream, dir Dir, t time.Time)
+}

@@ -1,0 +1,322 @@
+package reassembly
+
+import (
+	"slices"
+	"time"
+)
+
+// piece is a held out-of-order range [start, start+n) of a TCP direction's
+// stream offsets. data holds its first len(data) bytes; the rest (from a
+// segment cut by the snap length) were never captured.
+type piece struct {
+	start int64
+	n     int64
+	data  []byte
+}
+
+// half is one direction of a TCP connection. Stream offsets count bytes
+// from the direction's first byte (offset 0); sequence numbers map to
+// offsets through base, the sequence number of offset 0, with 32-bit
+// modular arithmetic relative to the next expected byte.
+type half struct {
+	started bool // base is known
+	syn     bool // the direction's SYN was seen; isn is its sequence number
+	fin     bool // a FIN was seen; finOff is the offset it follows
+	closed  bool // Close was delivered
+	isn     uint32
+	base    uint32
+	off     int64 // offset of the next byte to deliver
+	finOff  int64
+	held    []piece // sorted, disjoint, every start > off
+	heldLen int     // captured bytes in held
+}
+
+func (h *half) release() {
+	h.held = nil
+	h.heldLen = 0
+}
+
+// nextSeq is the sequence number of the next byte to deliver.
+func (h *half) nextSeq() uint32 { return h.base + uint32(h.off) }
+
+// sameSYN reports whether a SYN with sequence number seq belongs to the
+// connection this direction is part of: its own SYN again, or a SYN
+// captured after the direction's data started right behind it.
+func (h *half) sameSYN(seq uint32) bool {
+	if h.syn {
+		return seq == h.isn
+	}
+	return seq+1 == h.base
+}
+
+func (a *Assembler) tcp(pk *packet, t time.Time) {
+	k, srcIsA := pk.key()
+	syn := pk.flags&flagSYN != 0
+	ack := pk.flags&flagACK != 0
+	c := a.flows[k]
+	if c != nil {
+		h := &c.h[c.dir(srcIsA)]
+		switch {
+		case c.done && (!syn || (h.started && h.sameSYN(pk.seq))):
+			// A trailing packet of a finished connection.
+			c.last = t
+			a.stats.TCPAfterClose += int64(pk.plen)
+			return
+		case c.done:
+			// A new SYN on a finished connection's 4-tuple.
+			a.forget(c)
+			c = nil
+		case syn && h.started && !h.sameSYN(pk.seq):
+			// A SYN with another ISN: the port was reused while the
+			// old connection was still open (its end was not seen).
+			a.end(c, t)
+			a.forget(c)
+			c = nil
+		}
+		a.maybeCompact()
+	}
+	if c == nil {
+		// The SYN sender is direction 0: the receiver of a SYN-ACK seen
+		// first, else the sender of the first packet.
+		c = a.newFlow(pk, k, srcIsA, !(syn && ack), TCP, t)
+	}
+	c.last = t
+	d := c.dir(srcIsA)
+	h := &c.h[d]
+
+	if pk.flags&flagRST != 0 {
+		a.stats.TCPAfterClose += int64(pk.plen) // a reset's text is not stream data
+		a.complete(c, 0, t)
+		a.complete(c, 1, t)
+		a.tombstone(c)
+		return
+	}
+	seq := pk.seq
+	if syn {
+		switch {
+		case !h.started:
+			h.started, h.syn, h.isn, h.base, h.off = true, true, seq, seq+1, 0
+		case !h.syn && seq+1 == h.base:
+			h.syn, h.isn = true, seq
+		}
+		seq++ // a SYN takes one sequence number before the data
+		if ack {
+			// A SYN-ACK acknowledges the peer's ISN+1: where the peer's
+			// data starts, even if its SYN was not captured.
+			if o := &c.h[1-d]; !o.started {
+				o.started, o.base, o.off = true, pk.ack, 0
+			}
+		}
+	}
+	fin := pk.flags&flagFIN != 0
+	if pk.plen > 0 || fin {
+		a.segment(c, d, h, t, seq, pk.payload, pk.plen, fin)
+	}
+	if c.h[0].fin && c.h[1].fin {
+		// Both sides finished: a hole left before a FIN will not fill.
+		a.complete(c, 0, t)
+		a.complete(c, 1, t)
+	}
+	if c.h[0].closed && c.h[1].closed {
+		a.tombstone(c)
+	}
+}
+
+// segment processes the payload (plen bytes declared, data captured) and
+// FIN of one segment of direction d starting at sequence number seq.
+func (a *Assembler) segment(c *conn, d Dir, h *half, t time.Time, seq uint32, data []byte, plen int, fin bool) {
+	if !h.started {
+		h.started, h.base, h.off = true, seq, 0
+	}
+	if len(data) > plen {
+		data = data[:plen]
+	}
+	s := h.off + int64(int32(seq-h.nextSeq()))
+	e := s + int64(plen)
+	if h.closed {
+		behind := min(max(h.off-s, 0), e-s)
+		a.stats.TCPRetransmitted += behind
+		a.stats.TCPAfterClose += e - s - behind
+		return
+	}
+	if fin && !h.fin {
+		h.fin = true
+		h.finOff = max(e, h.off)
+		a.trimHeld(h, h.finOff)
+	}
+	if h.fin && e > h.finOff {
+		ne := max(s, h.finOff)
+		a.stats.TCPAfterClose += e - ne
+		e = ne
+	}
+	if s < 0 {
+		cut := min(-s, e-s)
+		a.stats.TCPBeforeStart += cut
+		s, data = advance(s, data, cut)
+	}
+	if s < h.off {
+		cut := min(h.off-s, e-s)
+		a.stats.TCPRetransmitted += cut
+		s, data = advance(s, data, cut)
+	}
+	if int64(len(data)) > e-s {
+		data = data[:e-s]
+	}
+	if s < e && s == h.off {
+		// In order: deliver straight from the packet, up to the first
+		// held piece (which arrived first and wins any overlap).
+		lim := e
+		if len(h.held) > 0 && h.held[0].start < lim {
+			lim = h.held[0].start
+		}
+		n := lim - s
+		a.deliver(c, d, h, t, data[:min(int64(len(data)), n)], n)
+		s, data = advance(s, data, n)
+	}
+	if s < e {
+		a.hold(h, s, e, data)
+		for (h.heldLen > a.cfg.MaxBuffered || len(h.held) > a.cfg.MaxSegments) && len(h.held) > 0 {
+			// Too much held: the first hole is declared lost.
+			a.gap(c, d, h, t, h.held[0].start-h.off)
+			a.pump(c, d, h, t)
+		}
+	}
+	a.pump(c, d, h, t)
+}
+
+// advance drops the first n stream bytes of a range starting at s whose
+// captured prefix is data.
+func advance(s int64, data []byte, n int64) (int64, []byte) {
+	return s + n, data[min(int64(len(data)), n):]
+}
+
+// deliver emits n bytes at the delivery point: data, then a gap for the
+// bytes that were not captured.
+func (a *Assembler) deliver(c *conn, d Dir, h *half, t time.Time, data []byte, n int64) {
+	if len(data) > 0 {
+		h.off += int64(len(data))
+		a.h.Data(&c.s, d, t, data)
+	}
+	if m := n - int64(len(data)); m > 0 {
+		a.gap(c, d, h, t, m)
+	}
+}
+
+// gap emits a Gap of n bytes at the delivery point.
+func (a *Assembler) gap(c *conn, d Dir, h *half, t time.Time, n int64) {
+	if n <= 0 {
+		return
+	}
+	h.off += n
+	a.stats.TCPGapBytes += n
+	a.h.Gap(&c.s, d, t, n)
+}
+
+// pump delivers the held pieces that are now contiguous with the delivery
+// point, and closes the direction when everything up to its FIN is out.
+func (a *Assembler) pump(c *conn, d Dir, h *half, t time.Time) {
+	i := 0
+	for i < len(h.held) && h.held[i].start == h.off {
+		p := h.held[i]
+		h.heldLen -= len(p.data)
+		a.deliver(c, d, h, t, p.data, p.n)
+		i++
+	}
+	if i > 0 {
+		n := copy(h.held, h.held[i:])
+		clear(h.held[n:])
+		h.held = h.held[:n]
+	}
+	if h.fin && !h.closed && h.off >= h.finOff && len(h.held) == 0 {
+		h.closed = true
+		a.h.Close(&c.s, d, t)
+	}
+}
+
+// hold copies the parts of [s, e) (captured prefix data) that no held
+// piece covers yet; bytes already held are dropped (the first copy wins).
+func (a *Assembler) hold(h *half, s, e int64, data []byte) {
+	i, _ := slices.BinarySearchFunc(h.held, s, func(p piece, s int64) int {
+		if p.start+p.n <= s {
+			return -1
+		}
+		return 1
+	})
+	pos := s
+	added := false
+	for pos < e {
+		if i < len(h.held) && h.held[i].start <= pos {
+			end := min(h.held[i].start+h.held[i].n, e)
+			a.stats.TCPRetransmitted += end - pos
+			pos = end
+			i++
+			continue
+		}
+		stop := e
+		if i < len(h.held) && h.held[i].start < stop {
+			stop = h.held[i].start
+		}
+		lo := min(pos-s, int64(len(data)))
+		hi := min(stop-s, int64(len(data)))
+		var buf []byte
+		if hi > lo {
+			buf = make([]byte, hi-lo)
+			copy(buf, data[lo:hi])
+		}
+		h.held = slices.Insert(h.held, i, piece{start: pos, n: stop - pos, data: buf})
+		h.heldLen += len(buf)
+		i++
+		pos = stop
+		added = true
+	}
+	if added {
+		a.stats.TCPOutOfOrder++
+	}
+}
+
+// trimHeld drops held bytes at or past end (a FIN's offset).
+func (a *Assembler) trimHeld(h *half, end int64) {
+	for len(h.held) > 0 {
+		p := &h.held[len(h.held)-1]
+		if p.start+p.n <= end {
+			return
+		}
+		if p.start >= end {
+			a.stats.TCPAfterClose += p.n
+			h.heldLen -= len(p.data)
+			h.held[len(h.held)-1] = piece{}
+			h.held = h.held[:len(h.held)-1]
+			continue
+		}
+		keep := end - p.start
+		a.stats.TCPAfterClose += p.n - keep
+		if int64(len(p.data)) > keep {
+			h.heldLen -= len(p.data) - int(keep)
+			p.data = p.data[:keep]
+		}
+		p.n = keep
+		return
+	}
+}
+
+// complete ends direction d of TCP connection c: each remaining hole
+// becomes a Gap before the held data after it, a hole before a FIN too,
+// and the direction is closed.
+func (a *Assembler) complete(c *conn, d Dir, t time.Time) {
+	h := &c.h[d]
+	if h.closed {
+		return
+	}
+	for len(h.held) > 0 {
+		a.gap(c, d, h, t, h.held[0].start-h.off)
+		a.pump(c, d, h, t)
+	}
+	if h.fin && h.off < h.finOff {
+		a.gap(c, d, h, t, h.finOff-h.off)
+	}
+	if !h.closed {
+		h.closed = true
+		a.h.Close(&c.s, d, t)
+	}
+	h.release()
+}
