@@ -106,9 +106,10 @@ type conn struct {
 // destination options, fragment and AH headers skipped), then TCP or UDP.
 // Anything else (ARP, ICMP, other link types) gives no event and is
 // counted in [Stats].NonStream; invalid or cut-short headers in
-// [Stats].Malformed. IP fragments are counted in [Stats].Fragments; a
-// non-first fragment gives no event, and a first fragment only carries
-// data for TCP (the missing rest shows up as a hole).
+// [Stats].Malformed. IP fragments are counted in [Stats].Fragments and
+// not reassembled: a non-first fragment gives no event; a first fragment
+// opens its stream, and for TCP delivers its bytes (the missing rest shows
+// up as a hole), for UDP nothing.
 //
 // Streams are numbered from 0 in order of first appearance, TCP, UDP and
 // serial alike; Open is called on the first packet of a stream, before any
@@ -137,7 +138,7 @@ type conn struct {
 // sender. Each datagram, empty ones included, is one Datagram event. A
 // datagram cut by the snap length is not delivered (a cut datagram would
 // be mis-framed by the protocol above) and is counted in
-// [Stats].TruncatedUDP.
+// [Stats].TruncatedUDP; it still opens its flow if it is the first.
 //
 // Serial: packets of link type [capture.LinkUser0] are reads of a serial
 // link, keyed by [capture.Packet].InterfaceName (or "if<N>" from the
@@ -145,7 +146,9 @@ type conn struct {
 // to device), inbound is direction 1. Each non-empty read is one Data
 // event.
 //
-// Streams stay open until [Assembler.Flush] or [Assembler.Expire].
+// UDP flows, serial links and TCP connections whose end was not seen stay
+// open until [Assembler.Flush] or [Assembler.Expire]. A Handler must not
+// call back into the Assembler from an event.
 type Assembler struct {
 	h     Handler
 	cfg   Config
@@ -175,8 +178,8 @@ func New(h Handler, cfg Config) *Assembler {
 // Stats returns the counters so far.
 func (a *Assembler) Stats() Stats { return a.stats }
 
-// Packet processes one captured packet. See the package documentation for
-// what each link type and transport produces. p.Data is not retained.
+// Packet processes one captured packet; see [Assembler] for what each
+// link type and transport produces. p.Data is not retained.
 func (a *Assembler) Packet(p *capture.Packet) {
 	if p == nil {
 		return
@@ -434,13 +437,10 @@ func (a *Assembler) Flush(t time.Time) {
 			a.end(c, t)
 		}
 	}
-	clear(a.order)
-	a.order = a.order[:0]
-	clear(a.finished)
-	a.finished = a.finished[:0]
+	a.order, a.finished = nil, nil
 	a.nGone, a.nFinished = 0, 0
-	clear(a.flows)
-	clear(a.serial)
+	a.flows = make(map[flowKey]*conn)
+	a.serial = make(map[string]*conn)
 }
 
 // Expire ends, as Flush does, every stream whose last packet is more than

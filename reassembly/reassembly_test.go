@@ -544,6 +544,51 @@ func TestTCP(t *testing.T) {
 	}
 }
 
+func TestHeaderOptions(t *testing.T) {
+	f := &feed{e: eth}
+	c := pktbuild.NewConn(cli4, srv4, 1000, 5000)
+	// An IPv4 header with options (IHL 6) around a SYN with TCP options
+	// (data offset 8), then data with an IPv4 option.
+	syn := c.SYN(C)
+	syn.TCP.Options = []byte{2, 4, 0x05, 0xb4, 4, 2, 1, 3, 3, 7} // MSS, SACK permitted, window scale
+	ip := syn.IP()
+	ip.Options = []byte{0x94, 4, 0, 0}
+	f.frame(eth.Wrap(ip.Encode()))
+	d := c.Send(C, []byte("payload"))
+	ip = d.IP()
+	ip.Options = []byte{0x94, 4, 0, 0}
+	f.frame(pktbuild.Encap{Type: capture.LinkEthernet, Pad: true}.Wrap(ip.Encode()))
+	r, _ := run(t, Config{}, f.pkts, true)
+	eventsEqual(t, r.strings(), []string{"open 0", "data 0/0 payload", "close 0/0", "close 0/1"})
+}
+
+func TestIPv6ExtensionHeaders(t *testing.T) {
+	// The 8-byte hop-by-hop header built by pktbuild has the layout of
+	// every skipped extension header with length byte 0: routing (43) and
+	// destination options (60) count (len+1)*8 bytes, AH (51) (len+2)*4.
+	for _, next := range []byte{0, 43, 60, 51} {
+		c := pktbuild.NewConn(cli6, srv6, 1, 2)
+		c.HopByHop = true
+		var pkts []*capture.Packet
+		for i, s := range []pktbuild.Segment{c.Send(C, []byte("six")), c.Send(S, []byte("back"))} {
+			fr := s.Frame(pktbuild.Encap{Type: capture.LinkRaw})
+			fr.Data[6] = next
+			pkts = append(pkts, fr.Packet(t0.Add(time.Duration(i))))
+		}
+		// A non-first fragment behind the extension header.
+		fragIP := pktbuild.UDPPacket(cli6, srv6, []byte("frag"))
+		fragIP.HopByHop, fragIP.FragOffset = true, 2
+		fr := pktbuild.Encap{Type: capture.LinkRaw}.Wrap(fragIP.Encode())
+		fr.Data[6] = next
+		pkts = append(pkts, fr.Packet(t0))
+		r, st := run(t, Config{}, pkts, true)
+		eventsEqual(t, r.strings(), []string{"open 0", "data 0/0 six", "data 0/1 back", "close 0/0", "close 0/1"})
+		if st.Fragments != 1 {
+			t.Errorf("next header %d: stats %+v", next, st)
+		}
+	}
+}
+
 func TestSYNACKFirstDirection(t *testing.T) {
 	f := &feed{e: eth}
 	c := pktbuild.NewConn(cli4, srv4, 1000, 5000)

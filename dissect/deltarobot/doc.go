@@ -52,13 +52,18 @@
 // an unknown id or a variable length over 1 MiB is not taken as a message
 // (code "no_sync"), so the framework resynchronises with Sync: a stream
 // joined in the middle of a message resyncs within a few messages instead of
-// being decoded as a run of unknown records. These decisions depend only on
-// the bytes, never on how they were split into segments.
+// being decoded as a run of unknown records. Parse and Sync decide from the
+// bytes alone, never from how they were split into segments, so the records
+// do not depend on the segmentation (within the framework's limits: a
+// message over [dissect.Limits] MaxMessage is decoded when it arrives in one
+// piece, and a long sync search is cut by MaxSync).
 //
-// # Decode off
+// # Decoding and summaries
 //
 // When [dissect.Ctx.Decode] is false, Parse sets only the record's type and
-// warnings (and still keeps the ping table and the handshake state). The
-// vector messages that make up nearly all traffic are decoded without
-// allocating; their table summary is left to be derived from the fields.
+// warnings (and still keeps the ping table and the handshake state). When it
+// is true, a curve's summary is "points=N" and an unknown message's
+// "id=0x1234 len=N"; the other summaries are left to be derived from the
+// fields, so that the vector messages that make up nearly all traffic are
+// decoded without allocating.
 package deltarobot

@@ -450,8 +450,8 @@ func TestEncoderCrossCheckSessions(t *testing.T) {
 // the first offset where three known messages start).
 func TestEncoderCrossCheckGaps(t *testing.T) {
 	tried, checked := 0, 0
-	for seed := range uint64(3) {
-		s := deltaenc.NewSession(deltaenc.Options{Seed: seed, Ticks: 30})
+	for seed := range uint64(4) {
+		s := deltaenc.NewSession(deltaenc.Options{Seed: seed, Ticks: 30, Broken: seed%2 == 1})
 		r := rand.New(rand.NewPCG(seed, 7))
 		for range 12 {
 			dir := deltaenc.Server
@@ -542,15 +542,31 @@ func TestEncoderCrossCheckSkipped(t *testing.T) {
 }
 
 // FuzzEncoderCrossCheck generates sessions from the fuzzed seed and options
-// and checks every record against the encoder's truth.
+// (mode bit 0: broken messages; bits 1-2: chunker; bit 3: a gap in the
+// server's stream where the encoder can tell the outcome) and checks every
+// record against the encoder's truth.
 func FuzzEncoderCrossCheck(f *testing.F) {
 	f.Add(uint64(0), uint64(0), uint8(0))
 	f.Add(uint64(1), uint64(5), uint8(1))
 	f.Add(uint64(42), uint64(7), uint8(6))
+	f.Add(uint64(9), uint64(1234), uint8(13))
 	f.Fuzz(func(t *testing.T, seed, chunkSeed uint64, mode uint8) {
 		o := deltaenc.Options{Seed: seed, Ticks: 20 + int(seed%20), PingEvery: 1 + int(seed%9), Broken: mode&1 != 0}
 		s := deltaenc.NewSession(o)
 		ch := ccChunkers[int(mode>>1)%len(ccChunkers)]
-		ccCrossCheck(t, "fuzz", s.Stream, s.Truth, ccPlan(s, ch, chunkSeed))
+		p := ccPlan(s, ch, chunkSeed)
+		truth := s.Truth
+		if mode&8 != 0 {
+			n := int64(len(s.Stream[deltaenc.Server]))
+			from := 1 + int64(chunkSeed%uint64(n-2))
+			to := min(n-1, from+1+int64(chunkSeed>>32%200))
+			g, err := deltaenc.ApplyGap(s.Stream[deltaenc.Server], s.Truth[deltaenc.Server], from, to)
+			if err != nil {
+				t.Skip("the encoder cannot tell the outcome of this gap")
+			}
+			truth[deltaenc.Server] = g
+			p = ccWithGap(p, deltaenc.Server, from, to)
+		}
+		ccCrossCheck(t, "fuzz", s.Stream, truth, p)
 	})
 }

@@ -57,6 +57,9 @@ func (e *Engine) Packet(p *capture.Packet) error {
 	}
 	if e.sum.Packets == 0 {
 		e.sum.First = p.Time
+		if es, ok := e.out.(EpochSetter); ok {
+			es.SetEpoch(p.Time)
+		}
 	}
 	e.sum.Packets++
 	e.sum.Bytes += int64(len(p.Data))
@@ -84,6 +87,12 @@ func (e *Engine) Finish() error {
 	}
 	e.sum.Reassembly = e.asm.Stats()
 	return e.err
+}
+
+// EpochSetter is implemented by sinks that show times relative to the first
+// packet (the table); the engine calls SetEpoch with that packet's time.
+type EpochSetter interface {
+	SetEpoch(t time.Time)
 }
 
 // Summary returns the counts so far.

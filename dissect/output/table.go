@@ -55,7 +55,7 @@ var tableHeader = [...]string{"TIME", "STREAM", "SOURCE → DESTINATION", "PROTO
 // NewTable returns a table writer on w.
 func NewTable(w io.Writer, format TimeFormat, flushEach bool) *Table {
 	t := &Table{w: bufio.NewWriterSize(w, 64<<10), format: format, flushEach: flushEach}
-	t.width = [5]int{10, 6, 36, 10, 22}
+	t.width = [5]int{10, 8, 36, 13, 24}
 	for i := range t.width {
 		t.width[i] = max(t.width[i], utf8.RuneCountInString(tableHeader[i])+2)
 	}

@@ -158,6 +158,15 @@ func FuzzParse(f *testing.F) {
 		if len(data) > 1<<16 {
 			return
 		}
+		p := New()
+		tcp := &dissect.StreamInfo{Transport: dissect.TCP}
+		if v := p.Detect(tcp, 0, data); (v == dissect.Yes) != (len(data) >= len(magic) && string(data[:len(magic)]) == magic) {
+			t.Fatalf("Detect(tcp) = %d", v)
+		}
+		udp := &dissect.StreamInfo{Transport: dissect.UDP, Addr: [2]netip.AddrPort{netip.MustParseAddrPort("10.0.0.2:5000"), netip.MustParseAddrPort("10.0.0.1:4000")}}
+		if v := p.Detect(udp, 0, data); v == dissect.Maybe {
+			t.Fatal("Detect(udp) = Maybe: a datagram is judged whole")
+		}
 		full := fuzzFeed(data, mode, seed, true)
 		lite := fuzzFeed(data, mode, seed, false)
 		checkFuzzRun(t, full, true)

@@ -217,7 +217,10 @@ type IP struct {
 	// HopByHop adds an IPv6 hop-by-hop options extension header (8 bytes
 	// of PadN) before the payload. Ignored for IPv4.
 	HopByHop bool
-	Payload  []byte // transport header and data, already encoded
+	// Options are raw IPv4 header options, padded with zeros (end of
+	// option list) to a multiple of 4 bytes; at most 40. Ignored for IPv6.
+	Options []byte
+	Payload []byte // transport header and data, already encoded
 }
 
 // Encode returns the packet, with the IPv4 header checksum computed.
@@ -230,12 +233,16 @@ func (p IP) Encode() []byte {
 		ttl = 64
 	}
 	if p.Src.Is4() {
-		n := 20 + len(p.Payload)
+		hl := 20 + (len(p.Options)+3)/4*4
+		if hl > 60 {
+			panic("pktbuild: more than 40 bytes of IPv4 options")
+		}
+		n := hl + len(p.Payload)
 		if n > 0xffff {
 			panic("pktbuild: IPv4 packet too long")
 		}
 		b := make([]byte, n)
-		b[0] = 0x45
+		b[0] = 0x40 | byte(hl/4)
 		b[1] = p.TOS
 		binary.BigEndian.PutUint16(b[2:4], uint16(n))
 		binary.BigEndian.PutUint16(b[4:6], p.ID)
@@ -252,8 +259,9 @@ func (p IP) Encode() []byte {
 		s, d := p.Src.As4(), p.Dst.As4()
 		copy(b[12:16], s[:])
 		copy(b[16:20], d[:])
-		binary.BigEndian.PutUint16(b[10:12], Checksum(b[:20]))
-		copy(b[20:], p.Payload)
+		copy(b[20:], p.Options)
+		binary.BigEndian.PutUint16(b[10:12], Checksum(b[:hl]))
+		copy(b[hl:], p.Payload)
 		return b
 	}
 	var ext []byte

@@ -68,6 +68,22 @@ func TestIPv4Header(t *testing.T) {
 	}
 }
 
+func TestIPv4Options(t *testing.T) {
+	// A router-alert option (RFC 2113: 94 04 00 00) makes a 24-byte header.
+	p := IP{Src: netip.MustParseAddr("10.0.0.1"), Dst: netip.MustParseAddr("10.0.0.2"), Proto: ProtoUDP,
+		Options: []byte{0x94, 0x04, 0, 0}, Payload: []byte{1, 2}}.Encode()
+	if p[0] != 0x46 || binary.BigEndian.Uint16(p[2:]) != 26 || !bytes.Equal(p[20:24], []byte{0x94, 4, 0, 0}) {
+		t.Errorf("header % x", p[:24])
+	}
+	if sum16(p[:24]) != 0xffff {
+		t.Errorf("header checksum does not verify")
+	}
+	// Options are padded to a multiple of 4.
+	if q := (IP{Src: netip.MustParseAddr("10.0.0.1"), Dst: netip.MustParseAddr("10.0.0.2"), Options: []byte{1}}).Encode(); q[0] != 0x46 || len(q) != 24 {
+		t.Errorf("padded header % x", q)
+	}
+}
+
 func TestTransportChecksums(t *testing.T) {
 	for _, pair := range [][2]string{{"10.0.0.1", "10.0.0.2"}, {"2001:db8::1", "2001:db8::2"}} {
 		src, dst := netip.MustParseAddr(pair[0]), netip.MustParseAddr(pair[1])

@@ -360,7 +360,9 @@ func isBoundary(msgs []Message, off, end int64) bool {
 // ApplyGap returns the records expected when bytes [from, to) of a direction
 // (whose bytes are b and expected records msgs) are never captured: records
 // before the gap stay; a message cut by the start of the gap becomes a
-// skipped run (an incomplete message before a gap); the gap record; then a
+// skipped run (an incomplete message before a gap), and so do messages that
+// were waiting for the rest of a resynchronisation chain (see
+// [Message.Ready]); the gap record; then a
 // skipped run from the end of the gap to the decoder's resynchronisation
 // point (which must be the start of a record), then the rest.
 func ApplyGap(b []byte, msgs []Message, from, to int64) ([]Message, error) {
@@ -378,10 +380,12 @@ func ApplyGap(b []byte, msgs []Message, from, to int64) ([]Message, error) {
 	var out []Message
 	for _, m := range msgs {
 		switch {
-		case m.End() <= from:
+		case max(m.Ready, m.End()) <= from:
 			out = append(out, m)
 		case m.Offset < from:
-			out = append(out, Message{Type: TypeSkipped, Offset: m.Offset, Length: from - m.Offset})
+			// Cut by the gap, or complete but waiting for the rest of its
+			// resynchronisation chain: never emitted, passed over.
+			out = append(out, Message{Type: TypeSkipped, Offset: m.Offset, Length: min(m.End(), from) - m.Offset})
 		}
 	}
 	out = append(out, Message{Type: TypeGap, Offset: from, Length: to - from})
@@ -395,7 +399,31 @@ func ApplyGap(b []byte, msgs []Message, from, to int64) ([]Message, error) {
 	}
 	out = mergeSkipped(out)
 	markReady(out)
+	markHandshake(out)
 	return out, nil
+}
+
+// markHandshake stops asserting the warnings of the first two decoded
+// messages when they are not protocol_magic then protocol_version (a
+// capture joined mid-stream, a gap over the handshake): the decoder may
+// warn that the stream does not begin with magic and version.
+func markHandshake(msgs []Message) {
+	want := [2]string{TypeMagic, TypeVersion}
+	k := 0
+	ok := true
+	for i := range msgs {
+		if msgs[i].IsEvent() {
+			continue
+		}
+		if k >= 2 {
+			break
+		}
+		ok = ok && msgs[i].Type == want[k]
+		if !ok {
+			msgs[i].Warn = Any
+		}
+		k++
+	}
 }
 
 // Cut returns the bytes and records of a direction whose capture starts at
@@ -403,24 +431,14 @@ func ApplyGap(b []byte, msgs []Message, from, to int64) ([]Message, error) {
 // When at is inside a message, the first two bytes seen must form an id
 // with an undefined size code (so the decoder rejects them at once); the
 // records are then a skipped run up to the resynchronisation point, then
-// the rest. The warnings of the first two messages are not asserted (the
-// stream does not begin with magic and version).
+// the rest. Unless the first two messages are magic and version, their
+// warnings are not asserted (see markHandshake).
 func Cut(b []byte, msgs []Message, at int64) ([]byte, []Message, error) {
 	if at < 0 || at >= int64(len(b)) {
 		return nil, nil, fmt.Errorf("deltaenc: cut at %d outside [0,%d)", at, len(b))
 	}
 	nb := b[at:]
-	// The first two messages seen are not magic and version: a decoder may
-	// warn about that, so their warnings are not asserted.
-	decoded := 0
-	shift := func(m Message) Message {
-		m.Offset -= at
-		if !m.IsEvent() && decoded < 2 {
-			decoded++
-			m.Warn = Any
-		}
-		return m
-	}
+	shift := func(m Message) Message { m.Offset -= at; return m }
 	var out []Message
 	if isBoundary(msgs, at, int64(len(b))) {
 		for _, m := range msgs {
@@ -429,6 +447,7 @@ func Cut(b []byte, msgs []Message, at int64) ([]byte, []Message, error) {
 			}
 		}
 		markReady(out)
+		markHandshake(out)
 		return nb, out, nil
 	}
 	if len(nb) < 2 {
@@ -452,5 +471,6 @@ func Cut(b []byte, msgs []Message, at int64) ([]byte, []Message, error) {
 		}
 	}
 	markReady(out)
+	markHandshake(out)
 	return nb, out, nil
 }

@@ -234,6 +234,32 @@ func TestApplyGapAndCut(t *testing.T) {
 		t.Errorf("gap near the end: got %s", s)
 	}
 
+	// A gap inside the chain the decoder needs to resynchronise after an
+	// undefined size code: the chain's complete messages were never
+	// emitted, so they join the skipped run. Worked out by hand:
+	// magic [0,10) version [10,16) bad [16,21) pings at 21, 31, ..., 71.
+	var g Builder
+	g.Magic()
+	g.Version(1)
+	g.BadSize(7, 3, []byte{0xa5, 0x5a, 0xa5})
+	for i := range 6 {
+		g.Ping(uint64(i + 1))
+	}
+	gb, gm, err := g.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gm[3].Ready != 51 {
+		t.Errorf("chain Ready = %d, want 51", gm[3].Ready)
+	}
+	got, err = ApplyGap(gb, gm, 45, 47)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, w := summary(got), "protocol_magic@0+10 protocol_version@10+6 skipped@16+29 gap@45+2 skipped@47+4 ping@51+10 ping@61+10 ping@71+10"; s != w {
+		t.Errorf("gap in a resync chain: got %s\nwant %s", s, w)
+	}
+
 	// Cut at 1: the first bytes seen are "30 00" (id 0x0030, size 0): framable.
 	if _, _, err := Cut(buf, msgs, 1); err == nil {
 		t.Error("cut at 1 accepted")
@@ -452,4 +478,31 @@ func TestRand(t *testing.T) {
 			t.Errorf("output %d = %#x, want %#x", i, got, want)
 		}
 	}
+}
+
+// FuzzFirstSync checks the resync scanner on arbitrary bytes: the offset is
+// in range, a hit is a real chain of complete known messages, and no
+// earlier offset is one.
+func FuzzFirstSync(f *testing.F) {
+	three := append(append(Magic(), Version(1)...), Ping(1)...)
+	f.Add(three, 0)
+	f.Add(append([]byte{0x03, 0x70, 0xa5}, three...), 1)
+	f.Add([]byte{0x09, 0xf0, 0, 0, 0, 1, 0x01, 0x30}, 0)
+	f.Fuzz(func(t *testing.T, b []byte, from int) {
+		from = max(from, 0)
+		i, err := FirstSync(b, from)
+		if i < min(from, len(b)) || i > len(b) {
+			t.Fatalf("FirstSync = %d for %d bytes from %d", i, len(b), from)
+		}
+		if err == nil && i < len(b) {
+			if r3, _ := knownChain(b[i:]); r3 != chainHit {
+				t.Fatalf("FirstSync = %d, which is no chain", i)
+			}
+		}
+		for j := from; j < min(i, len(b)); j++ {
+			if r3, _ := knownChain(b[j:]); r3 == chainHit {
+				t.Fatalf("chain at %d before FirstSync's %d", j, i)
+			}
+		}
+	})
 }

@@ -85,6 +85,15 @@ func ap(a netip.Addr, port uint16) netip.AddrPort { return netip.AddrPortFrom(a,
 
 // generate builds every sample file and its truth file.
 func generate() ([]output, error) {
+	caps, err := samples()
+	if err != nil {
+		return nil, err
+	}
+	return render(caps)
+}
+
+// samples builds the sample conversations.
+func samples() ([]capFile, error) {
 	eth := pktbuild.Encap{Type: capture.LinkEthernet}
 	var caps []capFile
 
@@ -136,7 +145,11 @@ func generate() ([]output, error) {
 		"a complete conversation (20 progress updates) over IPv4 as captured by tcpdump -i any: Linux cooked capture v2 (LINKTYPE_LINUX_SLL2, 276)",
 		s, conversation(s, 106, ap(v4Client, 51020), sv, [2][]int64{})),
 		encap: pktbuild.Encap{Type: capture.LinkLinuxSLL2}})
+	return caps, nil
+}
 
+// render frames the samples and writes them as files, with their truth.
+func render(caps []capFile) ([]output, error) {
 	var files []output
 	for _, cf := range caps {
 		if err := cf.sm.check(cutBase(cf.sm)); err != nil {

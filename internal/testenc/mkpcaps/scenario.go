@@ -261,7 +261,7 @@ func withLoss(name, comment string, s *deltaenc.Session, pkts []packet) (*sample
 				before = before || m.Type == deltaenc.TypeSkipped && m.End() == p.start
 				after = after || m.Type == deltaenc.TypeSkipped && m.Offset == p.end
 			}
-			if pass == 1 || before && after {
+			if pass == 1 || before && after && p.end-p.start >= 12 {
 				lost, truth = i, t
 			}
 		}

@@ -1,0 +1,517 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+const pcapDir = "../../pcaps"
+
+// cli runs the command line in-process and returns stdout, stderr and the
+// exit code.
+func cli(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(args, strings.NewReader(""), &out, &errb)
+	return out.String(), errb.String(), code
+}
+
+// jsonRecord is a record of the output contract, decoded with the standard
+// library (independently of the writer under test).
+type jsonRecord struct {
+	Time      string          `json:"time"`
+	Proto     *string         `json:"proto"`
+	Transport string          `json:"transport"`
+	Stream    *int            `json:"stream"`
+	Src       string          `json:"src"`
+	Dst       string          `json:"dst"`
+	Offset    *int64          `json:"offset"`
+	Length    *int64          `json:"length"`
+	Type      string          `json:"type"`
+	Fields    json.RawMessage `json:"fields"`
+	Warnings  []string        `json:"warnings"`
+}
+
+func parseJSONL(t *testing.T, out string) []jsonRecord {
+	t.Helper()
+	var recs []jsonRecord
+	sc := bufio.NewScanner(strings.NewReader(out))
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for sc.Scan() {
+		var r jsonRecord
+		dec := json.NewDecoder(bytes.NewReader(sc.Bytes()))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&r); err != nil {
+			t.Fatalf("line %q: %v", sc.Text(), err)
+		}
+		if r.Proto == nil || r.Stream == nil || r.Offset == nil || r.Length == nil || r.Time == "" || r.Type == "" || r.Fields == nil {
+			t.Fatalf("line lacks a contract key: %s", sc.Text())
+		}
+		if !strings.HasSuffix(r.Time, "Z") || len(r.Time) != len("2026-11-22T00:08:19.479337000Z") {
+			t.Fatalf("time %q is not RFC 3339 UTC with nanoseconds", r.Time)
+		}
+		if r.Fields[0] != '{' {
+			t.Fatalf("fields is not an object: %s", sc.Text())
+		}
+		recs = append(recs, r)
+	}
+	return recs
+}
+
+type dirKey struct {
+	stream int
+	src    string
+}
+
+// tiling checks byte accounting: per direction, the records tile [0, n)
+// with no hole and no overlap, and returns n per direction.
+func tiling(t *testing.T, recs []jsonRecord) map[dirKey]int64 {
+	t.Helper()
+	next := map[dirKey]int64{}
+	for _, r := range recs {
+		k := dirKey{*r.Stream, r.Src}
+		if *r.Offset != next[k] {
+			t.Fatalf("stream %d from %s: %s at offset %d, but the previous record ended at %d", k.stream, k.src, r.Type, *r.Offset, next[k])
+		}
+		if *r.Length <= 0 {
+			t.Fatalf("stream %d from %s: %s at %d has length %d", k.stream, k.src, r.Type, *r.Offset, *r.Length)
+		}
+		next[k] = *r.Offset + *r.Length
+	}
+	return next
+}
+
+func pcaps(t *testing.T) []string {
+	t.Helper()
+	var files []string
+	for _, pat := range []string{"*.pcap", "*.pcapng"} {
+		m, _ := filepath.Glob(filepath.Join(pcapDir, pat))
+		files = append(files, m...)
+	}
+	if len(files) == 0 {
+		t.Fatal("no captures in pcaps/")
+	}
+	sort.Strings(files)
+	return files
+}
+
+// TestEveryPcapAccountsForEveryByte runs every sample capture through the
+// CLI and checks the byte-accounting rule on the JSON output.
+func TestEveryPcapAccountsForEveryByte(t *testing.T) {
+	for _, f := range pcaps(t) {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			out, errOut, code := cli(t, "-o", "json", "-d", "tcp.port==4000,deltarobot", f)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut)
+			}
+			recs := parseJSONL(t, out)
+			if len(recs) == 0 {
+				t.Fatal("no records")
+			}
+			tiling(t, recs)
+		})
+	}
+}
+
+// TestVRPNPayloadBytes compares the bytes covered per TCP direction with the
+// payload byte counts in the real captures' truth file.
+func TestVRPNPayloadBytes(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(pcapDir, "vrpn_truth.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var truth struct {
+		Captures map[string]struct {
+			TCP []struct {
+				Directions []struct {
+					From         string `json:"from"`
+					PayloadBytes int64  `json:"payload_bytes"`
+				} `json:"directions"`
+			} `json:"tcp_connections"`
+		} `json:"captures"`
+	}
+	if err := json.Unmarshal(raw, &truth); err != nil {
+		t.Fatal(err)
+	}
+	for file, orig := range map[string]string{
+		"vrpn_tcp_only.pcap":     "a_tcp_only.pcap",
+		"vrpn_udp_tcp.pcapng":    "b_udp_tcp.pcap", // the truth's pcapng entry says "same_as" the pcap
+		"vrpn_multi_device.pcap": "c2_multi_device_analog.pcap",
+	} {
+		c, ok := truth.Captures[orig]
+		if !ok || len(c.TCP) == 0 {
+			t.Fatalf("%s: no truth", orig)
+		}
+		out, errOut, code := cli(t, "-o", "json", filepath.Join(pcapDir, file))
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", file, code, errOut)
+		}
+		recs := parseJSONL(t, out)
+		covered := map[string]int64{}
+		for _, r := range recs {
+			if r.Transport == "tcp" {
+				covered[r.Src] += *r.Length
+				if r.Type == "skipped" || r.Type == "gap" {
+					t.Errorf("%s: %s record in a clean real capture at %s offset %d", file, r.Type, r.Src, *r.Offset)
+				}
+			}
+			if *r.Proto != "vrpn" {
+				t.Errorf("%s: proto %q", file, *r.Proto)
+			}
+		}
+		for _, conn := range c.TCP {
+			for _, d := range conn.Directions {
+				if covered[d.From] != d.PayloadBytes {
+					t.Errorf("%s: direction from %s: records cover %d bytes, truth has %d payload bytes", file, d.From, covered[d.From], d.PayloadBytes)
+				}
+			}
+		}
+	}
+}
+
+// deltaTruth is the sidecar written by internal/testenc/mkpcaps from the
+// spec-based encoder.
+type deltaTruth struct {
+	DecodeAs string `json:"decode_as"`
+	Streams  []struct {
+		Stream     int `json:"stream"`
+		Directions []struct {
+			Src     string     `json:"src"`
+			Bytes   int64      `json:"bytes"`
+			Gaps    [][2]int64 `json:"gaps"`
+			Skipped [][2]int64 `json:"skipped"`
+			Records []struct {
+				Type    string          `json:"type"`
+				Offset  int64           `json:"offset"`
+				Length  int64           `json:"length"`
+				Fields  json.RawMessage `json:"fields"`
+				Warning string          `json:"warning"`
+				RTT     string          `json:"rtt_ms"`
+			} `json:"records"`
+		} `json:"directions"`
+	} `json:"streams"`
+}
+
+// TestDeltarobotSamplesMatchEncoderTruth runs the CLI on each Deltarobot
+// sample and compares every record with what the encoder wrote.
+func TestDeltarobotSamplesMatchEncoderTruth(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join(pcapDir, "deltarobot_*.truth.json"))
+	if len(files) == 0 {
+		t.Fatal("no Deltarobot truth files")
+	}
+	for _, tf := range files {
+		capFile := strings.TrimSuffix(tf, ".truth.json")
+		if _, err := os.Stat(capFile + ".pcap"); err == nil {
+			capFile += ".pcap"
+		} else {
+			capFile += ".pcapng"
+		}
+		t.Run(filepath.Base(capFile), func(t *testing.T) {
+			raw, err := os.ReadFile(tf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var truth deltaTruth
+			if err := json.Unmarshal(raw, &truth); err != nil {
+				t.Fatal(err)
+			}
+			out, errOut, code := cli(t, "-o", "json", "-d", truth.DecodeAs, capFile)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut)
+			}
+			recs := parseJSONL(t, out)
+			got := tiling(t, recs)
+			for _, st := range truth.Streams {
+				for _, d := range st.Directions {
+					k := dirKey{st.Stream, d.Src}
+					if got[k] != d.Bytes {
+						t.Errorf("stream %d from %s: records cover %d bytes, truth %d", st.Stream, d.Src, got[k], d.Bytes)
+					}
+					// the truth lists every record of the direction in
+					// order, gap and skipped ones included
+					var msgs, gaps, skipped []jsonRecord
+					for _, r := range recs {
+						if *r.Stream != st.Stream || r.Src != d.Src {
+							continue
+						}
+						msgs = append(msgs, r)
+						switch r.Type {
+						case "gap":
+							gaps = append(gaps, r)
+						case "skipped":
+							skipped = append(skipped, r)
+						}
+					}
+					compareRanges(t, "gap", gaps, d.Gaps)
+					compareRanges(t, "skipped", skipped, d.Skipped)
+					if len(msgs) != len(d.Records) {
+						t.Fatalf("stream %d from %s: %d messages, truth %d", st.Stream, d.Src, len(msgs), len(d.Records))
+					}
+					for i, w := range d.Records {
+						g := msgs[i]
+						if g.Type != w.Type || *g.Offset != w.Offset || *g.Length != w.Length {
+							t.Fatalf("message %d: got %s [%d,+%d), truth %s [%d,+%d)", i, g.Type, *g.Offset, *g.Length, w.Type, w.Offset, w.Length)
+						}
+						if w.Type == "gap" || w.Type == "skipped" {
+							continue
+						}
+						var gf, wf map[string]any
+						_ = json.Unmarshal(g.Fields, &gf)
+						_ = json.Unmarshal(w.Fields, &wf)
+						_, hasRTT := gf["rtt_ms"]
+						delete(gf, "rtt_ms")
+						if fmt.Sprint(gf) != fmt.Sprint(wf) {
+							t.Errorf("message %d (%s at %d): fields %v, truth %v", i, w.Type, w.Offset, gf, wf)
+						}
+						if (w.RTT == "yes" && !hasRTT) || (w.RTT == "no" && hasRTT) {
+							t.Errorf("message %d (%s at %d): rtt_ms present=%v, truth %q", i, w.Type, w.Offset, hasRTT, w.RTT)
+						}
+						if (w.Warning == "yes" && len(g.Warnings) == 0) || (w.Warning == "no" && len(g.Warnings) > 0) {
+							t.Errorf("message %d (%s at %d): warnings %q, truth %q", i, w.Type, w.Offset, g.Warnings, w.Warning)
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+func compareRanges(t *testing.T, kind string, got []jsonRecord, want [][2]int64) {
+	t.Helper()
+	var g [][2]int64
+	for _, r := range got {
+		g = append(g, [2]int64{*r.Offset, *r.Offset + *r.Length})
+	}
+	if fmt.Sprint(g) != fmt.Sprint(want) && !(len(g) == 0 && len(want) == 0) {
+		t.Errorf("%s ranges %v, truth %v", kind, g, want)
+	}
+}
+
+func TestNotACaptureFile(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "notes.txt")
+	os.WriteFile(f, []byte("<!DOCTYPE html><html></html>\n"), 0o644)
+	out, errOut, code := cli(t, f)
+	if code != exitError {
+		t.Errorf("exit %d, want %d", code, exitError)
+	}
+	if out != "" {
+		t.Errorf("stdout %q", out)
+	}
+	lines := strings.Split(strings.TrimSpace(errOut), "\n")
+	last := lines[len(lines)-1]
+	if !strings.Contains(last, f) || !strings.Contains(last, "not a pcap or pcapng file") {
+		t.Errorf("error line %q does not name the file and the problem", last)
+	}
+}
+
+func TestMissingFile(t *testing.T) {
+	_, errOut, code := cli(t, "/nonexistent/x.pcap")
+	if code != exitError || !strings.Contains(errOut, "/nonexistent/x.pcap") {
+		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+}
+
+// TestTruncatedFilePrintsWhatCameBefore cuts a real capture in the middle of
+// a packet record: the records of the packets before it are printed, the
+// error names the file and the byte offset, and the exit code is 1.
+func TestTruncatedFilePrintsWhatCameBefore(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(pcapDir, "vrpn_tcp_only.pcap"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, _, _ := cli(t, "-o", "json", filepath.Join(pcapDir, "vrpn_tcp_only.pcap"))
+	cut := filepath.Join(t.TempDir(), "cut.pcap")
+	os.WriteFile(cut, raw[:len(raw)/2], 0o644)
+	out, errOut, code := cli(t, "-o", "json", cut)
+	if code != exitError {
+		t.Fatalf("exit %d, want %d; stderr %s", code, exitError, errOut)
+	}
+	recs := parseJSONL(t, out)
+	if len(recs) == 0 || len(recs) >= len(parseJSONL(t, full)) {
+		t.Errorf("%d records from the cut file, want some but fewer than the full file's", len(recs))
+	}
+	tiling(t, recs)
+	lastLine := strings.TrimSpace(errOut[strings.LastIndex(strings.TrimSpace(errOut), "\n")+1:])
+	if !strings.Contains(lastLine, cut) || !strings.Contains(lastLine, "at byte ") {
+		t.Errorf("error line %q does not name the file and the offset", lastLine)
+	}
+	if !strings.Contains(errOut, "== dissect summary ==") {
+		t.Error("no summary after the error")
+	}
+}
+
+func TestSeveralFilesAreOneCapture(t *testing.T) {
+	a := filepath.Join(pcapDir, "vrpn_tcp_only.pcap")
+	b := filepath.Join(pcapDir, "deltarobot_session.pcap")
+	out, errOut, code := cli(t, "-o", "json", a, b)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	streams := map[int]string{}
+	for _, r := range parseJSONL(t, out) {
+		streams[*r.Stream] = *r.Proto
+	}
+	if streams[0] != "vrpn" || streams[1] != "deltarobot" || len(streams) != 2 {
+		t.Errorf("streams %v, want 0: vrpn, 1: deltarobot", streams)
+	}
+}
+
+func TestQuietPrintsOnlyTheSummary(t *testing.T) {
+	out, errOut, code := cli(t, "-q", filepath.Join(pcapDir, "vrpn_udp_tcp.pcapng"))
+	if code != 0 || out != "" {
+		t.Fatalf("exit %d, stdout %q", code, out)
+	}
+	// counts from the truth file of b_udp_tcp: 32 of each tracker report
+	for _, want := range []string{"messages: 167", "vrpn_Tracker Pos_Quat", "│ 32 ", "streams:  3 (1 tcp, 2 udp)", "skipped:  0 records"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("summary lacks %q:\n%s", want, errOut)
+		}
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{},
+		{"-o", "xml", "x.pcap"},
+		{"-d", "tcp.port==4000,nosuch", "x.pcap"},
+		{"-d", "tcp.port=4000,deltarobot", "x.pcap"},
+		{"-t", "q", "x.pcap"},
+		{"--nosuchflag"},
+	} {
+		_, errOut, code := cli(t, args...)
+		if code != exitUsage {
+			t.Errorf("%q: exit %d, want %d (stderr %q)", args, code, exitUsage, errOut)
+		}
+		if !strings.HasPrefix(errOut, "dissect: ") {
+			t.Errorf("%q: stderr %q", args, errOut)
+		}
+	}
+}
+
+func TestProtocolsCommand(t *testing.T) {
+	out, _, code := cli(t, "protocols")
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	for _, want := range []string{"vrpn", "tcp/3883", "udp/3883", "deltarobot", "DeltaRVr"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("protocols output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestDecodeAsMidStream(t *testing.T) {
+	f := filepath.Join(pcapDir, "deltarobot_midstream.pcap")
+	out, _, _ := cli(t, "-o", "json", f)
+	for _, r := range parseJSONL(t, out) {
+		if r.Type != "skipped" || *r.Proto != "" {
+			t.Fatalf("without -d the mid-stream capture is not identifiable, got %s/%s", *r.Proto, r.Type)
+		}
+	}
+	out, _, _ = cli(t, "-o", "json", "-d", "tcp.port==4000,deltarobot", f)
+	n := 0
+	for _, r := range parseJSONL(t, out) {
+		if r.Type == "actuator_position" {
+			n++
+		}
+	}
+	if n == 0 {
+		t.Error("-d did not decode the mid-stream capture")
+	}
+}
+
+// TestJSONThroughJQ checks that jq reads the output, as scripts do.
+func TestJSONThroughJQ(t *testing.T) {
+	jq, err := exec.LookPath("jq")
+	if err != nil {
+		t.Skip("jq is not installed; .ci/run installs it")
+	}
+	out, _, code := cli(t, "-o", "json", filepath.Join(pcapDir, "vrpn_udp_tcp.pcapng"))
+	if code != 0 {
+		t.Fatal(code)
+	}
+	cmd := exec.Command(jq, "-r", `select(.type == "vrpn_Tracker Pos_Quat" and .fields.sensor == 1) | .fields.quat.w`)
+	cmd.Stdin = strings.NewReader(out)
+	res, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Fields(string(res))
+	// truth.json: 32 Pos_Quat reports alternate sensors 0 and 1; the NULL
+	// tracker's identity quaternion has w = 1
+	if len(lines) != 16 {
+		t.Fatalf("jq selected %d reports of sensor 1, want 16", len(lines))
+	}
+	for _, l := range lines {
+		if l != "1" {
+			t.Errorf("w = %s, want 1", l)
+		}
+	}
+}
+
+// TestGolden pins the exact rendering of both output forms for one small
+// capture. See the header of each golden file for how it was checked.
+func TestGolden(t *testing.T) {
+	for _, tc := range []struct{ golden, format string }{
+		{"testdata/deltarobot_sll2.golden.txt", "table"},
+		{"testdata/deltarobot_sll2.golden.jsonl", "json"},
+	} {
+		out, errOut, code := cli(t, "-o", tc.format, "--no-summary", "-d", "tcp.port==4000,deltarobot", filepath.Join(pcapDir, "deltarobot_sll2.pcap"))
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		raw, err := os.ReadFile(tc.golden)
+		if err != nil {
+			t.Fatal(err)
+		}
+		header, body := splitGolden(string(raw))
+		if *update {
+			os.WriteFile(tc.golden, []byte(header+out), 0o644)
+			continue
+		}
+		if out != body {
+			t.Errorf("%s differs from the output:\n%s", tc.golden, firstDiff(body, out))
+		}
+	}
+}
+
+// splitGolden separates the leading '#' comment lines from the body.
+func splitGolden(s string) (string, string) {
+	i := 0
+	for strings.HasPrefix(s[i:], "#") {
+		j := strings.IndexByte(s[i:], '\n')
+		if j < 0 {
+			return s, ""
+		}
+		i += j + 1
+	}
+	return s[:i], s[i:]
+}
+
+func firstDiff(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	for i := 0; i < len(w) || i < len(g); i++ {
+		var a, b string
+		if i < len(w) {
+			a = w[i]
+		}
+		if i < len(g) {
+			b = g[i]
+		}
+		if a != b {
+			return fmt.Sprintf("line %d\nwant %s\n got %s", i+1, a, b)
+		}
+	}
+	return ""
+}
