@@ -765,3 +765,33 @@ func TestDecodeAllocs(t *testing.T) {
 		t.Errorf("%v allocations per message with Decode false", allocs)
 	}
 }
+
+// TestUDPDescriptionHosts: a host that is not an IP address, or the
+// unspecified address, routes to the announcing side's address.
+func TestUDPDescriptionHosts(t *testing.T) {
+	for _, host := range []string{"myhost", "0.0.0.0", "10.0.0.9"} {
+		p := New().(*protocol)
+		tcp := newHarness(p, dissect.TCP, mustAddrPort(t, "10.0.0.2:41000"), mustAddrPort(t, "10.0.0.1:3883"))
+		tcp.off = [2]int64{24, 24}
+		tcp.feed(t, 0, encMsg(1, 2, 5000, -3, 0, []byte(host+"\x00")), false)
+		want := "10.0.0.2:5000"
+		if host == "10.0.0.9" {
+			want = "10.0.0.9:5000"
+		}
+		if len(p.routes) != 1 || p.route(mustAddrPort(t, want)) != tcp.parser.(*parser).dirs[1].names {
+			t.Errorf("host %q: routes %v, want %s -> names of dir 1", host, p.order, want)
+		}
+	}
+}
+
+// TestRedescription: describing an id again replaces its name.
+func TestRedescription(t *testing.T) {
+	h := described(t)
+	h.feed(t, 0, encDescription(-2, 10, nameDial, 50), false)
+	h.feed(t, 0, encDescription(-1, 1, "Dial0", 51), false)
+	r := h.feed(t, 0, encMsg(1, 2, 1, 10, 52, append(f64s(0.5), i32s(1)...)), false)[0]
+	s, _ := r.Fields.Get("sender")
+	if r.Type != nameDial || s.Str() != "Dial0" || len(r.Warnings) != 0 {
+		t.Errorf("type %q sender %q warnings %q", r.Type, s.Str(), r.Warnings)
+	}
+}
