@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"time"
+	"unsafe"
 )
 
 // Limits bound the memory one stream may hold. Zero fields take the
@@ -77,6 +78,10 @@ type Stream struct {
 	pname  string
 	parser Parser
 
+	countOnly bool
+	counts    []TypeCount
+	cache     [32]int32 // type string address → index into counts, plus one
+
 	dirs  [2]dirState
 	rec   Record // filled by the parser
 	ev    Record // gap and skipped events, so a pending skip can be flushed while rec holds a message
@@ -123,13 +128,23 @@ type StreamOptions struct {
 	Limits Limits
 	// Decode asks parsers for fields; false gives types only (summary runs).
 	Decode bool
+	// CountOnly is for summary-only runs: a message without warnings is
+	// counted in the stream ([Stream.Counts]) instead of being sent to the
+	// sink. Gaps, skipped bytes and messages with warnings are still sent.
+	CountOnly bool
+}
+
+// TypeCount is the number of messages of one type.
+type TypeCount struct {
+	Type  string
+	Count int64
 }
 
 // NewStream returns the driver for one stream. The registry picks its
 // protocol: at once when a decode-as rule matches, else by content and then
 // by default port.
 func NewStream(info StreamInfo, reg *Registry, sink Sink, opt StreamOptions) *Stream {
-	s := &Stream{Info: info, reg: reg, sink: sink, lim: opt.Limits.withDefaults(), decode: opt.Decode}
+	s := &Stream{Info: info, reg: reg, sink: sink, lim: opt.Limits.withDefaults(), decode: opt.Decode, countOnly: opt.CountOnly}
 	s.ctx = Ctx{Stream: &s.Info, Decode: opt.Decode, Rec: &s.rec, notes: &s.notes}
 	if p, ok := reg.forced(&s.Info); ok {
 		s.choose(p)
@@ -203,7 +218,10 @@ func (s *Stream) End(dir Dir, t time.Time) {
 // hold keeps a unit while detection cannot decide, then tries to decide.
 func (s *Stream) hold(u heldUnit) {
 	s.held = append(s.held, u)
-	if u.kind == unitData || u.kind == unitDatagram {
+	switch u.kind {
+	case unitData:
+		s.heldBytes[u.dir] += len(u.data)
+	case unitDatagram:
 		s.heldBytes[u.dir] += len(u.data)
 		s.heldUnits[u.dir]++
 	}
@@ -381,7 +399,9 @@ func (s *Stream) run(dir Dir, t time.Time, b []byte, final bool) int {
 		n, err := s.parser.Parse(c, rest)
 		switch {
 		case err == nil && n > 0 && n <= len(rest):
-			s.flushSkip(dir, t)
+			if d.skipLen > 0 {
+				s.flushSkip(dir, t)
+			}
 			s.emitMessage(dir, t, d.next, int64(n))
 			d.next += int64(n)
 			i += n
@@ -513,14 +533,46 @@ func (s *Stream) fill(r *Record, dir Dir, t time.Time, off, n int64) {
 }
 
 func (s *Stream) emitMessage(dir Dir, t time.Time, off, n int64) {
-	s.fill(&s.rec, dir, t, off, n)
 	if s.rec.Type == "" {
 		s.rec.Type = "unknown"
 	}
+	if s.countOnly && len(s.rec.Warnings) == 0 {
+		s.count(s.rec.Type)
+		return
+	}
+	s.fill(&s.rec, dir, t, off, n)
 	if err := s.sink.Record(&s.rec); err != nil {
 		s.err = err
 	}
 }
+
+// count adds one message of type typ to the stream's counts. Protocols name
+// types with string constants, so the address of the string's bytes finds
+// its slot without hashing; a hit is confirmed by comparing the strings.
+func (s *Stream) count(typ string) {
+	slot := uint64(uintptr(unsafe.Pointer(unsafe.StringData(typ)))) * 0x9E3779B97F4A7C15 >> 59 // top 5 bits: 32 slots
+	if i := s.cache[slot] - 1; i >= 0 {
+		c := &s.counts[i]
+		if len(c.Type) == len(typ) && (unsafe.StringData(c.Type) == unsafe.StringData(typ) || c.Type == typ) {
+			c.Count++
+			return
+		}
+	}
+	for i := range s.counts {
+		if s.counts[i].Type == typ {
+			s.counts[i].Count++
+			s.cache[slot] = int32(i + 1)
+			return
+		}
+	}
+	s.counts = append(s.counts, TypeCount{Type: typ, Count: 1})
+	s.cache[slot] = int32(len(s.counts))
+}
+
+// Counts returns the messages counted instead of sent, with
+// [StreamOptions.CountOnly], per type in order of first appearance, and the
+// protocol they belong to.
+func (s *Stream) Counts() (proto string, counts []TypeCount) { return s.pname, s.counts }
 
 func (s *Stream) emitEvent(dir Dir, t time.Time, typ string, off, n int64, reason string) {
 	r := &s.ev

@@ -416,3 +416,18 @@ func FuzzStream(f *testing.F) {
 		checkTiling(t, col.recs, "10.0.0.1:5000", total)
 	})
 }
+
+// TestStreamDetectionAcrossManySmallSegments: a signature that arrives one
+// byte per TCP segment is still found (only UDP counts held datagrams).
+func TestStreamDetectionAcrossManySmallSegments(t *testing.T) {
+	s, col := newToyStream(t, tcpInfo(9999), false, dissect.Limits{})
+	t0 := time.Unix(1, 0)
+	for _, c := range []byte{3, 'T', 'O', 'Y', 1, 'q'} {
+		s.Data(0, t0, []byte{c})
+	}
+	s.End(0, t0)
+	if s.Protocol() == nil {
+		t.Fatal("not detected")
+	}
+	checkRecords(t, col.recs, "10.0.0.1:5000", []want{{"msg", 0, 4}, {"msg", 4, 2}})
+}

@@ -3,6 +3,7 @@ package dissect
 import (
 	"math"
 	"time"
+	"unsafe"
 )
 
 // Kind is the type of a [Value].
@@ -30,8 +31,7 @@ const (
 type Value struct {
 	kind Kind
 	num  uint64  // int, uint, float bits, bool, unix nanoseconds
-	str  string  // KindString
-	raw  []byte  // KindBytes (may alias a stream buffer: see package doc)
+	str  string  // KindString; KindBytes: the bytes, aliased (may point into a stream buffer: see package doc)
 	sub  []Field // KindArray, KindObject
 }
 
@@ -67,7 +67,9 @@ func Str(s string) Value { return Value{kind: KindString, str: s} }
 
 // Bytes returns a byte-string value, written as hex. It keeps b, which may
 // alias the stream buffer: the value is valid while the record is.
-func Bytes(b []byte) Value { return Value{kind: KindBytes, raw: b} }
+func Bytes(b []byte) Value {
+	return Value{kind: KindBytes, str: unsafe.String(unsafe.SliceData(b), len(b))}
+}
 
 // Time returns an instant value.
 func Time(t time.Time) Value { return Value{kind: KindTime, num: uint64(t.UnixNano())} }
@@ -112,7 +114,12 @@ func (v Value) Bool() bool { return v.num != 0 }
 func (v Value) Str() string { return v.str }
 
 // Raw returns the bytes of a KindBytes value.
-func (v Value) Raw() []byte { return v.raw }
+func (v Value) Raw() []byte {
+	if v.kind != KindBytes {
+		return nil
+	}
+	return unsafe.Slice(unsafe.StringData(v.str), len(v.str))
+}
 
 // Time returns the instant of a KindTime value, in UTC.
 func (v Value) Time() time.Time { return time.Unix(0, int64(v.num)).UTC() }
@@ -142,7 +149,7 @@ func (fs Fields) Get(key string) (Value, bool) {
 func (v Value) clone() Value {
 	switch v.kind {
 	case KindBytes:
-		v.raw = append([]byte(nil), v.raw...)
+		v.str = string(v.Raw())
 	case KindArray, KindObject:
 		v.sub = cloneFields(v.sub)
 	}

@@ -3,8 +3,6 @@ package reassembly
 import (
 	"encoding/hex"
 	"encoding/json"
-	"errors"
-	"io/fs"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -12,9 +10,10 @@ import (
 	"time"
 )
 
-// vrpnDir holds real VRPN captures and their ground truth (truth.json),
-// written by an independent decoder; see its README.md.
-const vrpnDir = "/work/shared/captures/vrpn"
+// vrpnDir holds the repository's copies of the real VRPN captures and their
+// ground truth (truth.json), written by an independent decoder; see its
+// README.md.
+const vrpnDir = "../dissect/vrpn/testdata"
 
 type vrpnTruth struct {
 	Captures map[string]struct {
@@ -48,9 +47,6 @@ type vrpnTruth struct {
 // bytes) and udp_message_flows (with their datagram counts).
 func TestVRPNCaptures(t *testing.T) {
 	raw, err := os.ReadFile(filepath.Join(vrpnDir, "truth.json"))
-	if errors.Is(err, fs.ErrNotExist) {
-		t.Skip("VRPN captures not available")
-	}
 	if err != nil {
 		t.Fatal(err)
 	}

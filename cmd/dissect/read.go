@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -25,6 +26,7 @@ type readOpts struct {
 	timeFormat string
 	progress   string
 	noSummary  bool
+	cpuProfile string
 }
 
 func addReadFlags(cmd *cobra.Command, o *readOpts) {
@@ -36,6 +38,8 @@ func addReadFlags(cmd *cobra.Command, o *readOpts) {
 	f.StringVarP(&o.timeFormat, "time-format", "t", "r", "table TIME column: r (seconds since the first packet), a (UTC time of day), ad (UTC date and time), e (epoch seconds)")
 	f.StringVar(&o.progress, "progress", "auto", "progress bar on stderr: auto (only when stderr is a terminal), always, never")
 	f.BoolVar(&o.noSummary, "no-summary", false, "do not print the summary on stderr at the end")
+	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a Go CPU profile to this file (for performance work)")
+	_ = f.MarkHidden("cpuprofile")
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"table", "json"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("time-format", cobra.FixedCompletions([]string{"r", "a", "ad", "e"}, cobra.ShellCompDirectiveNoFileComp))
 }
@@ -105,7 +109,18 @@ func runRead(cmd *cobra.Command, o *readOpts, files []string, stdin io.Reader, s
 	if err != nil {
 		return err
 	}
-	cfg := engine.Config{Registry: reg, Decode: !o.quiet}
+	if o.cpuProfile != "" {
+		pf, err := os.Create(o.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer pf.Close()
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	cfg := engine.Config{Registry: reg, Decode: !o.quiet, CountOnly: o.quiet}
 	var recSink dissect.Sink
 	if out != nil {
 		recSink = out

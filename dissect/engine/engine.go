@@ -21,7 +21,10 @@ type Config struct {
 	Registry *dissect.Registry
 	// Decode asks dissectors for fields; false decodes types only, which is
 	// all a summary-only run (-q) needs.
-	Decode     bool
+	Decode bool
+	// CountOnly sends to the sink only gaps, skipped bytes and messages with
+	// warnings; other messages are only counted (summary-only runs).
+	CountOnly  bool
 	Limits     dissect.Limits
 	Reassembly reassembly.Config
 }
@@ -129,7 +132,7 @@ func (h *handler) Open(s *reassembly.Stream, t time.Time) {
 	}
 	e.sum.Streams[info.Transport]++
 	sink := dissect.SinkFunc(e.record)
-	s.User = &streamState{ds: dissect.NewStream(info, e.cfg.Registry, sink, dissect.StreamOptions{Limits: e.cfg.Limits, Decode: e.cfg.Decode})}
+	s.User = &streamState{ds: dissect.NewStream(info, e.cfg.Registry, sink, dissect.StreamOptions{Limits: e.cfg.Limits, Decode: e.cfg.Decode, CountOnly: e.cfg.CountOnly})}
 }
 
 func addrString(a netip.AddrPort) string {

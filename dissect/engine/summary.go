@@ -2,6 +2,7 @@ package engine
 
 import (
 	"time"
+	"unsafe"
 
 	"dissect/dissect"
 	"dissect/reassembly"
@@ -26,7 +27,7 @@ type Summary struct {
 	Reassembly   reassembly.Stats
 
 	index    map[typeKey]int
-	last     int
+	cache    [32]int32 // direct-mapped: hash of the type string's address → index+1
 	seenWarn map[string]bool
 }
 
@@ -46,7 +47,6 @@ func (s *Summary) init() {
 	s.Streams = map[dissect.Transport]int{}
 	s.index = map[typeKey]int{}
 	s.seenWarn = map[string]bool{}
-	s.last = -1
 }
 
 func (s *Summary) count(r *dissect.Record) {
@@ -68,16 +68,24 @@ func (s *Summary) count(r *dissect.Record) {
 	}
 }
 
-// countType is on the hot path: the type of the previous record is checked
-// first (string comparison of the same constant is a pointer check).
+// countType is on the hot path. Protocols name their types with string
+// constants, so the address of a type's bytes identifies it almost always: a
+// small cache keyed by that address avoids hashing the strings; a hit is
+// confirmed by comparing the strings, a miss falls back to the map.
 func (s *Summary) countType(proto, typ string) {
-	if s.last >= 0 {
-		c := &s.Messages[s.last]
+	slot := uint64(uintptr(unsafe.Pointer(unsafe.StringData(typ)))) * 0x9E3779B97F4A7C15 >> 59 // top 5 bits: 32 slots
+	if i := s.cache[slot] - 1; i >= 0 {
+		c := &s.Messages[i]
 		if c.Type == typ && c.Proto == proto {
 			c.Count++
 			return
 		}
 	}
+	s.cache[slot] = int32(s.addType(proto, typ, 1) + 1)
+}
+
+// addType adds n messages of a type and returns its index in Messages.
+func (s *Summary) addType(proto, typ string, n int64) int {
 	k := typeKey{proto, typ}
 	i, ok := s.index[k]
 	if !ok {
@@ -85,8 +93,8 @@ func (s *Summary) countType(proto, typ string) {
 		s.index[k] = i
 		s.Messages = append(s.Messages, TypeCount{Proto: proto, Type: typ})
 	}
-	s.Messages[i].Count++
-	s.last = i
+	s.Messages[i].Count += n
+	return i
 }
 
 func (s *Summary) sample(w string) {
@@ -98,6 +106,10 @@ func (s *Summary) sample(w string) {
 }
 
 func (s *Summary) streamDone(ds *dissect.Stream) {
+	proto, counts := ds.Counts()
+	for _, c := range counts {
+		s.addType(proto, c.Type, c.Count)
+	}
 	for _, n := range ds.Notes() {
 		if len(s.Notes) < 100 {
 			s.Notes = append(s.Notes, n)

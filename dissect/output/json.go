@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	"dissect/dissect"
 )
@@ -21,6 +22,8 @@ type JSON struct {
 	buf       []byte
 	flushEach bool
 	ts        timeCache
+	keys      strCache // field keys, with the colon
+	strs      strCache // proto, type, src, dst
 }
 
 // NewJSON returns a JSON Lines writer on w. With flushEach, every record is
@@ -36,21 +39,21 @@ func (j *JSON) Record(r *dissect.Record) error {
 	b = append(b, `{"time":"`...)
 	b = j.ts.append(b, r.Time)
 	b = append(b, `","proto":`...)
-	b = appendString(b, r.Proto)
+	b = j.strs.append(b, r.Proto)
 	b = append(b, `,"transport":"`...)
 	b = append(b, r.Transport.String()...)
 	b = append(b, `","stream":`...)
 	b = strconv.AppendInt(b, int64(r.Stream), 10)
 	b = append(b, `,"src":`...)
-	b = appendString(b, r.Src)
+	b = j.strs.append(b, r.Src)
 	b = append(b, `,"dst":`...)
-	b = appendString(b, r.Dst)
+	b = j.strs.append(b, r.Dst)
 	b = append(b, `,"offset":`...)
 	b = strconv.AppendInt(b, r.Offset, 10)
 	b = append(b, `,"length":`...)
 	b = strconv.AppendInt(b, r.Length, 10)
 	b = append(b, `,"type":`...)
-	b = appendString(b, r.Type)
+	b = j.strs.append(b, r.Type)
 	b = append(b, `,"fields":`...)
 	b = j.appendObject(b, r.Fields)
 	if len(r.Warnings) > 0 {
@@ -83,14 +86,13 @@ func (j *JSON) appendObject(b []byte, fs []dissect.Field) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendString(b, fs[i].Key)
-		b = append(b, ':')
-		b = j.appendValue(b, fs[i].Value)
+		b = j.keys.appendKey(b, fs[i].Key)
+		b = j.appendValue(b, &fs[i].Value)
 	}
 	return append(b, '}')
 }
 
-func (j *JSON) appendValue(b []byte, v dissect.Value) []byte {
+func (j *JSON) appendValue(b []byte, v *dissect.Value) []byte {
 	switch v.Kind() {
 	case dissect.KindInt:
 		return strconv.AppendInt(b, v.Int(), 10)
@@ -121,7 +123,7 @@ func (j *JSON) appendValue(b []byte, v dissect.Value) []byte {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = j.appendValue(b, it.Value)
+			b = j.appendValue(b, &it.Value)
 		}
 		return append(b, ']')
 	case dissect.KindObject:
@@ -159,6 +161,14 @@ func appendHex(b []byte, raw []byte) []byte {
 	return b
 }
 
+// jsonSafe marks the ASCII bytes that appear in a JSON string as they are.
+var jsonSafe = func() (t [256]bool) {
+	for c := 0x20; c < 0x80; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
 // appendString writes s as a JSON string. Invalid UTF-8 becomes U+FFFD;
 // control characters are escaped.
 func appendString(b []byte, s string) []byte {
@@ -166,11 +176,11 @@ func appendString(b []byte, s string) []byte {
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
+		if jsonSafe[c] {
+			i++
+			continue
+		}
 		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
 			b = append(b, s[start:i]...)
 			switch c {
 			case '"', '\\':
@@ -210,26 +220,73 @@ func appendString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
-// timeCache formats instants as RFC 3339 UTC with nine fraction digits,
-// reusing the date-and-seconds prefix while the second does not change.
+// timeCache formats instants as RFC 3339 UTC with nine fraction digits.
+// Records completed by one packet share its time, so the last result is
+// kept whole; the date-and-seconds prefix is kept while the second lasts.
 type timeCache struct {
 	sec    int64
 	prefix []byte // "2006-01-02T15:04:05."
+	last   time.Time
+	full   []byte // the formatted last
 }
 
 func (c *timeCache) append(b []byte, t time.Time) []byte {
+	if c.full != nil && t.Equal(c.last) {
+		return append(b, c.full...)
+	}
 	sec := t.Unix()
 	if c.prefix == nil || sec != c.sec {
 		c.sec = sec
 		c.prefix = t.UTC().AppendFormat(c.prefix[:0], "2006-01-02T15:04:05.")
 	}
-	b = append(b, c.prefix...)
+	full := append(c.full[:0], c.prefix...)
 	ns := t.Nanosecond()
 	var d [9]byte
 	for i := 8; i >= 0; i-- {
 		d[i] = byte('0' + ns%10)
 		ns /= 10
 	}
-	b = append(b, d[:]...)
-	return append(b, 'Z')
+	full = append(full, d[:]...)
+	full = append(full, 'Z')
+	c.full, c.last = full, t
+	return append(b, full...)
+}
+
+// strCache keeps the JSON form of strings that recur by address: field
+// keys, protocol and type names are string constants, and a stream's
+// address strings live as long as the stream. Finding them by the address
+// and length of their bytes spares escaping them for every record.
+type strCache [64]struct {
+	ptr *byte
+	n   int
+	enc []byte
+}
+
+// append writes s as a JSON string.
+func (sc *strCache) append(b []byte, s string) []byte {
+	return append(b, sc.lookup(s, false)...)
+}
+
+// appendKey writes s as an object key, colon included.
+func (sc *strCache) appendKey(b []byte, s string) []byte {
+	return append(b, sc.lookup(s, true)...)
+}
+
+func (sc *strCache) lookup(s string, key bool) []byte {
+	if len(s) == 0 {
+		if key {
+			return []byte(`"":`)
+		}
+		return []byte(`""`)
+	}
+	p := unsafe.StringData(s)
+	e := &sc[uint64(uintptr(unsafe.Pointer(p)))*0x9E3779B97F4A7C15>>58]
+	if e.ptr != p || e.n != len(s) {
+		e.ptr, e.n = p, len(s)
+		e.enc = appendString(e.enc[:0], s)
+		if key {
+			e.enc = append(e.enc, ':')
+		}
+	}
+	return e.enc
 }

@@ -3,6 +3,7 @@ package output
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -175,3 +176,33 @@ func BenchmarkJSONRecord(b *testing.B) {
 type discard struct{}
 
 func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+// TestStringCacheIsByContent: strings built at run time (VRPN type names
+// come from the wire) must never be confused with earlier ones.
+func TestStringCacheIsByContent(t *testing.T) {
+	var buf bytes.Buffer
+	j := NewJSON(&buf, false)
+	for i := 0; i < 2000; i++ {
+		r := record()
+		r.Type = fmt.Sprintf("type%04d", i)
+		r.Src = fmt.Sprintf("10.0.%d.%d:1", i/256, i%256)
+		r.Add(fmt.Sprintf("k%04d", i), dissect.Int(int64(i)))
+		if err := j.Record(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	j.Flush()
+	for i, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+		var m struct {
+			Type   string
+			Src    string
+			Fields map[string]int
+		}
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatal(err)
+		}
+		if m.Type != fmt.Sprintf("type%04d", i) || m.Src != fmt.Sprintf("10.0.%d.%d:1", i/256, i%256) || m.Fields[fmt.Sprintf("k%04d", i)] != i {
+			t.Fatalf("line %d: %s", i, line)
+		}
+	}
+}
