@@ -303,6 +303,52 @@ func TestTCP(t *testing.T) {
 			stats: func(s Stats) bool { return s.TCPGapBytes == 4 },
 		},
 		{
+			name: "lost segment, resolved by the peer's ACK",
+			build: func(f *feed, c *pktbuild.Conn) {
+				f.seg(c.Handshake()...)
+				a := c.Send(C, []byte("aa"))
+				c.Skip(C, 4)
+				d := c.Send(C, []byte("dd"))
+				f.seg(a, d)
+				// The server acknowledges all of it: the hole was received
+				// but not captured, so the gap comes now, not at the FINs.
+				f.seg(c.Ack(S), c.Send(S, []byte("x")))
+			},
+			want:  []string{"open 0", "data 0/0 aa", "gap 0/0 4", "data 0/0 dd", "data 0/1 x", "close 0/0", "close 0/1"},
+			spans: map[string]int64{"0/0": 8, "0/1": 1},
+			stats: func(s Stats) bool { return s.TCPGapBytes == 4 && s.TCPOutOfOrder == 1 },
+		},
+		{
+			name: "an ACK covering part of a hole declares only that part lost",
+			build: func(f *feed, c *pktbuild.Conn) {
+				f.seg(c.Handshake()...)
+				a := c.Send(C, []byte("aa"))
+				c.Send(C, []byte("bb")) // lost
+				ack := c.Ack(S)         // acknowledges up to the end of "bb"
+				x := c.Send(S, []byte("x"))
+				cc := c.Send(C, []byte("cc"))
+				d := c.Send(C, []byte("dd"))
+				f.seg(a, d, ack, x)
+				f.seg(cc) // a retransmission of the rest of the hole
+			},
+			want:  []string{"open 0", "data 0/0 aa", "gap 0/0 2", "data 0/1 x", "data 0/0 cc", "data 0/0 dd", "close 0/0", "close 0/1"},
+			spans: map[string]int64{"0/0": 8, "0/1": 1},
+			stats: func(s Stats) bool { return s.TCPGapBytes == 2 },
+		},
+		{
+			name: "an ACK past a hole with nothing held behind it declares nothing",
+			build: func(f *feed, c *pktbuild.Conn) {
+				f.seg(c.Handshake()...)
+				a := c.Send(C, []byte("aa"))
+				b := c.Send(C, []byte("bb"))
+				// the ACK is captured before the data it acknowledges
+				f.seg(a, c.Ack(S), b)
+			},
+			want:  []string{"open 0", "data 0/0 aa", "data 0/0 bb", "close 0/0", "close 0/1"},
+			spans: map[string]int64{"0/0": 4},
+			stats: func(s Stats) bool { return s.TCPGapBytes == 0 },
+		},
+		{
 			name: "lost segment, data continues after the segment limit",
 			cfg:  Config{MaxSegments: 2},
 			build: func(f *feed, c *pktbuild.Conn) {

@@ -112,6 +112,9 @@ func (a *Assembler) tcp(pk *packet, t time.Time) {
 	if pk.plen > 0 || fin {
 		a.segment(c, d, h, t, seq, pk.payload, pk.plen, fin)
 	}
+	if ack {
+		a.acked(c, 1-d, pk.ack, t)
+	}
 	if c.h[0].fin && c.h[1].fin {
 		// Both sides finished: a hole left before a FIN will not fill.
 		a.complete(c, 0, t)
@@ -181,6 +184,26 @@ func (a *Assembler) segment(c *conn, d Dir, h *half, t time.Time, seq uint32, da
 			a.pump(c, d, h, t)
 		}
 	}
+	a.pump(c, d, h, t)
+}
+
+// acked declares lost the hole at the front of direction d when the peer
+// has acknowledged bytes past it while later bytes of d are already held:
+// the receiver got the missing bytes but the capture did not, and no
+// retransmission will come, so waiting for them (until the FINs or the
+// buffer limit) would only delay the data behind the hole. A hole with
+// nothing held behind it is left alone: some captures (tcpdump -i any)
+// can show an ACK before the data it acknowledges.
+func (a *Assembler) acked(c *conn, d Dir, ackSeq uint32, t time.Time) {
+	h := &c.h[d]
+	if !h.started || h.closed || len(h.held) == 0 {
+		return
+	}
+	ackOff := h.off + int64(int32(ackSeq-h.nextSeq()))
+	if ackOff <= h.off {
+		return
+	}
+	a.gap(c, d, h, t, min(ackOff, h.held[0].start)-h.off)
 	a.pump(c, d, h, t)
 }
 
