@@ -1,0 +1,262 @@
+package neptune
+
+import (
+	"strconv"
+
+	"dissect/dissect"
+)
+
+const proto = "neptune"
+
+// Device message types: the first payload byte, as dispatched by
+// nep_network.ino.
+const (
+	msgAbort     = 0
+	msgSetMotor  = 1
+	msgTranslate = 2
+	msgRotate    = 3
+	msgStabilize = 4
+	msgLamp      = 5
+)
+
+// Record types of the device framing.
+const (
+	typeAbort     = "abort"
+	typeSetMotor  = "set_motor"
+	typeTranslate = "translate"
+	typeRotate    = "rotate"
+	typeStabilize = "stabilize"
+	typeLamp      = "lamp"
+	typeUnknown   = "unknown"
+)
+
+const (
+	// maxLen is the first length byte the device refuses: it flushes its
+	// input instead of reading a message.
+	maxLen = 100
+	// chainLen is how many consecutive well-formed messages Sync wants.
+	chainLen = 3
+	// firstRelay and lastRelay are the set_motor ids that the motor
+	// co-processor (motor_test.ino) drives as relays; 0 to firstRelay-1
+	// are motors, ids past lastRelay are ignored.
+	firstRelay = 5
+	lastRelay  = 6
+)
+
+// wantLen is the payload length the device accepts for each type (0: any
+// length, for abort).
+var wantLen = [...]int{msgAbort: 0, msgSetMotor: 4, msgTranslate: 3, msgRotate: 3, msgStabilize: 2, msgLamp: 2}
+
+var typeNames = [...]string{typeAbort, typeSetMotor, typeTranslate, typeRotate, typeStabilize, typeLamp}
+
+var axisNames = [3]string{"x", "y", "z"}
+
+// relaySummary[id-firstRelay][on] is the summary of a set_motor that
+// switches a relay.
+var relaySummary = [2][2]string{{"relay 5 off", "relay 5 on"}, {"relay 6 off", "relay 6 on"}}
+
+var deviceInfo = dissect.Info{
+	Name:       proto,
+	Proto:      proto,
+	Title:      "Neptune ROV device commands (length byte, type, arguments; nep_network.ino)",
+	Transports: []dissect.Transport{dissect.TCP, dissect.Serial},
+	Ports:      []dissect.Port{{Transport: dissect.TCP, Port: 1493}},
+	Detection:  "",
+}
+
+type device struct{}
+
+// New returns the Neptune ROV device protocol: the length-prefixed commands
+// that the ROV's Arduino (nep_network.ino) reads on TCP port 1493, its
+// default port. It has no content detection; other ports and serial links
+// need a decode-as rule ("tcp.port==N,neptune", "serial,neptune").
+func New() dissect.Protocol { return device{} }
+
+func (device) Info() *dissect.Info { return &deviceInfo }
+
+// Detect always answers No: a one-byte length prefix is no signature.
+func (device) Detect(*dissect.StreamInfo, dissect.Dir, []byte) dissect.Verdict { return dissect.No }
+
+func (device) NewParser(*dissect.StreamInfo) dissect.Parser { return deviceParser{} }
+
+// deviceParser is stateless: the device keeps nothing between messages.
+type deviceParser struct{}
+
+// Parse frames and decodes the message at b[0]: a length byte, then that
+// many payload bytes. The only error is code "bad_length": a length byte of
+// 100 or more. Bytes values in the record alias b.
+func (deviceParser) Parse(c *dissect.Ctx, b []byte) (int, error) {
+	if len(b) == 0 {
+		return 0, dissect.ErrNeedMore
+	}
+	l := int(b[0])
+	if l >= maxLen {
+		return 0, dissect.Malformed(proto, "bad_length", 0, "length byte %d is 100 or more: the device flushes its input here", l)
+	}
+	n := 1 + l
+	if len(b) < n {
+		return n, dissect.ErrNeedMore
+	}
+	p := b[1:n]
+	r := c.Rec
+	if l == 0 {
+		r.Type = typeUnknown
+		r.Warn("empty message: length 0, no type byte")
+		if c.Decode {
+			r.Add("data", dissect.Bytes(p))
+			r.Summary = "len=0"
+		}
+		return n, nil
+	}
+	t := p[0]
+	if int(t) >= len(typeNames) {
+		r.Type = typeUnknown
+		r.Warnf("unknown message type %d", t)
+		if c.Decode {
+			r.Add("data", dissect.Bytes(p))
+			r.Summary = "type=" + strconv.Itoa(int(t)) + " len=" + strconv.Itoa(l)
+		}
+		return n, nil
+	}
+	r.Type = typeNames[t]
+	ok := t == msgAbort || l == wantLen[t]
+	if !ok {
+		r.Warnf("%s needs length %d, got %d: the device ignores it", r.Type, wantLen[t], l)
+	}
+	switch t {
+	case msgSetMotor:
+		setMotor(c, p, ok)
+	case msgTranslate, msgRotate:
+		move(c, p)
+	case msgStabilize:
+		if c.Decode && l >= 2 {
+			r.Add("enable", dissect.Bool(p[1] != 0))
+		}
+	case msgLamp:
+		if c.Decode && l >= 2 {
+			r.Add("on", dissect.Bool(p[1] != 0))
+		}
+	}
+	// The whole payload is shown when it is not the type's exact shape
+	// (an abort with arguments, a wrong length).
+	if c.Decode && (!ok || t == msgAbort && l > 1) {
+		r.Add("data", dissect.Bytes(p))
+	}
+	return n, nil
+}
+
+// setMotor decodes [1, id, dir, magnitude] from what p holds.
+func setMotor(c *dissect.Ctx, p []byte, ok bool) {
+	r := c.Rec
+	if len(p) >= 2 && p[1] > lastRelay {
+		r.Warnf("set_motor: id %d is neither a motor (0-4) nor a relay (5-6): the co-processor ignores it", p[1])
+	}
+	if !c.Decode {
+		return
+	}
+	if len(p) >= 2 {
+		r.Add("motor", dissect.Uint(uint64(p[1])))
+	}
+	if len(p) >= 3 {
+		d := "forward"
+		if p[2] != 0 {
+			d = "reverse"
+		}
+		r.Add("direction", dissect.Str(d))
+	}
+	if len(p) >= 4 {
+		r.Add("magnitude", dissect.Uint(uint64(p[3])))
+	}
+	if ok && p[1] >= firstRelay && p[1] <= lastRelay {
+		on := 0
+		if p[2] != 0 {
+			on = 1
+		}
+		r.Summary = relaySummary[p[1]-firstRelay][on]
+	}
+}
+
+// move decodes translate and rotate: [type, axis, sign].
+func move(c *dissect.Ctx, p []byte) {
+	r := c.Rec
+	if len(p) >= 2 && p[1] >= byte(len(axisNames)) {
+		r.Warnf("%s: axis %d is not 0 (x), 1 (y) or 2 (z)", r.Type, p[1])
+	}
+	if !c.Decode {
+		return
+	}
+	if len(p) >= 2 {
+		a := p[1]
+		if int(a) < len(axisNames) {
+			r.Add("axis", dissect.Str(axisNames[a]))
+		} else {
+			r.Add("axis", dissect.Str(strconv.Itoa(int(a))))
+		}
+	}
+	if len(p) >= 3 {
+		r.Add("sign", dissect.Uint(uint64(p[2])))
+	}
+}
+
+// Chain outcomes.
+const (
+	reject = iota
+	undecided
+	accept
+)
+
+// good reports the payload length the device would act on for type t
+// (0: any length from 1), and false for types it does not know.
+func good(t byte) (int, bool) {
+	if int(t) >= len(wantLen) {
+		return 0, false
+	}
+	return wantLen[t], true
+}
+
+// chain judges whether a message boundary is at b[0]: accept when the
+// messages framed from there are chainLen well-formed messages (length 1-99,
+// a known type, the length the device accepts for it); reject as soon as a
+// byte rules it out; undecided when b ends first.
+func chain(b []byte) int {
+	p := 0
+	for range chainLen {
+		if p == len(b) {
+			return undecided
+		}
+		l := int(b[p])
+		if l == 0 || l >= maxLen {
+			return reject
+		}
+		if p+1 == len(b) {
+			return undecided
+		}
+		want, ok := good(b[p+1])
+		if !ok || want != 0 && l != want {
+			return reject
+		}
+		p += 1 + l
+		if p > len(b) {
+			return undecided
+		}
+	}
+	return accept
+}
+
+// Sync returns the first offset of b where a chain is accepted, or the first
+// where it is undecided (with false) so that it is judged again with more
+// bytes; len(b) when every offset is ruled out.
+func (deviceParser) Sync(_ *dissect.Ctx, b []byte) (int, bool) {
+	for i := range b {
+		if l := b[i]; l == 0 || l >= maxLen {
+			continue
+		}
+		switch chain(b[i:]) {
+		case accept:
+			return i, true
+		case undecided:
+			return i, false
+		}
+	}
+	return len(b), false
+}
