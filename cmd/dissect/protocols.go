@@ -20,7 +20,7 @@ func newProtocolsCmd() *cobra.Command {
 detection finds nothing; the detection rules follow the table.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			reg, err := all.Registry()
+			reg, err := all.Registry(all.Options{})
 			if err != nil {
 				return err
 			}

@@ -27,6 +27,8 @@ type readOpts struct {
 	progress   string
 	noSummary  bool
 	cpuProfile string
+
+	neptuneInt16 bool
 }
 
 func addReadFlags(cmd *cobra.Command, o *readOpts) {
@@ -38,6 +40,7 @@ func addReadFlags(cmd *cobra.Command, o *readOpts) {
 	f.StringVarP(&o.timeFormat, "time-format", "t", "r", "table TIME column: r (seconds since the first packet), a (UTC time of day), ad (UTC date and time), e (epoch seconds)")
 	f.StringVar(&o.progress, "progress", "auto", "progress bar on stderr: auto (only when stderr is a terminal), always, never")
 	f.BoolVar(&o.noSummary, "no-summary", false, "do not print the summary on stderr at the end")
+	f.BoolVar(&o.neptuneInt16, "neptune-int16", false, "neptune-wiki: read the wiki's \"int\" fields as int16 (AVR layout) instead of int32")
 	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a Go CPU profile to this file (for performance work)")
 	_ = f.MarkHidden("cpuprofile")
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"table", "json"}, cobra.ShellCompDirectiveNoFileComp))
@@ -72,7 +75,7 @@ type sink interface {
 
 // setup validates the shared flags and builds the registry and the sink.
 func (o *readOpts) setup(stdout io.Writer, live bool) (*dissect.Registry, sink, error) {
-	reg, err := all.Registry()
+	reg, err := all.Registry(all.Options{NeptuneInt16: o.neptuneInt16})
 	if err != nil {
 		return nil, nil, err
 	}

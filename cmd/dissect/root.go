@@ -66,7 +66,7 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 		Use:   "dissect [flags] CAPTURE...",
 		Short: "Decode robot, prosthesis and VR protocols from captures",
 		Long: `dissect decodes the binary protocols spoken between robots, prostheses, VR rigs
-and their controllers: VRPN and Deltarobot VR (more to come).
+and their controllers: VRPN, Deltarobot VR, Neptune ROV and Roboid Control.
 
 Given capture files (pcap or pcapng; several files are read in order as one
 capture, as tcpdump -C splits them), it reassembles TCP connections and UDP
@@ -97,5 +97,6 @@ Every byte of every stream is accounted for: it is in a decoded message, a
 	root.SetIn(stdin)
 	addReadFlags(root, opts)
 	root.AddCommand(newReadCmd(stdin, stderr), newProtocolsCmd(), newVersionCmd())
+	root.AddCommand(newSerialCmd(stderr))
 	return root
 }

@@ -39,7 +39,8 @@
 // A length byte of 100 or more is malformed (code "bad_length": the device
 // flushes its input there). The framework then resynchronises with Sync: the
 // first offset from which three consecutive well-formed messages frame
-// (length 1-99, a known type, the length the device acts on for it). When
+// (a known type with the length the device acts on for it; an abort only
+// with length 1, so that garbage cannot pass for a long abort). When
 // the bytes run out before a candidate offset is decided, Sync answers
 // (offset, false) and it is judged again with more bytes. The same search
 // follows a gap. Parse itself frames every length below 100, as the device

@@ -1,6 +1,7 @@
 package neptune
 
 import (
+	"slices"
 	"strconv"
 
 	"dissect/dissect"
@@ -51,7 +52,10 @@ var typeNames = [...]string{typeAbort, typeSetMotor, typeTranslate, typeRotate, 
 
 var axisNames = [3]string{"x", "y", "z"}
 
-// relaySummary[id-firstRelay][on] is the summary of a set_motor that
+// directions[min(dir, 1)] is a set_motor direction.
+var directions = [2]string{"forward", "reverse"}
+
+// relaySummary[id-firstRelay][min(dir, 1)] is the summary of a set_motor that
 // switches a relay.
 var relaySummary = [2][2]string{{"relay 5 off", "relay 5 on"}, {"relay 6 off", "relay 6 on"}}
 
@@ -154,26 +158,33 @@ func setMotor(c *dissect.Ctx, p []byte, ok bool) {
 	if !c.Decode {
 		return
 	}
+	if ok {
+		// The bulk of a stream: fill the three fields in place.
+		f := grow(r, 3)
+		f[0] = dissect.Field{Key: "motor", Value: dissect.Uint(uint64(p[1]))}
+		f[1] = dissect.Field{Key: "direction", Value: dissect.Str(directions[min(p[2], 1)])}
+		f[2] = dissect.Field{Key: "magnitude", Value: dissect.Uint(uint64(p[3]))}
+		if p[1] >= firstRelay && p[1] <= lastRelay {
+			r.Summary = relaySummary[p[1]-firstRelay][min(p[2], 1)]
+		}
+		return
+	}
 	if len(p) >= 2 {
 		r.Add("motor", dissect.Uint(uint64(p[1])))
 	}
 	if len(p) >= 3 {
-		d := "forward"
-		if p[2] != 0 {
-			d = "reverse"
-		}
-		r.Add("direction", dissect.Str(d))
+		r.Add("direction", dissect.Str(directions[min(p[2], 1)]))
 	}
 	if len(p) >= 4 {
 		r.Add("magnitude", dissect.Uint(uint64(p[3])))
 	}
-	if ok && p[1] >= firstRelay && p[1] <= lastRelay {
-		on := 0
-		if p[2] != 0 {
-			on = 1
-		}
-		r.Summary = relaySummary[p[1]-firstRelay][on]
-	}
+}
+
+// grow appends n fields to r and returns them, to be filled in place.
+func grow(r *dissect.Record, n int) []dissect.Field {
+	l := len(r.Fields)
+	r.Fields = slices.Grow(r.Fields, n)[:l+n]
+	return r.Fields[l : l+n : l+n]
 }
 
 // move decodes translate and rotate: [type, axis, sign].
@@ -183,6 +194,12 @@ func move(c *dissect.Ctx, p []byte) {
 		r.Warnf("%s: axis %d is not 0 (x), 1 (y) or 2 (z)", r.Type, p[1])
 	}
 	if !c.Decode {
+		return
+	}
+	if len(p) == 3 && p[1] < byte(len(axisNames)) {
+		f := grow(r, 2)
+		f[0] = dissect.Field{Key: "axis", Value: dissect.Str(axisNames[p[1]])}
+		f[1] = dissect.Field{Key: "sign", Value: dissect.Uint(uint64(p[2]))}
 		return
 	}
 	if len(p) >= 2 {
@@ -205,19 +222,16 @@ const (
 	accept
 )
 
-// good reports the payload length the device would act on for type t
-// (0: any length from 1), and false for types it does not know.
-func good(t byte) (int, bool) {
-	if int(t) >= len(wantLen) {
-		return 0, false
-	}
-	return wantLen[t], true
-}
+// syncLen is the payload length of each type in its usual shape, as Sync
+// wants it: the length the device acts on, and 1 for an abort (the device
+// takes an abort of any length, but a long one would let a run of garbage
+// pass for a message).
+var syncLen = [...]int{msgAbort: 1, msgSetMotor: 4, msgTranslate: 3, msgRotate: 3, msgStabilize: 2, msgLamp: 2}
 
 // chain judges whether a message boundary is at b[0]: accept when the
-// messages framed from there are chainLen well-formed messages (length 1-99,
-// a known type, the length the device accepts for it); reject as soon as a
-// byte rules it out; undecided when b ends first.
+// messages framed from there are chainLen well-formed messages (a known
+// type with its syncLen); reject as soon as a byte rules it out; undecided
+// when b ends first.
 func chain(b []byte) int {
 	p := 0
 	for range chainLen {
@@ -231,8 +245,7 @@ func chain(b []byte) int {
 		if p+1 == len(b) {
 			return undecided
 		}
-		want, ok := good(b[p+1])
-		if !ok || want != 0 && l != want {
+		if t := b[p+1]; int(t) >= len(syncLen) || l != syncLen[t] {
 			return reject
 		}
 		p += 1 + l

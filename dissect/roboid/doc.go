@@ -19,7 +19,7 @@
 // data is the rest of the datagram in hex (possibly empty). Which messages
 // carry which ids is our reading of the README's message list, not a
 // documented layout. A datagram too short for its ids keeps the ids it has,
-// with a warning. The protocol runs over UDP only: without datagrams there
+// with a warning (a Pose then has no values field). The protocol runs over UDP only: without datagrams there
 // is no message end, and Parse answers c.Final false with the error code
 // "not_datagram".
 //

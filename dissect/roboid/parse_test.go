@@ -3,6 +3,7 @@ package roboid_test
 import (
 	"errors"
 	"math"
+	"strings"
 	"testing"
 
 	"dissect/dissect"
@@ -257,6 +258,8 @@ func TestMessages(t *testing.T) {
 			fields: []kv{{"network_id", u(1)}, {"thing_id", u(2)}, {"data", hx(urlHex)}}, summary: `net 1 thing 2 "` + url + `"`},
 		{name: "ModelURL not text", in: "90 01 02 18 68 74", typ: "ModelURL",
 			fields: []kv{{"network_id", u(1)}, {"thing_id", u(2)}, {"data", hx("186874")}}, summary: "net 1 thing 2 data=186874"},
+		{name: "long ModelURL in summary", in: "90 01 02" + strings.Repeat("61", 81), typ: "ModelURL",
+			summary: `net 1 thing 2 "` + strings.Repeat("a", 80) + `"…`},
 		{name: "long data in summary", in: "80 00 00 000102030405060708090a0b0c0d0e0f10", typ: "NewThing",
 			summary: "net 0 thing 0 data=000102030405060708090a0b0c0d0e0f…"},
 		{name: "unknown id", in: "42 01 02", typ: "unknown",

@@ -357,8 +357,7 @@ func appendValue(s []byte, t DataType, raw []byte, trunc bool) []byte {
 		} else {
 			s = append(s, ',')
 		}
-		s = strconv.AppendFloat(s, AngleDegrees(raw[j]), 'g', -1, 64)
-		s = append(s, "°"...)
+		s = append(s, angleText[raw[j]]...)
 	}
 	m := raw[na:]
 	switch nl {
@@ -376,6 +375,14 @@ func appendValue(s []byte, t DataType, raw []byte, trunc bool) []byte {
 	}
 	return s
 }
+
+// angleText holds each angle byte in degrees with its unit, for summaries.
+var angleText = func() (s [256]string) {
+	for i := range s {
+		s[i] = strconv.FormatFloat(AngleDegrees(byte(i)), 'g', -1, 64) + "°"
+	}
+	return s
+}()
 
 // appendIDs writes "net N" and "thing N" for the id bytes present.
 func appendIDs(s []byte, ids []byte) []byte {

@@ -21,7 +21,8 @@ var semNames = [16]string{
 	"angular_velocity",     // 6
 	"angular_acceleration", // 7
 	"direction",            // 8
-	SemUndefined, SemUndefined, SemUndefined, SemUndefined, SemUndefined, SemUndefined, SemUndefined, // 9-15
+	// 9-15
+	SemUndefined, SemUndefined, SemUndefined, SemUndefined, SemUndefined, SemUndefined, SemUndefined,
 }
 
 // angularSizes and linearSizes give the byte counts of the two 2-bit syntax

@@ -1,9 +1,11 @@
-// Command mkpcaps writes the Deltarobot sample captures of the repository's
-// pcaps/ directory, each with a .truth.json sidecar listing the records a
-// decoder following the output contract must produce. Everything comes from
-// the spec-based encoder in internal/testenc/deltaenc and the frame builders
-// in internal/pktbuild; the decoder is never run. The output is
-// deterministic: running it again gives byte-identical files.
+// Command mkpcaps writes the generated sample captures of the repository's
+// pcaps/ directory (Deltarobot, Neptune, Roboid), each with a .truth.json
+// sidecar listing the records a decoder following the output contract must
+// produce. Everything comes from the spec-based encoders in
+// internal/testenc/deltaenc, internal/testenc/neptuneenc and
+// internal/testenc/roboidenc and the frame builders in internal/pktbuild;
+// the decoders are never run. The output is deterministic: running it
+// again gives byte-identical files.
 //
 // Usage:
 //
@@ -83,13 +85,29 @@ var (
 
 func ap(a netip.Addr, port uint16) netip.AddrPort { return netip.AddrPortFrom(a, port) }
 
-// generate builds every sample file and its truth file.
+// generate builds every sample file and its truth file: the Deltarobot
+// samples first, then the Neptune and Roboid ones.
 func generate() ([]output, error) {
 	caps, err := samples()
 	if err != nil {
 		return nil, err
 	}
-	return render(caps)
+	files, err := render(caps)
+	if err != nil {
+		return nil, err
+	}
+	gens, err := roboticsSamples()
+	if err != nil {
+		return nil, err
+	}
+	for _, g := range gens {
+		out, err := renderGen(g)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, out...)
+	}
+	return files, nil
 }
 
 // samples builds the sample conversations.

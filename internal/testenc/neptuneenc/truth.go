@@ -72,12 +72,21 @@ type Value struct {
 	F    float32
 }
 
-// Int, Str, Bool, Bytes and F32 make expected values.
-func Int(v int64) Value      { return Value{Kind: KindInt, I: v} }
-func Str(s string) Value     { return Value{Kind: KindStr, S: s} }
-func Bool(v bool) Value      { return Value{Kind: KindBool, B: v} }
-func Bytes(b []byte) Value   { return Value{Kind: KindBytes, X: append([]byte{}, b...)} }
-func F32(f float32) Value    { return Value{Kind: KindF32, F: f} }
+// Int returns an expected integer.
+func Int(v int64) Value { return Value{Kind: KindInt, I: v} }
+
+// Str returns an expected string.
+func Str(s string) Value { return Value{Kind: KindStr, S: s} }
+
+// Bool returns an expected bool.
+func Bool(v bool) Value { return Value{Kind: KindBool, B: v} }
+
+// Bytes returns an expected byte string.
+func Bytes(b []byte) Value { return Value{Kind: KindBytes, X: append([]byte{}, b...)} }
+
+// F32 returns an expected float32.
+func F32(f float32) Value { return Value{Kind: KindF32, F: f} }
+
 func field(k string, v Value) Field { return Field{Key: k, Value: v} }
 
 // Field is one expected field.

@@ -318,11 +318,11 @@ func (v Value) Raw() []byte { return append(append([]byte{}, v.Angles...), v.Mag
 // Bytes returns the value as on the wire: data type, angles, magnitude.
 func (v Value) Bytes() []byte { return append([]byte{v.DataType}, v.Raw()...) }
 
-// Message returns a message id followed by body.
-func Message(id byte, body ...byte) []byte { return append([]byte{id}, body...) }
+// Msg returns a message id followed by body.
+func Msg(id byte, body ...byte) []byte { return append([]byte{id}, body...) }
 
-// Pose returns a Pose message.
-func Pose(networkID, thingID byte, values ...Value) []byte {
+// PoseMsg returns a Pose message.
+func PoseMsg(networkID, thingID byte, values ...Value) []byte {
 	b := []byte{IDPose, networkID, thingID}
 	for _, v := range values {
 		b = append(b, v.Bytes()...)
@@ -330,21 +330,21 @@ func Pose(networkID, thingID byte, values ...Value) []byte {
 	return b
 }
 
-// Client returns a Client message (no body).
-func Client() []byte { return Message(IDClient) }
+// ClientMsg returns a Client message (no body).
+func ClientMsg() []byte { return Msg(IDClient) }
 
-// NetworkID returns a NetworkId message assigning id.
-func NetworkID(id byte) []byte { return Message(IDNetworkID, id) }
+// NetworkIDMsg returns a NetworkId message assigning id.
+func NetworkIDMsg(id byte) []byte { return Msg(IDNetworkID, id) }
 
-// NewThing returns a NewThing message carrying the thing type.
-func NewThing(networkID, thingID, thingType byte) []byte {
-	return Message(IDNewThing, networkID, thingID, thingType)
+// NewThingMsg returns a NewThing message carrying the thing type.
+func NewThingMsg(networkID, thingID, thingType byte) []byte {
+	return Msg(IDNewThing, networkID, thingID, thingType)
 }
 
-// Investigate returns an Investigate message.
-func Investigate(networkID, thingID byte) []byte { return Message(IDInvestigate, networkID, thingID) }
+// InvestigateMsg returns an Investigate message.
+func InvestigateMsg(networkID, thingID byte) []byte { return Msg(IDInvestigate, networkID, thingID) }
 
-// ModelURL returns a ModelURL message carrying url.
-func ModelURL(networkID, thingID byte, url string) []byte {
-	return Message(IDModelURL, append([]byte{networkID, thingID}, url...)...)
+// ModelURLMsg returns a ModelURL message carrying url.
+func ModelURLMsg(networkID, thingID byte, url string) []byte {
+	return Msg(IDModelURL, append([]byte{networkID, thingID}, url...)...)
 }

@@ -1,0 +1,187 @@
+// Package live captures packets from a network interface as they arrive,
+// as a [capture.Source], so that the same reassembly and dissectors serve
+// live traffic and capture files.
+//
+// On Linux it uses an AF_PACKET socket through golang.org/x/sys/unix (no
+// libpcap, no cgo): an optional tcpdump-syntax filter is compiled by
+// dissect/capture/filter (AssembleSocket) and attached to the socket in the kernel, packets
+// are timestamped by the kernel (SO_TIMESTAMPNS), and the kernel's drop
+// counter is read with PACKET_STATISTICS. On other systems [Open] returns
+// [ErrUnsupported]; [Interfaces] works everywhere.
+//
+// Link types: Ethernet and loopback interfaces give [capture.LinkEthernet]
+// (Linux presents loopback with an Ethernet header of zero MACs);
+// interfaces that carry bare IP packets (tun devices: ARPHRD_NONE, and
+// ARPHRD_RAWIP) give [capture.LinkRaw]; the pseudo-interface "any" and
+// every other hardware type are captured "cooked", as
+// [capture.LinkLinuxSLL2], with the header built from the kernel's
+// sockaddr_ll, as libpcap does.
+package live
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"time"
+
+	"dissect/capture"
+)
+
+// DefaultSnaplen is the default number of bytes kept of each packet
+// (libpcap's MAXIMUM_SNAPLEN): in practice every packet is kept whole.
+const DefaultSnaplen = 262144
+
+// DefaultBufferSize is the default kernel receive buffer, in bytes.
+const DefaultBufferSize = 8 << 20
+
+// AnyInterface is the pseudo-interface that captures on every interface.
+const AnyInterface = "any"
+
+// Errors of [Open] and [Lookup]; test for them with errors.Is.
+var (
+	// ErrNoSuchInterface: the system has no interface of that name.
+	ErrNoSuchInterface = errors.New("no such interface")
+	// ErrUnsupported: live capture is not implemented on this system.
+	ErrUnsupported = errors.New("live capture is supported on Linux only")
+	// ErrUnavailable: the system has no AF_PACKET sockets (a kernel without
+	// CONFIG_PACKET, or a sandbox that forbids them).
+	ErrUnavailable = errors.New("AF_PACKET sockets are not available on this system")
+	// ErrTimeout is returned by [Source.Next] when no packet arrived within
+	// [Config.Timeout]. The source stays usable.
+	ErrTimeout = errors.New("live: no packet within the read timeout")
+)
+
+// Permission errors (no CAP_NET_RAW) satisfy errors.Is(err,
+// os.ErrPermission).
+
+// FilterError is a capture filter that could not be compiled.
+type FilterError struct {
+	Expr string
+	Err  error // from the filter compiler
+}
+
+func (e *FilterError) Error() string { return e.Err.Error() }
+func (e *FilterError) Unwrap() error { return e.Err }
+
+// Config configures [Open]. The zero value captures whole packets, with no
+// filter, in promiscuous mode, and blocks in Next until a packet arrives.
+type Config struct {
+	// Filter is a tcpdump-syntax capture filter ("tcp port 3883"), run in
+	// the kernel; "" keeps every packet.
+	Filter string
+	// Snaplen is the most bytes kept of each packet; 0 means
+	// DefaultSnaplen. Longer packets are cut, and Packet.Length keeps their
+	// length on the wire.
+	Snaplen uint32
+	// BufferSize is the kernel receive buffer in bytes; 0 means
+	// DefaultBufferSize. When it fills up (dissect cannot keep up), the
+	// kernel drops packets and counts them (Stats.Dropped).
+	BufferSize int
+	// NoPromiscuous leaves the interface out of promiscuous mode, so that
+	// only traffic to and from this host is seen.
+	NoPromiscuous bool
+	// Timeout, when positive, makes Next return ErrTimeout after waiting
+	// that long for a packet, so the caller can do periodic work and check
+	// for cancellation.
+	Timeout time.Duration
+}
+
+// Stats are a source's counters since it was opened.
+type Stats struct {
+	// Received counts the packets that passed the filter, as counted by the
+	// kernel: those delivered and those dropped.
+	Received uint64
+	// Dropped counts the packets that passed the filter but were dropped by
+	// the kernel because the receive buffer was full.
+	Dropped uint64
+	// Delivered counts the packets Next returned.
+	Delivered uint64
+}
+
+// Interface describes a network interface.
+type Interface struct {
+	Index int    // the system's interface index (0 for "any")
+	Name  string // e.g. "eth0", "lo", "any"
+	Flags net.Flags
+	MTU   int
+	// HardwareAddr is the MAC address, if any.
+	HardwareAddr net.HardwareAddr
+	// Addrs are the interface's addresses, as prefixes ("10.0.0.2/24").
+	Addrs []string
+	// LinkType is the link type of the packets captured on it (0 when live
+	// capture is not supported here).
+	LinkType capture.LinkType
+}
+
+// Interfaces lists the system's network interfaces in index order, and, on
+// Linux, the pseudo-interface "any" last. It needs no privileges.
+func Interfaces() ([]Interface, error) {
+	ifs, err := net.Interfaces()
+	if err != nil {
+		return nil, fmt.Errorf("live: listing interfaces: %w", err)
+	}
+	out := make([]Interface, 0, len(ifs)+1)
+	for i := range ifs {
+		out = append(out, describe(&ifs[i]))
+	}
+	if anySupported {
+		out = append(out, anyInterface())
+	}
+	return out, nil
+}
+
+// Lookup describes the interface named name (or "any" on Linux). It needs
+// no privileges. An unknown name gives an error wrapping
+// ErrNoSuchInterface.
+func Lookup(name string) (Interface, error) {
+	if name == AnyInterface && anySupported {
+		return anyInterface(), nil
+	}
+	ifs, err := net.Interfaces()
+	if err != nil {
+		return Interface{}, fmt.Errorf("live: listing interfaces: %w", err)
+	}
+	for i := range ifs {
+		if ifs[i].Name == name {
+			return describe(&ifs[i]), nil
+		}
+	}
+	return Interface{}, fmt.Errorf("live: %s: %w", name, ErrNoSuchInterface)
+}
+
+func describe(ni *net.Interface) Interface {
+	it := Interface{
+		Index:        ni.Index,
+		Name:         ni.Name,
+		Flags:        ni.Flags,
+		MTU:          ni.MTU,
+		HardwareAddr: ni.HardwareAddr,
+		LinkType:     linkTypeOf(ni.Name),
+	}
+	if addrs, err := ni.Addrs(); err == nil {
+		for _, a := range addrs {
+			it.Addrs = append(it.Addrs, a.String())
+		}
+	}
+	return it
+}
+
+func anyInterface() Interface {
+	return Interface{Name: AnyInterface, Flags: net.FlagUp | net.FlagRunning, LinkType: capture.LinkLinuxSLL2}
+}
+
+// LinkTypeName is a short human name of the link types this package
+// produces ("Ethernet", "raw IP", "Linux cooked v2").
+func LinkTypeName(lt capture.LinkType) string {
+	switch lt {
+	case capture.LinkEthernet:
+		return "Ethernet"
+	case capture.LinkRaw:
+		return "raw IP"
+	case capture.LinkLinuxSLL2:
+		return "Linux cooked v2"
+	case 0:
+		return "unsupported"
+	}
+	return fmt.Sprintf("link type %d", lt)
+}

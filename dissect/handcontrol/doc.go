@@ -1,0 +1,2 @@
+// Package handcontrol dissects the HandControl prosthesis link.
+package handcontrol

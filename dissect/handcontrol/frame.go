@@ -1,0 +1,378 @@
+package handcontrol
+
+import (
+	"bytes"
+	"encoding/hex"
+	"strconv"
+	"time"
+
+	"dissect/dissect"
+)
+
+// parser is the parser of one stream: the requests in flight and the
+// decoder's scratch space.
+type parser struct {
+	proto *protocol
+	info  *dissect.StreamInfo
+	strs  map[string]string
+	dec   decoder
+	q     queue
+	sum   []byte
+}
+
+// Error codes of the malformed errors.
+const (
+	errNoSFD       = "no_sfd"
+	errImplausible = "implausible_frame"
+)
+
+// Parse frames the frame at b[0] by its size field and decodes it. A frame
+// whose CRC does not match is decoded (crc_ok false, with a warning) unless
+// it is also implausible (see implausible): then Parse returns a malformed
+// error so that the framework resynchronises at the next SFD.
+func (p *parser) Parse(c *dissect.Ctx, b []byte) (int, error) {
+	for i := range min(len(b), sfdLen) {
+		if b[i] != sfd[i] {
+			return 0, dissect.Malformed(protoName, errNoSFD, i, "no start-of-frame delimiter: byte %d is 0x%02x, want 0x%02x (fd ba dc 01 50 b4 11 ff)", i, b[i], sfd[i])
+		}
+	}
+	if len(b) < headerLen {
+		return 0, dissect.ErrNeedMore
+	}
+	size := int(le16(b[9:]))
+	total := overhead + size
+	if len(b) < total {
+		return total, dissect.ErrNeedMore
+	}
+	code := b[8]
+	host := c.Dir == 0
+	wire, computed := b[total-1], crc8(b[sfdLen:total-1])
+	if wire != computed {
+		if why := implausible(code, host, b[:total]); why != "" {
+			return 0, dissect.Malformed(protoName, errImplausible, 0,
+				"frame of type %d with %d payload bytes: crc 0x%02x on the wire, 0x%02x computed, and %s; resynchronising at the next start-of-frame delimiter",
+				code, size, wire, computed, why)
+		}
+	}
+	p.record(c, code, host, b[headerLen:total-1], wire, computed)
+	return total, nil
+}
+
+// Sync returns the offset of the next SFD in b, or, when there is none, the
+// offset of a trailing partial SFD (with false) so it is judged again with
+// more bytes.
+func (p *parser) Sync(_ *dissect.Ctx, b []byte) (int, bool) {
+	if i := bytes.Index(b, sfd); i >= 0 {
+		return i, true
+	}
+	for k := min(len(b), sfdLen-1); k > 0; k-- {
+		if bytes.Equal(b[len(b)-k:], sfd[:k]) {
+			return len(b) - k, false
+		}
+	}
+	return len(b), false
+}
+
+// sentBy reports whether code is sent by the host (requests 4-17) or by
+// the device (ACK, ERR, Telemetry and the replies 4, 6, 13, 16).
+func sentBy(code byte, host bool) bool {
+	if host {
+		return code >= codeGetSettings && code < numCodes
+	}
+	return code == codeTelemetry || isResponse(code)
+}
+
+// carriesData reports whether code, sent by that side, has a payload
+// message (the table of protocols.md §1.5).
+func carriesData(code byte, host bool) bool {
+	if int(code) >= numCodes {
+		return true
+	}
+	if host {
+		return requestMsg[code] != ""
+	}
+	return responseMsg[code] != ""
+}
+
+// implausible is the rule applied to a frame whose CRC does not match. The
+// frame is rejected (the caller resynchronises) when one of these holds:
+//   - its code is 0 or above 17;
+//   - its code is not sent by that side (see sentBy);
+//   - its code carries no payload from that side, yet its size is not 0;
+//   - an SFD starts inside the frame after its own, or the frame ends with
+//     at least the first 2 bytes of one: the size ran over the next frame.
+//
+// Otherwise it returns "" and the frame is decoded, with crc_ok false.
+func implausible(code byte, host bool, frame []byte) string {
+	switch {
+	case code == codeEmpty:
+		return "code 0 (Empty) must never appear"
+	case int(code) >= numCodes:
+		return "code " + strconv.Itoa(int(code)) + " is not defined"
+	case !sentBy(code, host):
+		return "code " + strconv.Itoa(int(code)) + " (" + typeName(code) + ") is not sent by the " + side(host)
+	case len(frame) > overhead && !carriesData(code, host):
+		return "code " + strconv.Itoa(int(code)) + " (" + typeName(code) + ") from the " + side(host) + " carries no payload"
+	}
+	if i := bytes.Index(frame[1:], sfd); i >= 0 {
+		return "another start-of-frame delimiter begins " + strconv.Itoa(i+1) + " bytes into the frame"
+	}
+	for k := sfdLen - 1; k >= 2; k-- {
+		if bytes.HasSuffix(frame, sfd[:k]) {
+			return "the frame ends with the first " + strconv.Itoa(k) + " bytes of a start-of-frame delimiter"
+		}
+	}
+	return ""
+}
+
+func side(host bool) string {
+	if host {
+		return "host"
+	}
+	return "device"
+}
+
+// message returns the message for a payload of code from that side: the
+// schema's message, its name, the v1 alternative; nil for raw decoding.
+func (p *parser) message(code byte, host, quirk bool) (m *msgInfo, name string, alt *msgInfo) {
+	s := p.proto.schema
+	if s.raw || code == codeEmpty || int(code) >= numCodes {
+		return nil, schemaRaw, nil
+	}
+	if quirk {
+		return s.quirk, s.quirkName, s.quirkV1
+	}
+	if host {
+		m, name, alt = s.req[code], s.reqName[code], s.reqV1[code]
+		if m == emptyMsg && !sentBy(code, host) && s.resp[code] != emptyMsg {
+			return s.resp[code], s.respName[code], s.respV1[code]
+		}
+		return m, name, alt
+	}
+	m, name, alt = s.resp[code], s.respName[code], s.respV1[code]
+	if m == emptyMsg && !sentBy(code, host) && s.req[code] != emptyMsg {
+		return s.req[code], s.reqName[code], s.reqV1[code]
+	}
+	return m, name, alt
+}
+
+// record fills c.Rec for a framed message.
+func (p *parser) record(c *dissect.Ctx, code byte, host bool, payload []byte, wire, computed byte) {
+	r := c.Rec
+	r.Type = typeName(code)
+	role := RoleRequest
+	if !host {
+		role = RoleResponse
+		if code == codeTelemetry {
+			role = RoleTelemetry
+		}
+	}
+	if note, ok := p.proto.missingNote(); ok {
+		c.Note("%s", note)
+	}
+	if wire != computed {
+		r.Warnf("crc 0x%02x on the wire, 0x%02x computed", wire, computed)
+	}
+	switch {
+	case code == codeEmpty:
+		r.Warn("code 0 (Empty) is invalid on the wire")
+	case int(code) >= numCodes:
+		r.Warnf("unknown code %d", code)
+	case !sentBy(code, host):
+		if host {
+			r.Warnf("code %d (%s) sent by the host: the host sends the requests 4-17", code, r.Type)
+		} else {
+			r.Warnf("code %d (%s) sent by the device: the device sends ACK, ERR, Telemetry and the replies 4, 6, 13 and 16", code, r.Type)
+		}
+	}
+
+	// Requests and replies.
+	p.q.expire(r, c.Time)
+	var req pending
+	matched, quirk := false, false
+	switch {
+	case host:
+		if code >= codeACK && code < numCodes {
+			p.q.request(r, code, c.Time, c.Offset)
+		}
+	case isResponse(code):
+		req, matched = p.q.response(r, code)
+		if matched && code == codeGetTelemetry && req.code == codeGetMioPatterns {
+			quirk = true
+			r.Warn("GetMioPatterns (16) answered with type 13 (GetTelemetry): a known device quirk; the payload is decoded as patterns.GetMioPatterns")
+		}
+	}
+
+	// Payload.
+	m, schema, alt := p.message(code, host, quirk)
+	d := &p.dec
+	d.rec, d.strs, d.build, d.warn = r, p.strs, c.Decode, true
+	nw := len(r.Warnings)
+	fields, ok, e := d.decode(m, payload)
+	if ok && d.issues > 0 && alt != nil && d.check(alt, payload) {
+		r.Warnings = r.Warnings[:nw]
+		d.warn = true
+		fields, ok, e = d.decode(alt, payload)
+		schema = schemaV1
+	}
+	if !ok {
+		name := "raw"
+		if m != nil {
+			name = m.name
+		}
+		r.Warnf("payload of %d bytes does not parse as protobuf (%s): %s", len(payload), name, e)
+	}
+	if !c.Decode {
+		return
+	}
+	r.Add("code", dissect.Int(int64(code)))
+	r.Add("role", dissect.Str(role))
+	r.Add("crc", dissect.Int(int64(wire)))
+	r.Add("crc_ok", dissect.Bool(wire == computed))
+	if ok {
+		r.Add("payload", dissect.Object(fields))
+		r.Add("schema", dissect.Str(schema))
+	} else {
+		r.Add("payload_hex", dissect.Bytes(payload))
+	}
+	var latency time.Duration
+	if matched {
+		latency = c.Time.Sub(req.t)
+		r.Add("request_code", dissect.Int(int64(req.code)))
+		r.Add("latency_ms", dissect.Float(float64(latency)/float64(time.Millisecond)))
+	}
+	r.Summary = p.summary(r.Type, host, fields, ok, payload, matched, req.code, latency)
+}
+
+// Summary limits.
+const (
+	maxSummaryFields = 6
+	maxSummaryText   = 40
+	maxSummaryHex    = 16
+)
+
+// summary returns the table text: an arrow for the direction, the type, the
+// first payload fields and, for a matched reply, the request and latency.
+func (p *parser) summary(typ string, host bool, fields []dissect.Field, ok bool, payload []byte, matched bool, req byte, latency time.Duration) string {
+	b := p.sum[:0]
+	if host {
+		b = append(b, "→ "...)
+	} else {
+		b = append(b, "← "...)
+	}
+	b = append(b, typ...)
+	if ok {
+		for i, f := range fields {
+			if i == maxSummaryFields {
+				b = append(b, " …"...)
+				break
+			}
+			b = append(b, ' ')
+			key := f.Key
+			if k, cut := cutSuffix(key, "_finger_position"); cut {
+				key = k
+			}
+			b = append(b, key...)
+			b = append(b, '=')
+			b = appendShort(b, f.Value)
+		}
+	} else {
+		b = append(b, " payload="...)
+		b = appendHex(b, payload)
+	}
+	if matched {
+		b = append(b, "; reply to "...)
+		b = append(b, typeName(req)...)
+		b = append(b, " in "...)
+		b = strconv.AppendFloat(b, float64(latency)/float64(time.Millisecond), 'f', -1, 64)
+		b = append(b, " ms"...)
+	}
+	p.sum = b
+	return string(b)
+}
+
+func cutSuffix(s, suffix string) (string, bool) {
+	if len(s) > len(suffix) && s[len(s)-len(suffix):] == suffix {
+		return s[:len(s)-len(suffix)], true
+	}
+	return s, false
+}
+
+func appendHex(b, data []byte) []byte {
+	n := min(len(data), maxSummaryHex)
+	b = hex.AppendEncode(b, data[:n])
+	if n < len(data) {
+		b = append(b, "…"...)
+	}
+	return b
+}
+
+// appendShort writes a value compactly: numbers, quoted strings cut at 40
+// bytes, hex cut at 16 bytes, {…} for messages and [n] for arrays.
+func appendShort(b []byte, v dissect.Value) []byte {
+	switch v.Kind() {
+	case dissect.KindInt:
+		return strconv.AppendInt(b, v.Int(), 10)
+	case dissect.KindUint:
+		return strconv.AppendUint(b, v.Uint(), 10)
+	case dissect.KindBool:
+		return strconv.AppendBool(b, v.Bool())
+	case dissect.KindFloat:
+		return strconv.AppendFloat(b, v.Float(), 'g', 6, 64)
+	case dissect.KindFloat32:
+		return strconv.AppendFloat(b, v.Float(), 'g', 6, 32)
+	case dissect.KindString:
+		s := v.Str()
+		if looksLikeEnum(s) {
+			return append(b, s...)
+		}
+		if len(s) > maxSummaryText {
+			return append(strconv.AppendQuote(b, s[:maxSummaryText]), "…"...)
+		}
+		return strconv.AppendQuote(b, s)
+	case dissect.KindBytes:
+		return appendHex(b, v.Raw())
+	case dissect.KindObject:
+		return append(b, "{…}"...)
+	case dissect.KindArray:
+		b = append(b, '[')
+		b = strconv.AppendInt(b, int64(len(v.Items())), 10)
+		return append(b, ']')
+	}
+	return append(b, "null"...)
+}
+
+// looksLikeEnum reports whether s reads like an enum value name
+// (MODULE_STATUS_WORK), shown unquoted.
+func looksLikeEnum(s string) bool {
+	if s == "" || len(s) > maxSummaryText {
+		return false
+	}
+	for i := range len(s) {
+		c := s[i]
+		if !(c >= 'A' && c <= 'Z' || c == '_' || c >= '0' && c <= '9' && i > 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// End notes the requests still unanswered when the stream ends. The
+// framework calls it when both directions have ended, if it supports the
+// hook; otherwise unanswered requests are reported only on a later record
+// of the stream (see queue.expire).
+func (p *parser) End(c *dissect.Ctx) {
+	for _, msg := range p.unanswered() {
+		c.Note("%s", msg)
+	}
+	p.q.n = 0
+}
+
+// unanswered returns one line per request still in flight.
+func (p *parser) unanswered() []string {
+	var out []string
+	for _, q := range p.q.q[:p.q.n] {
+		out = append(out, protoName+": stream "+strconv.Itoa(p.info.ID)+": request "+typeName(q.code)+" at offset "+strconv.FormatInt(q.off, 10)+" was never answered")
+	}
+	return out
+}

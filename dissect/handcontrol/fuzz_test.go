@@ -1,0 +1,150 @@
+package handcontrol
+
+import (
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"dissect/dissect"
+)
+
+var recordTypes = append(typeNames[:], TypeUnknown, dissect.TypeSkipped, dissect.TypeGap)
+
+// line is what must not depend on chunking or on decoding.
+type line struct {
+	dir      dissect.Dir
+	typ      string
+	off, len int64
+	warn     string
+}
+
+func lines(recs []*dissect.Record) []line {
+	out := make([]line, len(recs))
+	for i, r := range recs {
+		out[i] = line{dirOf(r), r.Type, r.Offset, r.Length, strings.Join(r.Warnings, "|")}
+		if r.Type == dissect.TypeSkipped {
+			v, _ := r.Fields.Get("reason")
+			out[i].warn = v.Str()
+		}
+	}
+	return out
+}
+
+// FuzzFrame feeds arbitrary bytes to both directions of a serial stream
+// (whole, and in random chunks), with and without decoding.
+func FuzzFrame(f *testing.F) {
+	for _, v := range frameVectors {
+		f.Add(h(v.hex), uint64(1))
+	}
+	f.Add(cat(garbage8, vGetSettingsReq, garbage10, vBadPerform, badSFD, vBadSetSettings, vSetPositions), uint64(2))
+	f.Add(cat(frame(codeTelemetry, telemetryV1), frame(codeGetGestures, getGestures118), h("fd ba dc 01 50 b4 11 ff 05 3b 01")), uint64(3))
+	f.Add(cat(badFrame(0x20, nil), vACK, frame(codeGetMioPatterns, nil), frame(codeGetTelemetry, h("0a 04 08 05 12 00"))), uint64(4))
+	reg := registry(f, Options{})
+	f.Fuzz(func(t *testing.T, data []byte, seed uint64) {
+		evs := []event{{dir: 0, at: t0, data: data}, {dir: 1, at: t0.Add(ms(1)), data: data}, {dir: 0, at: t0.Add(ms(2))}, {dir: 1, at: t0.Add(ms(2))}}
+		if len(data) == 0 {
+			evs = evs[2:]
+		}
+		size := [2]int64{int64(len(data)), int64(len(data))}
+		var ref []line
+		for k, decode := range []bool{true, false, true} {
+			var rng *rand.Rand
+			if k > 0 {
+				rng = rand.New(rand.NewPCG(seed, uint64(k)))
+			}
+			recs, _ := feedStream(t, reg, decode, evs, rng)
+			checkTiling(t, recs, size)
+			for _, r := range recs {
+				if !slices.Contains(recordTypes, r.Type) {
+					t.Fatalf("type %q", r.Type)
+				}
+				if len(r.Warnings) > 16 {
+					t.Fatalf("%d warnings: %q", len(r.Warnings), r.Warnings)
+				}
+				if r.Type == dissect.TypeSkipped || !decode {
+					continue
+				}
+				if len(r.Fields) < 5 || r.Fields[0].Key != "code" || r.Fields[1].Key != "role" || r.Fields[2].Key != "crc" || r.Fields[3].Key != "crc_ok" ||
+					(r.Fields[4].Key != "payload" && r.Fields[4].Key != "payload_hex") {
+					t.Fatalf("fields %s", showFields(r.Fields))
+				}
+				if n := countFields(dissect.Object(r.Fields)); n > 2*int(r.Length)+80 {
+					t.Fatalf("%d fields for %d bytes", n, r.Length)
+				}
+			}
+			l := lines(recs)
+			if k == 0 {
+				ref = l
+			} else if !slices.Equal(l, ref) {
+				t.Fatalf("records differ (decode %v, chunked):\n%v\nwhole, decoded:\n%v", decode, l, ref)
+			}
+		}
+	})
+}
+
+// countFields counts the fields of a value, nested ones included.
+func countFields(v dissect.Value) int {
+	n := 0
+	for _, f := range v.Items() {
+		n += 1 + countFields(f.Value)
+	}
+	return n
+}
+
+// FuzzPayload runs the wire walker over arbitrary bytes against every
+// built-in message (v2 and v1) and raw.
+func FuzzPayload(f *testing.F) {
+	f.Add(getGestures118, uint8(0))
+	f.Add(telemetryV1, uint8(1))
+	f.Add(h("ff ff ff ff ff"), uint8(2))
+	f.Add(h("0a 03 0a 01 31"), uint8(3))
+	f.Add(h("2b 08 07 2c 0d 01 00 00 00 12 00"), uint8(4))
+	f.Add(h("08 0a 10 14 18 1e 20 28 28 32"), uint8(5))
+	v2, v1, err := loadBuiltin()
+	if err != nil {
+		f.Fatal(err)
+	}
+	msgs := []*msgInfo{nil, emptyMsg}
+	for _, set := range []map[string]*msgInfo{v2, v1} {
+		names := make([]string, 0, len(set))
+		for n := range set {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			msgs = append(msgs, set[n])
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte, pick uint8) {
+		m := msgs[int(pick)%len(msgs)]
+		var rec dissect.Record
+		d := decoder{rec: &rec, strs: map[string]string{}, build: true, warn: true}
+		fields, ok, e := d.decode(m, data)
+		issues := d.issues
+		if !ok {
+			if e.what == "" || e.off < 0 || e.off > len(data) || fields != nil {
+				t.Fatalf("decode failed with %+v, fields %v", e, fields)
+			}
+		} else if n := countFields(dissect.Object(fields)); n > 2*len(data)+64 {
+			t.Fatalf("%d fields for %d bytes", n, len(data))
+		}
+		if len(rec.Warnings) > maxPayloadWarnings+1 {
+			t.Fatalf("%d warnings", len(rec.Warnings))
+		}
+		if m == nil && ok && issues != 0 {
+			t.Fatalf("raw decoding has issues: %q", rec.Warnings)
+		}
+		// Building nothing gives the same verdict.
+		var rec2 dissect.Record
+		d2 := decoder{rec: &rec2, strs: map[string]string{}, build: false, warn: true}
+		_, ok2, e2 := d2.decode(m, data)
+		if ok2 != ok || e2 != e || d2.issues != issues || !slices.Equal(rec.Warnings, rec2.Warnings) {
+			t.Fatalf("build=false: ok %v issues %d %q; build=true: ok %v issues %d %q", ok2, d2.issues, rec2.Warnings, ok, issues, rec.Warnings)
+		}
+		if d2.check(m, data) != (ok && issues == 0) {
+			t.Fatal("check disagrees with decode")
+		}
+	})
+}

@@ -1,0 +1,428 @@
+package neptune_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"dissect/dissect"
+	"dissect/dissect/neptune"
+)
+
+var (
+	host   = netip.MustParseAddrPort("192.168.0.10:50000")
+	rov    = netip.MustParseAddrPort("192.168.0.177:1493") // nep_network.ino's address and port
+	wikiTo = netip.MustParseAddrPort("192.168.0.177:9000")
+	t0     = time.Date(2016, 4, 15, 12, 0, 0, 0, time.UTC)
+)
+
+// streamInfo: dir 0 is the host (it connects to the ROV), dir 1 the ROV.
+func streamInfo(tr dissect.Transport, to netip.AddrPort) dissect.StreamInfo {
+	si := dissect.StreamInfo{ID: 2, Transport: tr}
+	if tr == dissect.Serial {
+		si.Name = [2]string{"host", "/dev/ttyACM0"}
+		si.Link = "/dev/ttyACM0"
+		return si
+	}
+	si.Addr = [2]netip.AddrPort{host, to}
+	si.Name = [2]string{host.String(), to.String()}
+	return si
+}
+
+// registry returns a registry of both protocols with the given decode-as
+// rules.
+func registry(t testing.TB, int16 bool, rules ...string) *dissect.Registry {
+	t.Helper()
+	reg, err := dissect.NewRegistry(neptune.New(), neptune.NewWiki(neptune.WikiOptions{Int16: int16}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range rules {
+		rule, err := reg.ParseDecodeAs(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reg.AddRule(rule)
+	}
+	return reg
+}
+
+// collect keeps deep copies of the records.
+type collect struct{ recs []*dissect.Record }
+
+func (c *collect) Record(r *dissect.Record) error {
+	c.recs = append(c.recs, r.Clone())
+	return nil
+}
+
+// event is one unit fed to a stream.
+type event struct {
+	dir  dissect.Dir
+	data []byte // nil with gap > 0: a gap; nil and gap 0: end (or an empty datagram with dgram)
+	gap  int64
+}
+
+var chunkSizes = []int{1, 2, 3, 4, 5, 7, 64, 1448}
+
+// feed feeds evs to a new stream; byte-stream data is cut into random
+// chunks drawn from rng (nil: whole); with dgram every data event is one
+// datagram.
+func feed(t testing.TB, info dissect.StreamInfo, reg *dissect.Registry, decode, dgram bool, evs []event, rng *rand.Rand) []*dissect.Record {
+	t.Helper()
+	var sink collect
+	st := dissect.NewStream(info, reg, &sink, dissect.StreamOptions{Decode: decode})
+	for _, e := range evs {
+		switch {
+		case dgram && e.gap == 0 && e.data != nil:
+			st.Datagram(e.dir, t0, e.data)
+		case e.data != nil:
+			b := e.data
+			for len(b) > 0 {
+				n := len(b)
+				if rng != nil {
+					n = min(n, 1+rng.IntN(chunkSizes[rng.IntN(len(chunkSizes))]))
+				}
+				st.Data(e.dir, t0, b[:n])
+				b = b[n:]
+			}
+		case e.gap > 0:
+			st.Gap(e.dir, t0, e.gap)
+		default:
+			st.End(e.dir, t0)
+		}
+	}
+	if st.Err() != nil {
+		t.Fatal(st.Err())
+	}
+	return sink.recs
+}
+
+func dirOf(r *dissect.Record) dissect.Dir {
+	if r.Src == host.String() || r.Src == "host" {
+		return 0
+	}
+	return 1
+}
+
+// checkTiling asserts that the records of each direction tile [0, size[d]).
+func checkTiling(t testing.TB, recs []*dissect.Record, size [2]int64) {
+	t.Helper()
+	var end [2]int64
+	for i, r := range recs {
+		d := dirOf(r)
+		if r.Offset != end[d] || r.Length <= 0 {
+			t.Fatalf("record %d (%s dir %d): offset %d length %d, want offset %d", i, r.Type, d, r.Offset, r.Length, end[d])
+		}
+		end[d] += r.Length
+	}
+	if end != size {
+		t.Fatalf("records cover %v bytes, want %v", end, size)
+	}
+}
+
+// want is an expected record.
+type want struct {
+	dir     dissect.Dir
+	typ     string
+	off     int64
+	len     int64
+	warn    []string // substrings, one per warning
+	reason  string   // for skipped: a substring of the reason
+	fields  []kv     // checked when non-nil (and decoding)
+	summary string
+}
+
+func checkRecords(t *testing.T, got []*dissect.Record, wants []want, decode bool, info dissect.StreamInfo) {
+	t.Helper()
+	if len(got) != len(wants) {
+		var b strings.Builder
+		for _, r := range got {
+			fmt.Fprintf(&b, "\n  dir %d %s %d+%d %q %v", dirOf(r), r.Type, r.Offset, r.Length, r.Warnings, r.Fields)
+		}
+		t.Fatalf("%d records, want %d:%s", len(got), len(wants), b.String())
+	}
+	for i, w := range wants {
+		r := got[i]
+		if dirOf(r) != w.dir || r.Type != w.typ || r.Offset != w.off || r.Length != w.len || r.Proto != "neptune" || r.Transport != info.Transport || r.Stream != info.ID {
+			t.Fatalf("record %d: dir %d %s %s %s %d+%d, want dir %d %s %d+%d", i, dirOf(r), r.Proto, r.Transport, r.Type, r.Offset, r.Length, w.dir, w.typ, w.off, w.len)
+		}
+		if r.Src != info.Name[w.dir] || r.Dst != info.Name[w.dir^1] {
+			t.Errorf("record %d: %s -> %s", i, r.Src, r.Dst)
+		}
+		checkWarnings(t, r.Warnings, w.warn)
+		if w.typ == dissect.TypeSkipped {
+			v, _ := r.Fields.Get("reason")
+			if !strings.Contains(v.Str(), w.reason) {
+				t.Errorf("record %d: reason %q does not contain %q", i, v.Str(), w.reason)
+			}
+			continue
+		}
+		if decode && w.fields != nil {
+			checkFields(t, r.Fields, w.fields)
+		}
+		if decode && r.Summary != w.summary {
+			t.Errorf("record %d: summary %q, want %q", i, r.Summary, w.summary)
+		}
+	}
+}
+
+type scenario struct {
+	name  string
+	info  dissect.StreamInfo
+	rules []string
+	evs   []event
+	size  [2]int64
+	wants []want
+}
+
+var tcpInfo = streamInfo(dissect.TCP, rov)
+
+var deviceScenarios = []scenario{
+	{
+		// Every type in a row, then an unknown type, a wrong length and an
+		// empty message; the ROV sends nothing back.
+		name:  "all types",
+		info:  tcpInfo,
+		rules: []string{"tcp.port==1493,neptune"},
+		evs: []event{
+			{dir: 0, data: cat(vStop, vRelay5On, vTranslate, vRotate, vStabilize, vLamp, vAbort, h("02 09 01"), h("03 01 02 00"), h("00"), vMotor2)},
+			{dir: 0}, {dir: 1},
+		},
+		size: [2]int64{39, 0},
+		wants: []want{
+			{typ: "set_motor", off: 0, len: 5, fields: motor(0, "forward", 0)},
+			{typ: "set_motor", off: 5, len: 5, fields: motor(5, "reverse", 0), summary: "relay 5 on"},
+			{typ: "translate", off: 10, len: 4, fields: []kv{{"axis", s("x")}, {"sign", u(1)}}},
+			{typ: "rotate", off: 14, len: 4, fields: []kv{{"axis", s("y")}, {"sign", u(0)}}},
+			{typ: "stabilize", off: 18, len: 3, fields: []kv{{"enable", bl(true)}}},
+			{typ: "lamp", off: 21, len: 3, fields: []kv{{"on", bl(false)}}},
+			{typ: "abort", off: 24, len: 2, fields: []kv{}},
+			{typ: "unknown", off: 26, len: 3, fields: []kv{{"data", hx("0901")}}, warn: []string{"unknown message type 9"}, summary: "type=9 len=2"},
+			{typ: "set_motor", off: 29, len: 4, fields: []kv{{"motor", u(2)}, {"direction", s("forward")}, {"data", hx("010200")}}, warn: []string{"set_motor needs length 4, got 3"}},
+			{typ: "unknown", off: 33, len: 1, fields: []kv{{"data", hx("")}}, warn: []string{"empty message"}, summary: "len=0"},
+			{typ: "set_motor", off: 34, len: 5, fields: motor(2, "reverse", 255)},
+		},
+	},
+	{
+		// No rule: TCP port 1493 picks the protocol.
+		name: "default port",
+		info: tcpInfo,
+		evs:  []event{{dir: 0, data: vStop}, {dir: 0}},
+		size: [2]int64{5, 0},
+		wants: []want{
+			{typ: "set_motor", off: 0, len: 5, fields: motor(0, "forward", 0)},
+		},
+	},
+	{
+		// Length byte 100: one byte is malformed; the resync passes over
+		// ff (a length over 99), 10 (length 16 with type 2, which needs
+		// length 3) and 02 (length 2 with type 3, which needs length 3),
+		// then finds translate, rotate, lamp.
+		name:  "bad length then resync",
+		info:  tcpInfo,
+		rules: []string{"tcp.port==1493,neptune"},
+		evs: []event{
+			{dir: 0, data: cat(vStop, h("64 ff 10 02"), vTranslate, vRotate, vLamp, vStabilize)},
+			{dir: 0},
+		},
+		size: [2]int64{23, 0},
+		wants: []want{
+			{typ: "set_motor", off: 0, len: 5},
+			{typ: dissect.TypeSkipped, off: 5, len: 4, reason: "neptune: malformed at offset 5: length byte 100 is 100 or more"},
+			{typ: "translate", off: 9, len: 4},
+			{typ: "rotate", off: 13, len: 4},
+			{typ: "lamp", off: 17, len: 3},
+			{typ: "stabilize", off: 20, len: 3, fields: []kv{{"enable", bl(true)}}},
+		},
+	},
+	{
+		// Two bytes lost inside a set_motor: the bytes held before the gap
+		// are passed over, then the one left of that message, then
+		// decoding resumes.
+		name:  "gap then resync",
+		info:  tcpInfo,
+		rules: []string{"tcp.port==1493,neptune"},
+		evs: []event{
+			{dir: 0, data: cat(vStop, vMotor2[:2])},
+			{dir: 0, gap: 2},
+			{dir: 0, data: cat(vMotor2[4:], vTranslate, vRotate, vLamp, vAbort)},
+			{dir: 0},
+		},
+		size: [2]int64{23, 0},
+		wants: []want{
+			{typ: "set_motor", off: 0, len: 5},
+			{typ: dissect.TypeSkipped, off: 5, len: 2, reason: "incomplete message before a gap"},
+			{typ: dissect.TypeGap, off: 7, len: 2},
+			{typ: dissect.TypeSkipped, off: 9, len: 1, reason: "resynchronising"},
+			{typ: "translate", off: 10, len: 4},
+			{typ: "rotate", off: 14, len: 4},
+			{typ: "lamp", off: 18, len: 3},
+			{typ: "abort", off: 21, len: 2},
+		},
+	},
+	{
+		// After a bad length only two messages follow: the resync never
+		// becomes sure, and they are passed over.
+		name:  "stream ends while resynchronising",
+		info:  tcpInfo,
+		rules: []string{"tcp.port==1493,neptune"},
+		evs:   []event{{dir: 0, data: cat(vStop, h("c8"), vTranslate, vRotate)}, {dir: 0}},
+		size:  [2]int64{14, 0},
+		wants: []want{
+			{typ: "set_motor", off: 0, len: 5},
+			{typ: dissect.TypeSkipped, off: 5, len: 9, reason: "length byte 200"},
+		},
+	},
+	{
+		// The stream ends three bytes into a set_motor.
+		name:  "incomplete at end",
+		info:  tcpInfo,
+		rules: []string{"tcp.port==1493,neptune"},
+		evs:   []event{{dir: 0, data: cat(vLamp, vStop[:3])}, {dir: 0}},
+		size:  [2]int64{6, 0},
+		wants: []want{
+			{typ: "lamp", off: 0, len: 3},
+			{typ: dissect.TypeSkipped, off: 3, len: 3, reason: "incomplete message at end of stream"},
+		},
+	},
+	{
+		// A capture that starts inside a message is framed from its first
+		// byte, as the device would read it: the tail 00 00 of a set_motor
+		// is two empty messages.
+		name:  "joined mid-message",
+		info:  tcpInfo,
+		rules: []string{"tcp.port==1493,neptune"},
+		evs:   []event{{dir: 0, data: cat(vStop[3:], vTranslate)}, {dir: 0}},
+		size:  [2]int64{6, 0},
+		wants: []want{
+			{typ: "unknown", off: 0, len: 1, warn: []string{"empty message"}, summary: "len=0"},
+			{typ: "unknown", off: 1, len: 1, warn: []string{"empty message"}, summary: "len=0"},
+			{typ: "translate", off: 2, len: 4},
+		},
+	},
+	{
+		// Serial link with decode-as "serial,neptune"; bytes from the
+		// device side are decoded the same way.
+		name:  "serial",
+		info:  streamInfo(dissect.Serial, netip.AddrPort{}),
+		rules: []string{"serial,neptune"},
+		evs:   []event{{dir: 0, data: cat(vRelay6Off, vAbort)}, {dir: 1, data: vLamp}, {dir: 0}, {dir: 1}},
+		size:  [2]int64{7, 3},
+		wants: []want{
+			{typ: "set_motor", off: 0, len: 5, fields: motor(6, "forward", 128), summary: "relay 6 off"},
+			{typ: "abort", off: 5, len: 2},
+			{dir: 1, typ: "lamp", off: 0, len: 3},
+		},
+	},
+}
+
+func TestStreamDevice(t *testing.T) {
+	for _, sc := range deviceScenarios {
+		t.Run(sc.name, func(t *testing.T) {
+			reg := registry(t, false, sc.rules...)
+			rng := rand.New(rand.NewPCG(7, uint64(len(sc.name))))
+			for try := range 200 {
+				var r *rand.Rand
+				if try > 0 {
+					r = rng
+				}
+				for _, decode := range []bool{true, false} {
+					recs := feed(t, sc.info, reg, decode, false, sc.evs, r)
+					checkTiling(t, recs, sc.size)
+					checkRecords(t, recs, sc.wants, decode, sc.info)
+				}
+			}
+		})
+	}
+}
+
+// TestStreamNoRule: on a port other than 1493, with no rule, nothing is
+// decoded as neptune (there is no content detection).
+func TestStreamNoRule(t *testing.T) {
+	reg := registry(t, false)
+	for _, info := range []dissect.StreamInfo{
+		streamInfo(dissect.TCP, netip.MustParseAddrPort("192.168.0.177:1494")),
+		streamInfo(dissect.UDP, wikiTo),
+		streamInfo(dissect.UDP, rov), // 1493 is a TCP port only
+	} {
+		recs := feed(t, info, reg, true, info.Transport == dissect.UDP, []event{{dir: 0, data: cat(vStop, vTranslate, vRotate, vLamp)}, {dir: 0}}, nil)
+		if len(recs) != 1 || recs[0].Type != dissect.TypeSkipped || recs[0].Proto != "" || recs[0].Length != 16 {
+			t.Errorf("%s %s: records %+v", info.Transport, info.Name[1], recs)
+		}
+	}
+}
+
+// TestDecodeAsRules: the wiki mode runs only over UDP, the device framing
+// over TCP and serial.
+func TestDecodeAsRules(t *testing.T) {
+	reg := registry(t, false)
+	for s, ok := range map[string]bool{
+		"tcp.port==1493,neptune":      true,
+		"serial,neptune":              true,
+		"udp.port==1493,neptune":      false,
+		"udp.port==9000,neptune-wiki": true,
+		"tcp.port==9000,neptune-wiki": false,
+		"serial,neptune-wiki":         false,
+	} {
+		if _, err := reg.ParseDecodeAs(s); (err == nil) != ok {
+			t.Errorf("ParseDecodeAs(%q): %v", s, err)
+		}
+	}
+}
+
+var udpInfo = streamInfo(dissect.UDP, wikiTo)
+
+var wikiScenarios = []struct {
+	scenario
+	int16 bool
+}{
+	{scenario: scenario{
+		// One packet per datagram; an empty datagram makes no record; a
+		// reply direction is decoded the same way.
+		name:  "datagrams",
+		info:  udpInfo,
+		rules: []string{"udp.port==9000,neptune-wiki"},
+		evs: []event{
+			{dir: 0, data: wSpeed}, {dir: 0, data: wPosition}, {dir: 1, data: wSensor}, {dir: 0, data: []byte{}},
+			{dir: 0, data: wRelayOn}, {dir: 0, data: wUnknown}, {dir: 0, data: h("03 09")}, {dir: 0, data: h("03 00 00 04 01 aa")},
+		},
+		size: [2]int64{13 + 12 + 5 + 5 + 2 + 6, 15},
+		wants: []want{
+			{typ: "speed_motor", off: 0, len: 13, fields: with(hdr(2, 7), speed(3, "forward", 0.5, 5)...)},
+			{typ: "position_motor", off: 13, len: 12, fields: with(hdr(0, 1), kv{"motor_id", u(4)}, kv{"degree", f32(90)}, kv{"speed", f32(0.25)})},
+			{dir: 1, typ: "sensor_data", off: 0, len: 15, fields: with(hdr(0, 9), kv{"sensor_type", i(2)}, kv{"sensor_id", i(1)}, kv{"data", hx("deadbeef")})},
+			{typ: "relay", off: 25, len: 5, fields: with(hdr(1, 2), kv{"relay_id", u(1)}, kv{"enable", bl(true)})},
+			{typ: "unknown", off: 30, len: 5, fields: with(hdr(1, 2), kv{"data", hx("aabb")}), warn: []string{"type 5 has no number"}},
+			{typ: "relay", off: 35, len: 2, fields: []kv{{"priority", u(9)}}, warn: []string{"shorter than the 3-byte header"}},
+			{typ: "relay", off: 37, len: 6, fields: with(hdr(0, 0), kv{"relay_id", u(4)}, kv{"enable", bl(true)}, kv{"trailing", hx("aa")}), warn: []string{"1 bytes after the 2-byte body"}},
+		},
+	}},
+	{int16: true, scenario: scenario{
+		name:  "int16",
+		info:  udpInfo,
+		rules: []string{"udp.port==9000,neptune-wiki"},
+		evs:   []event{{dir: 0, data: wSpeed16}, {dir: 0, data: wSensor16}, {dir: 0, data: wSpeed}},
+		size:  [2]int64{11 + 9 + 13, 0},
+		wants: []want{
+			{typ: "speed_motor", off: 0, len: 11, fields: with(hdr(2, 7), speed(3, "forward", 0.5, 5)...)},
+			{typ: "sensor_data", off: 11, len: 9, fields: with(hdr(0, 9), kv{"sensor_type", i(2)}, kv{"sensor_id", i(1)}, kv{"data", hx("dead")})},
+			{typ: "speed_motor", off: 20, len: 13, fields: with(hdr(2, 7), append(speed(3, "forward", 0.5, 5), kv{"trailing", hx("0000")})...), warn: []string{"2 bytes after the 8-byte body"}},
+		},
+	}},
+}
+
+func TestStreamWiki(t *testing.T) {
+	for _, sc := range wikiScenarios {
+		t.Run(sc.name, func(t *testing.T) {
+			reg := registry(t, sc.int16, sc.rules...)
+			for _, decode := range []bool{true, false} {
+				recs := feed(t, sc.info, reg, decode, true, sc.evs, nil)
+				checkTiling(t, recs, sc.size)
+				checkRecords(t, recs, sc.wants, decode, sc.info)
+			}
+		})
+	}
+}

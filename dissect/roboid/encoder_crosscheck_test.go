@@ -1,0 +1,692 @@
+package roboid_test
+
+// Cross-check of the decoder against the encoder in
+// internal/testenc/roboidenc, which was written from MessageFormat.md and
+// protocols.md §3 without reading the decoder (only this package's doc
+// comment, for the fields each message type carries and the names of the
+// decoded interpretations). Every expected record (type, offset, length,
+// fields, warnings) comes from what the encoder put on the wire; nothing
+// here is derived from running the decoder.
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"dissect/dissect"
+	"dissect/dissect/engine"
+	"dissect/dissect/output"
+	"dissect/dissect/roboid"
+	"dissect/internal/testenc/roboidenc"
+)
+
+var (
+	ccClient = netip.MustParseAddrPort("192.0.2.20:50123")
+	ccSite   = netip.MustParseAddrPort("192.0.2.1:7681")
+	ccT0     = time.Date(2024, 5, 6, 7, 8, 9, 0, time.UTC)
+)
+
+// ccRun feeds a session's datagrams, in time order, through a UDP Stream
+// decoding as roboid and returns the records of each direction.
+func ccRun(t testing.TB, s *roboidenc.Session) [2][]*dissect.Record {
+	t.Helper()
+	reg, err := dissect.NewRegistry(roboid.New())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rule, err := reg.ParseDecodeAs("udp.port==7681,roboid")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg.AddRule(rule)
+	info := dissect.StreamInfo{Transport: dissect.UDP, Addr: [2]netip.AddrPort{ccClient, ccSite},
+		Name: [2]string{ccClient.String(), ccSite.String()}}
+	var got [2][]*dissect.Record
+	sink := dissect.SinkFunc(func(r *dissect.Record) error {
+		switch r.Src {
+		case info.Name[0]:
+			got[0] = append(got[0], r.Clone())
+		case info.Name[1]:
+			got[1] = append(got[1], r.Clone())
+		default:
+			t.Errorf("record from unknown source %q", r.Src)
+		}
+		return nil
+	})
+	st := dissect.NewStream(info, reg, sink, dissect.StreamOptions{Decode: true})
+	var last time.Duration
+	for _, d := range s.Datagrams {
+		st.Datagram(dissect.Dir(d.Dir), ccT0.Add(d.At), s.Stream[d.Dir][d.Start:d.End])
+		last = d.At
+	}
+	st.End(0, ccT0.Add(last+time.Millisecond))
+	st.End(1, ccT0.Add(last+time.Millisecond))
+	if st.Err() != nil {
+		t.Fatal(st.Err())
+	}
+	return got
+}
+
+func ccDescribe(r *dissect.Record) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s@%d+%d {", r.Type, r.Offset, r.Length)
+	for i, f := range r.Fields {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s: %s", f.Key, ccValue(f.Value))
+	}
+	b.WriteString("}")
+	if len(r.Warnings) > 0 {
+		fmt.Fprintf(&b, " warnings %q", r.Warnings)
+	}
+	return b.String()
+}
+
+func ccValue(v dissect.Value) string {
+	switch v.Kind() {
+	case dissect.KindString:
+		return fmt.Sprintf("%q", v.Str())
+	case dissect.KindBytes:
+		return fmt.Sprintf("%x", v.Raw())
+	case dissect.KindFloat, dissect.KindFloat32:
+		return fmt.Sprint(v.Float())
+	case dissect.KindInt:
+		return fmt.Sprint(v.Int())
+	case dissect.KindUint:
+		return fmt.Sprint(v.Uint())
+	case dissect.KindBool:
+		return fmt.Sprint(v.Bool())
+	case dissect.KindArray, dissect.KindObject:
+		var s []string
+		for _, f := range v.Items() {
+			if f.Key != "" {
+				s = append(s, f.Key+":"+ccValue(f.Value))
+			} else {
+				s = append(s, ccValue(f.Value))
+			}
+		}
+		return "[" + strings.Join(s, " ") + "]"
+	}
+	return fmt.Sprintf("kind %d", v.Kind())
+}
+
+func ccKeysOf(fs []dissect.Field) string {
+	var k []string
+	for _, f := range fs {
+		k = append(k, f.Key)
+	}
+	return strings.Join(k, ",")
+}
+
+// ccInt reports whether v is the integer want.
+func ccInt(v dissect.Value, ok bool, want int64) bool {
+	if !ok {
+		return false
+	}
+	switch v.Kind() {
+	case dissect.KindInt:
+		return v.Int() == want
+	case dissect.KindUint:
+		return want >= 0 && v.Uint() == uint64(want)
+	}
+	return false
+}
+
+// ccBytes reports whether v is the byte string want.
+func ccBytes(v dissect.Value, ok bool, want []byte) bool {
+	return ok && v.Kind() == dissect.KindBytes && bytes.Equal(v.Raw(), want)
+}
+
+// ccCompareValue compares one element of "values" with the encoder's value:
+// data_type, semantics, angular_bytes, linear_bytes, raw, and truncated
+// (true exactly for a value cut short).
+func ccCompareValue(v dissect.Value, w roboidenc.ValueTruth) error {
+	if v.Kind() != dissect.KindObject {
+		return fmt.Errorf("not an object")
+	}
+	fs := dissect.Fields(v.Items())
+	if x, ok := fs.Get("data_type"); !ok || x.Kind() != dissect.KindString || x.Str() != w.DataTypeHex() {
+		return fmt.Errorf("data_type, want %q", w.DataTypeHex())
+	}
+	if x, ok := fs.Get("semantics"); !ok || x.Kind() != dissect.KindString || x.Str() != w.Semantics() {
+		return fmt.Errorf("semantics, want %q", w.Semantics())
+	}
+	if x, ok := fs.Get("angular_bytes"); !ccInt(x, ok, int64(w.AngularBytes())) {
+		return fmt.Errorf("angular_bytes, want %d", w.AngularBytes())
+	}
+	if x, ok := fs.Get("linear_bytes"); !ccInt(x, ok, int64(w.LinearBytes())) {
+		return fmt.Errorf("linear_bytes, want %d", w.LinearBytes())
+	}
+	if x, ok := fs.Get("raw"); !ccBytes(x, ok, w.Raw()) {
+		return fmt.Errorf("raw, want %x", w.Raw())
+	}
+	x, ok := fs.Get("truncated")
+	if w.Truncated && (!ok || x.Kind() != dissect.KindBool || !x.Bool()) {
+		return fmt.Errorf("truncated: true expected")
+	}
+	if !w.Truncated && ok && (x.Kind() != dissect.KindBool || x.Bool()) {
+		return fmt.Errorf("truncated set on a whole value")
+	}
+	return nil
+}
+
+// ccCompare compares a record with the encoder's expectation.
+func ccCompare(r *dissect.Record, m *roboidenc.Message) error {
+	if r.Type != m.Type || r.Offset != m.Offset || r.Length != m.Length {
+		return fmt.Errorf("type/offset/length differ")
+	}
+	if r.Proto != "roboid" || r.Transport != dissect.UDP {
+		return fmt.Errorf("proto %q transport %v", r.Proto, r.Transport)
+	}
+	switch m.Type {
+	case roboidenc.TypeSkipped:
+		if v, ok := r.Fields.Get("reason"); !ok || v.Str() == "" {
+			return fmt.Errorf("skipped without a reason")
+		}
+		return nil
+	case roboidenc.TypeGap:
+		if len(r.Fields) != 0 {
+			return fmt.Errorf("gap with fields")
+		}
+		return nil
+	}
+	switch {
+	case m.Warn == roboidenc.Yes && len(r.Warnings) == 0:
+		return fmt.Errorf("a warning is expected")
+	case m.Warn == roboidenc.No && len(r.Warnings) != 0:
+		return fmt.Errorf("no warning is expected")
+	}
+	got, want := ccKeysOf(r.Fields), strings.Join(m.Keys(), ",")
+	if m.ShortIDs {
+		// an empty "values" after the ids is not asserted
+		if v, ok := r.Fields.Get("values"); ok && v.Kind() == dissect.KindArray && len(v.Items()) == 0 {
+			got = strings.TrimSuffix(strings.TrimSuffix(got, "values"), ",")
+		}
+	}
+	if got != want {
+		return fmt.Errorf("keys %q, want %q", got, want)
+	}
+	for _, f := range r.Fields {
+		v, ok := f.Value, true
+		switch f.Key {
+		case "message_id":
+			ok = ccInt(v, ok, int64(m.MessageID))
+		case "network_id":
+			ok = ccInt(v, ok, int64(m.NetworkID))
+		case "thing_id":
+			ok = ccInt(v, ok, int64(m.ThingID))
+		case "data":
+			ok = ccBytes(v, ok, m.Data)
+		case "rest":
+			ok = ccBytes(v, ok, m.Rest)
+		case "values":
+			items := v.Items()
+			if v.Kind() != dissect.KindArray || len(items) != len(m.Values) {
+				return fmt.Errorf("values: %d items, want %d", len(items), len(m.Values))
+			}
+			for i, it := range items {
+				if err := ccCompareValue(it.Value, m.Values[i]); err != nil {
+					return fmt.Errorf("values[%d]: %w", i, err)
+				}
+			}
+		}
+		if !ok {
+			return fmt.Errorf("field %q", f.Key)
+		}
+	}
+	return nil
+}
+
+// ccCheck compares the records of one direction with the encoder's truth.
+func ccCheck(t testing.TB, label string, got []*dissect.Record, want []roboidenc.Message) {
+	t.Helper()
+	n := 0
+	for i := range max(len(got), len(want)) {
+		if n >= 8 {
+			t.Errorf("%s: more differences follow", label)
+			return
+		}
+		switch {
+		case i >= len(got):
+			t.Errorf("%s: record %d missing, want %s", label, i, want[i].String())
+			n++
+		case i >= len(want):
+			t.Errorf("%s: extra record %d: %s", label, i, ccDescribe(got[i]))
+			n++
+		default:
+			if err := ccCompare(got[i], &want[i]); err != nil {
+				t.Errorf("%s: record %d: %v\n got: %s\nwant: %s", label, i, err, ccDescribe(got[i]), want[i].String())
+				n++
+			}
+		}
+	}
+}
+
+func TestEncoderCrossCheckSessions(t *testing.T) {
+	for seed := range uint64(4) {
+		for _, broken := range []bool{false, true} {
+			s := roboidenc.NewSession(roboidenc.Options{Seed: seed, Broken: broken, Ticks: 20 + int(seed)*6})
+			got := ccRun(t, s)
+			for d := range 2 {
+				ccCheck(t, fmt.Sprintf("seed %d broken %v %s", seed, broken, roboidenc.RoleName(d)), got[d], s.Truth[d])
+			}
+		}
+	}
+}
+
+// TestEncoderCrossCheckSpecExamples sends every example of the spec's
+// data-type tables in a Pose of its own, and all of them together.
+func TestEncoderCrossCheckSpecExamples(t *testing.T) {
+	var f roboidenc.Flow
+	at := time.Duration(0)
+	var all []roboidenc.ValueTruth
+	for _, set := range [][]roboidenc.ValueTruth{roboidenc.SpecTypical(), roboidenc.SpecSyntax(), roboidenc.SpecLiteral(), roboidenc.Undefined()} {
+		for _, v := range set {
+			at += time.Millisecond
+			f.Pose(roboidenc.Client, at, 1, 2, v)
+			all = append(all, v)
+		}
+	}
+	f.Pose(roboidenc.Client, at+time.Millisecond, 1, 3, all...)
+	s, err := f.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ccCheck(t, "spec examples", ccRun(t, s)[roboidenc.Client], s.Truth[roboidenc.Client])
+}
+
+// TestEncoderCrossCheckEdges covers edge forms: a value cut right after
+// its data-type byte, the unknown id 0x00 without a body, a Pose of nine
+// values with undefined semantics, a bare [0x10], an extension byte right
+// after the ids, ModelURL with an empty URL.
+func TestEncoderCrossCheckEdges(t *testing.T) {
+	var f roboidenc.Flow
+	f.PoseTruncated(roboidenc.Client, 0, 1, 1, nil, roboidenc.V(roboidenc.SemPosition, []float64{1}, roboidenc.U8(1)), 0)
+	f.Unknown(roboidenc.Client, 1, 0x00, nil)
+	var nine []roboidenc.ValueTruth
+	for i := range 9 {
+		nine = append(nine, roboidenc.V(byte(9+i%7), []float64{float64(i)}, roboidenc.NoMag()))
+	}
+	f.Pose(roboidenc.Client, 2, 1, 2, nine...)
+	f.PoseShort(roboidenc.Client, 3)
+	f.PoseExtension(roboidenc.Site, 4, 0, 1, nil, nil)
+	f.ModelURL(roboidenc.Site, 5, 0, 1, "")
+	s, err := f.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := ccRun(t, s)
+	for d := range 2 {
+		ccCheck(t, "edges "+roboidenc.RoleName(d), got[d], s.Truth[d])
+	}
+}
+
+// TestEncoderCrossCheckInterpretations checks the decoded interpretations
+// the package documents (angles_deg, magnitude_uint, magnitude_f16,
+// magnitude_f32) against the encoder's own readings of the bytes it wrote:
+// unsigned binary angles (b × 360/256), little-endian magnitudes, its own
+// half-float reader. These encodings are unverified guesses (protocols.md
+// §3.4), so this tests the decoder's documented choices, not the protocol.
+func TestEncoderCrossCheckInterpretations(t *testing.T) {
+	s := roboidenc.NewSession(roboidenc.Options{Seed: 7, Broken: true})
+	got := ccRun(t, s)
+	checked := 0
+	for d := range 2 {
+		if len(got[d]) != len(s.Truth[d]) {
+			t.Fatalf("%s: %d records, truth %d", roboidenc.RoleName(d), len(got[d]), len(s.Truth[d]))
+		}
+		for i, m := range s.Truth[d] {
+			r := got[d][i]
+			vals, ok := r.Fields.Get("values")
+			if m.Type != roboidenc.TypePose || !ok || len(vals.Items()) != len(m.Values) {
+				continue
+			}
+			for k, it := range vals.Items() {
+				w := m.Values[k]
+				if w.Truncated {
+					continue
+				}
+				if err := ccInterpretation(dissect.Fields(it.Value.Items()), w); err != nil {
+					t.Errorf("%s record %d values[%d] (%s): %v", roboidenc.RoleName(d), i, k, w.DataTypeHex(), err)
+				}
+				checked++
+			}
+		}
+	}
+	if checked < 100 {
+		t.Errorf("only %d values checked", checked)
+	}
+}
+
+func ccFloat(v dissect.Value, ok bool) (float64, bool) {
+	if !ok || (v.Kind() != dissect.KindFloat && v.Kind() != dissect.KindFloat32) {
+		return 0, false
+	}
+	return v.Float(), true
+}
+
+func ccInterpretation(fs dissect.Fields, w roboidenc.ValueTruth) error {
+	a, ok := fs.Get("angles_deg")
+	switch {
+	case len(w.Angles) == 0:
+	case !ok || a.Kind() != dissect.KindArray || len(a.Items()) != len(w.Angles):
+		return fmt.Errorf("angles_deg: want %d angles", len(w.Angles))
+	default:
+		for i, b := range w.Angles {
+			if f, ok := ccFloat(a.Items()[i].Value, true); !ok || f != roboidenc.Angle8Degrees(b) {
+				return fmt.Errorf("angles_deg[%d]: want %v", i, roboidenc.Angle8Degrees(b))
+			}
+		}
+	}
+	mag := w.Magnitude
+	if len(mag) == 0 {
+		return nil
+	}
+	var u uint64
+	for i := len(mag) - 1; i >= 0; i-- {
+		u = u<<8 | uint64(mag[i])
+	}
+	if x, ok := fs.Get("magnitude_uint"); !ok || !(x.Kind() == dissect.KindUint && x.Uint() == u || x.Kind() == dissect.KindInt && x.Int() == int64(u)) {
+		return fmt.Errorf("magnitude_uint: want %d", u)
+	}
+	switch len(mag) {
+	case 2:
+		want := roboidenc.Float16Value(binary.LittleEndian.Uint16(mag))
+		f, ok := ccFloat(fs.Get("magnitude_f16"))
+		if !ok || !(float32(f) == want || math.IsNaN(f) && want != want) {
+			return fmt.Errorf("magnitude_f16: want %v", want)
+		}
+		if w.Intended.MagKind == "f16" && f != w.Intended.Mag {
+			return fmt.Errorf("magnitude_f16 %v, encoded %v", f, w.Intended.Mag)
+		}
+	case 4:
+		want := math.Float32frombits(binary.LittleEndian.Uint32(mag))
+		f, ok := ccFloat(fs.Get("magnitude_f32"))
+		if !ok || !(float32(f) == want || math.IsNaN(f) && want != want) {
+			return fmt.Errorf("magnitude_f32: want %v", want)
+		}
+		if w.Intended.MagKind == "f32" && float32(f) != float32(w.Intended.Mag) {
+			return fmt.Errorf("magnitude_f32 %v, encoded %v", f, w.Intended.Mag)
+		}
+	}
+	return nil
+}
+
+// FuzzEncoderCrossCheck generates sessions from the fuzzed seed and checks
+// every record against the encoder's truth.
+func FuzzEncoderCrossCheck(f *testing.F) {
+	f.Add(uint64(0), false)
+	f.Add(uint64(14), true)
+	f.Add(uint64(99), true)
+	f.Fuzz(func(t *testing.T, seed uint64, broken bool) {
+		s := roboidenc.NewSession(roboidenc.Options{Seed: seed, Broken: broken, Ticks: 20 + int(seed%17)})
+		got := ccRun(t, s)
+		for d := range 2 {
+			ccCheck(t, fmt.Sprintf("fuzz %s", roboidenc.RoleName(d)), got[d], s.Truth[d])
+		}
+	})
+}
+
+// ---- the committed sample files, through the engine and the JSON writer
+
+// ccKV is one key of a JSON object, in order.
+type ccKV struct {
+	k string
+	v any
+}
+
+// ccParse decodes JSON keeping the order of object keys: objects become
+// []ccKV, arrays []any, numbers json.Number.
+func ccParse(dec *json.Decoder) (any, error) {
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	switch d := tok.(type) {
+	case json.Delim:
+		switch d {
+		case '{':
+			var obj []ccKV
+			for dec.More() {
+				kt, err := dec.Token()
+				if err != nil {
+					return nil, err
+				}
+				v, err := ccParse(dec)
+				if err != nil {
+					return nil, err
+				}
+				obj = append(obj, ccKV{kt.(string), v})
+			}
+			_, err := dec.Token()
+			return obj, err
+		case '[':
+			arr := []any{}
+			for dec.More() {
+				v, err := ccParse(dec)
+				if err != nil {
+					return nil, err
+				}
+				arr = append(arr, v)
+			}
+			_, err := dec.Token()
+			return arr, err
+		}
+	}
+	return tok, nil
+}
+
+func ccParseBytes(b []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	return ccParse(dec)
+}
+
+func ccGet(obj []ccKV, k string) (any, bool) {
+	for _, kv := range obj {
+		if kv.k == k {
+			return kv.v, true
+		}
+	}
+	return nil, false
+}
+
+// ccMatch compares a decoded JSON value with a truth value: numbers
+// numerically (a truth float as float32), objects exactly (same keys in
+// order) or as a subset (the truth's keys present with matching values),
+// arrays element by element.
+func ccMatch(got, want any, subset bool) error {
+	switch w := want.(type) {
+	case []ccKV:
+		g, ok := got.([]ccKV)
+		if !ok {
+			return fmt.Errorf("not an object")
+		}
+		if !subset && len(g) != len(w) {
+			return fmt.Errorf("keys %v, want %v", ccKeys(g), ccKeys(w))
+		}
+		for i, kv := range w {
+			if !subset && g[i].k != kv.k {
+				return fmt.Errorf("keys %v, want %v", ccKeys(g), ccKeys(w))
+			}
+			gv, ok := ccGet(g, kv.k)
+			if !ok {
+				return fmt.Errorf("no %q", kv.k)
+			}
+			if err := ccMatch(gv, kv.v, subset); err != nil {
+				return fmt.Errorf("%s: %w", kv.k, err)
+			}
+		}
+	case []any:
+		g, ok := got.([]any)
+		if !ok || len(g) != len(w) {
+			return fmt.Errorf("array of %d, want %d", len(g), len(w))
+		}
+		for i := range w {
+			if err := ccMatch(g[i], w[i], subset); err != nil {
+				return fmt.Errorf("[%d]: %w", i, err)
+			}
+		}
+	case json.Number:
+		g, ok := got.(json.Number)
+		if !ok {
+			return fmt.Errorf("%v, want %s", got, w)
+		}
+		if strings.ContainsAny(string(w), ".eE") {
+			gf, err1 := g.Float64()
+			wf, err2 := w.Float64()
+			if err1 != nil || err2 != nil || float32(gf) != float32(wf) {
+				return fmt.Errorf("%s, want %s", g, w)
+			}
+		} else if g != w {
+			return fmt.Errorf("%s, want %s", g, w)
+		}
+	default:
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			return fmt.Errorf("%v, want %v", got, want)
+		}
+	}
+	return nil
+}
+
+func ccKeys(o []ccKV) []string {
+	var k []string
+	for _, kv := range o {
+		k = append(k, kv.k)
+	}
+	return k
+}
+
+// ccTruthFile is a truth sidecar of a generated sample.
+type ccTruthFile struct {
+	DecodeAs       string `json:"decode_as"`
+	DecoderOptions string `json:"decoder_options"`
+	Streams        []struct {
+		Stream     int    `json:"stream"`
+		Transport  string `json:"transport"`
+		Directions []struct {
+			Src     string            `json:"src"`
+			Bytes   int64             `json:"bytes"`
+			Records []json.RawMessage `json:"records"`
+		} `json:"directions"`
+	} `json:"streams"`
+}
+
+// ccSampleCheck runs a committed sample through the engine and the JSON
+// writer and compares every line with its truth sidecar.
+func ccSampleCheck(t *testing.T, name string, reg *dissect.Registry) {
+	path := filepath.Join("..", "..", "pcaps", name)
+	raw, err := os.ReadFile(strings.TrimSuffix(path, ".pcap") + ".truth.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tf ccTruthFile
+	if err := json.Unmarshal(raw, &tf); err != nil {
+		t.Fatal(err)
+	}
+	rule, err := reg.ParseDecodeAs(tf.DecodeAs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg.AddRule(rule)
+	var buf bytes.Buffer
+	w := output.NewJSON(&buf, false)
+	if _, err := engine.RunFile(path, engine.Config{Registry: reg, Decode: true}, w); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	type line struct {
+		Stream   int             `json:"stream"`
+		Src      string          `json:"src"`
+		Proto    string          `json:"proto"`
+		Type     string          `json:"type"`
+		Offset   int64           `json:"offset"`
+		Length   int64           `json:"length"`
+		Fields   json.RawMessage `json:"fields"`
+		Warnings []string        `json:"warnings"`
+	}
+	bySrc := map[string][]line{}
+	sc := bufio.NewScanner(&buf)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for sc.Scan() {
+		var l line
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			t.Fatalf("%s: %v", sc.Text(), err)
+		}
+		bySrc[l.Src] = append(bySrc[l.Src], l)
+	}
+	for _, st := range tf.Streams {
+		for _, d := range st.Directions {
+			got := bySrc[d.Src]
+			if len(got) != len(d.Records) {
+				t.Errorf("%s from %s: %d records, truth %d", name, d.Src, len(got), len(d.Records))
+			}
+			bad := 0
+			for i := range min(len(got), len(d.Records)) {
+				var w struct {
+					Type    string          `json:"type"`
+					Offset  int64           `json:"offset"`
+					Length  int64           `json:"length"`
+					Fields  json.RawMessage `json:"fields"`
+					Match   string          `json:"match"`
+					Warning string          `json:"warning"`
+				}
+				if err := json.Unmarshal(d.Records[i], &w); err != nil {
+					t.Fatal(err)
+				}
+				g := got[i]
+				var msg string
+				switch {
+				case g.Type != w.Type || g.Offset != w.Offset || g.Length != w.Length || g.Stream != st.Stream:
+					msg = "type/offset/length differ"
+				case g.Proto != "roboid" && g.Type != "gap":
+					msg = "proto " + g.Proto
+				case w.Type == "skipped" || w.Type == "gap":
+				case w.Warning == "yes" && len(g.Warnings) == 0:
+					msg = "a warning is expected"
+				case w.Warning == "no" && len(g.Warnings) > 0:
+					msg = "no warning is expected"
+				default:
+					gv, err1 := ccParseBytes(g.Fields)
+					wv, err2 := ccParseBytes(w.Fields)
+					if err1 != nil || err2 != nil {
+						t.Fatal(err1, err2)
+					}
+					if err := ccMatch(gv, wv, w.Match == "subset"); err != nil {
+						msg = "fields: " + err.Error()
+					}
+				}
+				if msg != "" {
+					t.Errorf("%s from %s: record %d: %s\n got: %s %d+%d %s %q\nwant: %s", name, d.Src, i, msg, g.Type, g.Offset, g.Length, g.Fields, g.Warnings, d.Records[i])
+					if bad++; bad > 8 {
+						break
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestEncoderCrossCheckSampleFile runs the committed Roboid sample
+// (written by internal/testenc/mkpcaps) through capture, reassembly, the
+// stream driver, the decoder and the JSON writer, and compares the output
+// with its truth sidecar.
+func TestEncoderCrossCheckSampleFile(t *testing.T) {
+	reg, err := dissect.NewRegistry(roboid.New())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ccSampleCheck(t, "roboid_session.pcap", reg)
+}
