@@ -185,7 +185,7 @@ func TestVRPNPayloadBytes(t *testing.T) {
 type sampleTruth struct {
 	DecodeAs       string `json:"decode_as"`
 	DecoderOptions string `json:"decoder_options"`
-	Streams  []struct {
+	Streams        []struct {
 		Stream     int `json:"stream"`
 		Directions []struct {
 			Src     string     `json:"src"`
