@@ -97,6 +97,13 @@ type Parser interface {
 	Sync(c *Ctx, b []byte) (int, bool)
 }
 
+// Ender is implemented by parsers that have something to say when a stream
+// ends, such as requests never answered. [Stream] calls End once, after both
+// directions have ended; End may only add notes ([Ctx.Note]).
+type Ender interface {
+	End(c *Ctx)
+}
+
 // Verdict is a protocol's answer to content detection.
 type Verdict uint8
 

@@ -519,6 +519,10 @@ func (s *Stream) end(dir Dir, t time.Time) {
 	}
 	s.flushHeld(dir, t, ReasonIncomplete)
 	d.ended = true
+	if e, ok := s.parser.(Ender); ok && s.dirs[dir^1].ended {
+		s.ctx.Dir, s.ctx.Time = dir, t
+		e.End(&s.ctx)
+	}
 }
 
 func (s *Stream) fill(r *Record, dir Dir, t time.Time, off, n int64) {

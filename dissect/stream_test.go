@@ -431,3 +431,29 @@ func TestStreamDetectionAcrossManySmallSegments(t *testing.T) {
 	}
 	checkRecords(t, col.recs, "10.0.0.1:5000", []want{{"msg", 0, 4}, {"msg", 4, 2}})
 }
+
+// ender is a toy parser that notes when its stream ends.
+type ender struct{ toyParser }
+
+func (ender) End(c *dissect.Ctx) { c.Note("ended at %d", c.Time.Unix()) }
+
+type enderProto struct{ toy }
+
+func (*enderProto) NewParser(s *dissect.StreamInfo) dissect.Parser { return ender{} }
+
+func TestStreamEnderIsCalledOnceAfterBothDirections(t *testing.T) {
+	reg, _ := dissect.NewRegistry(&enderProto{})
+	r, _ := reg.ParseDecodeAs("tcp.port==7000,toy")
+	reg.AddRule(r)
+	s := dissect.NewStream(tcpInfo(7000), reg, &collector{}, dissect.StreamOptions{})
+	s.Data(0, time.Unix(1, 0), []byte{1, 'a'})
+	s.End(0, time.Unix(2, 0))
+	if len(s.Notes()) != 0 {
+		t.Fatalf("End called after one direction: %q", s.Notes())
+	}
+	s.End(1, time.Unix(3, 0))
+	s.End(1, time.Unix(4, 0))
+	if got := s.Notes(); len(got) != 1 || got[0] != "ended at 3" {
+		t.Errorf("notes %q, want one note at the second direction's end", got)
+	}
+}

@@ -32,7 +32,7 @@ import (
 const DefaultSnaplen = 262144
 
 // DefaultBufferSize is the default kernel receive buffer, in bytes.
-const DefaultBufferSize = 8 << 20
+const DefaultBufferSize = 32 << 20
 
 // AnyInterface is the pseudo-interface that captures on every interface.
 const AnyInterface = "any"
@@ -108,8 +108,8 @@ type Interface struct {
 	HardwareAddr net.HardwareAddr
 	// Addrs are the interface's addresses, as prefixes ("10.0.0.2/24").
 	Addrs []string
-	// LinkType is the link type of the packets captured on it (0 when live
-	// capture is not supported here).
+	// LinkType is the link type of the packets captured on it; meaningful
+	// only where live capture is supported (Supported).
 	LinkType capture.LinkType
 }
 
@@ -124,7 +124,7 @@ func Interfaces() ([]Interface, error) {
 	for i := range ifs {
 		out = append(out, describe(&ifs[i]))
 	}
-	if anySupported {
+	if Supported {
 		out = append(out, anyInterface())
 	}
 	return out, nil
@@ -134,7 +134,7 @@ func Interfaces() ([]Interface, error) {
 // no privileges. An unknown name gives an error wrapping
 // ErrNoSuchInterface.
 func Lookup(name string) (Interface, error) {
-	if name == AnyInterface && anySupported {
+	if name == AnyInterface && Supported {
 		return anyInterface(), nil
 	}
 	ifs, err := net.Interfaces()
@@ -180,8 +180,6 @@ func LinkTypeName(lt capture.LinkType) string {
 		return "raw IP"
 	case capture.LinkLinuxSLL2:
 		return "Linux cooked v2"
-	case 0:
-		return "unsupported"
 	}
 	return fmt.Sprintf("link type %d", lt)
 }

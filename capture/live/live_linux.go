@@ -18,7 +18,8 @@ import (
 	"dissect/capture/filter"
 )
 
-const anySupported = true
+// Supported reports whether live capture is implemented on this system.
+const Supported = true
 
 // maxFilterLen is the kernel's limit on a classic BPF program (BPF_MAXINSNS).
 const maxFilterLen = 4096

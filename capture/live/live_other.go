@@ -8,7 +8,8 @@ import (
 	"dissect/capture"
 )
 
-const anySupported = false
+// Supported reports whether live capture is implemented on this system.
+const Supported = false
 
 // Source captures packets from a network interface. On this system it
 // cannot be opened: Open returns ErrUnsupported.

@@ -24,4 +24,3 @@ func (p *PTY) Close() error {
 	}
 	return err
 }
-

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -68,8 +70,8 @@ type Tap struct {
 
 	cur    capture.Packet
 	curBuf []byte
-	err   error
-	atEnd bool
+	err    error
+	atEnd  bool
 }
 
 // item is a queued read, or a reader's terminal error.
@@ -99,18 +101,28 @@ func NewTap(link string, iface int, inputs ...Input) (*Tap, error) {
 	t := &Tap{
 		link:   link,
 		iface:  iface,
-		inputs: inputs,
+		inputs: slices.Clone(inputs),
 		q:      make(chan item, MaxQueued+len(inputs)),
 		free:   make(chan []byte, MaxQueued),
 		done:   make(chan struct{}),
 	}
+	// Each closer once (a proxy's sides are both a reader and a forward
+	// target); closers of types that cannot be compared are kept as they
+	// are.
 	seen := map[any]bool{}
 	for _, in := range inputs {
 		for _, x := range []any{in.R, in.Forward} {
-			if c, ok := x.(io.Closer); ok && !seen[c] {
-				seen[c] = true
-				t.closers = append(t.closers, c)
+			c, ok := x.(io.Closer)
+			if !ok {
+				continue
 			}
+			if reflect.TypeOf(c).Comparable() {
+				if seen[c] {
+					continue
+				}
+				seen[c] = true
+			}
+			t.closers = append(t.closers, c)
 		}
 	}
 	t.wg.Add(len(inputs))

@@ -13,6 +13,7 @@ import (
 	"dissect/capture"
 	"dissect/dissect"
 	"dissect/dissect/all"
+	"dissect/dissect/handcontrol"
 	"dissect/dissect/engine"
 	"dissect/dissect/output"
 )
@@ -29,6 +30,9 @@ type readOpts struct {
 	cpuProfile string
 
 	neptuneInt16 bool
+	protoPaths   []string
+	protoFiles   []string
+	hcRaw        bool
 }
 
 func addReadFlags(cmd *cobra.Command, o *readOpts) {
@@ -41,6 +45,9 @@ func addReadFlags(cmd *cobra.Command, o *readOpts) {
 	f.StringVar(&o.progress, "progress", "auto", "progress bar on stderr: auto (only when stderr is a terminal), always, never")
 	f.BoolVar(&o.noSummary, "no-summary", false, "do not print the summary on stderr at the end")
 	f.BoolVar(&o.neptuneInt16, "neptune-int16", false, "neptune-wiki: read the wiki's \"int\" fields as int16 (AVR layout) instead of int32")
+	f.StringArrayVar(&o.protoFiles, "proto", nil, "handcontrol: decode payloads with this .proto file (messages replace the built-in ones by name; see docs/handcontrol.md); may be repeated")
+	f.StringArrayVar(&o.protoPaths, "proto-path", nil, "handcontrol: directory to resolve --proto imports from; may be repeated")
+	f.BoolVar(&o.hcRaw, "handcontrol-raw", false, "handcontrol: show payloads as raw protobuf wire fields (like protoc --decode_raw), without a schema")
 	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a Go CPU profile to this file (for performance work)")
 	_ = f.MarkHidden("cpuprofile")
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"table", "json"}, cobra.ShellCompDirectiveNoFileComp))
@@ -75,7 +82,7 @@ type sink interface {
 
 // setup validates the shared flags and builds the registry and the sink.
 func (o *readOpts) setup(stdout io.Writer, live bool) (*dissect.Registry, sink, error) {
-	reg, err := all.Registry(all.Options{NeptuneInt16: o.neptuneInt16})
+	reg, err := all.Registry(o.protocolOptions())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -105,6 +112,14 @@ func (o *readOpts) setup(stdout io.Writer, live bool) (*dissect.Registry, sink, 
 		return reg, output.NewJSON(stdout, live), nil
 	}
 	return nil, nil, usageError{fmt.Errorf("--output %q: want table or json", o.format)}
+}
+
+// protocolOptions returns the protocol preferences given by the flags.
+func (o *readOpts) protocolOptions() all.Options {
+	return all.Options{
+		NeptuneInt16: o.neptuneInt16,
+		HandControl:  handcontrol.Options{ProtoPaths: o.protoPaths, ProtoFiles: o.protoFiles, Raw: o.hcRaw},
+	}
 }
 
 func runRead(cmd *cobra.Command, o *readOpts, files []string, stdin io.Reader, stderr io.Writer) error {

@@ -62,6 +62,7 @@ func isCobraUsage(err error) bool {
 
 func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	opts := &readOpts{}
+	lopts := &liveOpts{}
 	root := &cobra.Command{
 		Use:   "dissect [flags] CAPTURE...",
 		Short: "Decode robot, prosthesis and VR protocols from captures",
@@ -85,6 +86,9 @@ Every byte of every stream is accounted for: it is in a decoded message, a
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if handled, err := rootLive(cmd, opts, lopts, args, stderr); handled {
+				return err
+			}
 			files := append(append([]string(nil), opts.files...), args...)
 			if len(files) == 0 {
 				return usageError{errors.New("no capture file given (dissect FILE, or dissect --help)")}
@@ -96,7 +100,9 @@ Every byte of every stream is accounted for: it is in a decoded message, a
 	root.SetErr(stderr)
 	root.SetIn(stdin)
 	addReadFlags(root, opts)
+	addLiveFlags(root, lopts)
 	root.AddCommand(newReadCmd(stdin, stderr), newProtocolsCmd(), newVersionCmd())
 	root.AddCommand(newSerialCmd(stderr))
+	root.AddCommand(newLiveCmd(stderr))
 	return root
 }

@@ -613,12 +613,12 @@ func TestSerialHandControl(t *testing.T) {
 	}
 	live := r.stdout.String()
 	checkRecords(t, live, "handcontrol", link, []wantRec{
-		{"StartTelemetry", 0, 0, 14, map[string]string{"code": "14", "crc_ok": "true", "payload": `{"interval_ms":100}`}},
-		{"ACK", 1, 0, 12, map[string]string{"code": "1", "crc_ok": "true"}},
-		{"SetPositions", 0, 14, 22, map[string]string{"code": "11", "crc_ok": "true"}},
-		{"ERR", 1, 12, 39, map[string]string{"code": "2", "crc_ok": "true", "payload": `{"message":"Telemetry already started"}`}},
-		{"StopTelemetry", 0, 36, 12, map[string]string{"code": "15", "crc_ok": "true"}},
-		{"ACK", 1, 51, 12, map[string]string{"code": "1", "crc_ok": "true"}},
+		{"StartTelemetry", 0, 0, 14, map[string]string{"code": "14", "role": `"request"`, "crc": "237", "crc_ok": "true", "payload": `{"interval_ms":100}`}},
+		{"ACK", 1, 0, 12, map[string]string{"code": "1", "role": `"response"`, "crc": "107", "crc_ok": "true", "request_code": "14"}},
+		{"SetPositions", 0, 14, 22, map[string]string{"code": "11", "role": `"request"`, "crc": "69", "crc_ok": "true"}},
+		{"ERR", 1, 12, 39, map[string]string{"code": "2", "role": `"response"`, "crc": "221", "crc_ok": "true", "request_code": "11", "payload": `{"message":"Telemetry already started"}`}},
+		{"StopTelemetry", 0, 36, 12, map[string]string{"code": "15", "role": `"request"`, "crc": "71", "crc_ok": "true"}},
+		{"ACK", 1, 51, 12, map[string]string{"code": "1", "role": `"response"`, "crc": "107", "crc_ok": "true", "request_code": "15"}},
 	})
 	var want [2][]byte
 	for _, s := range steps {

@@ -5,6 +5,7 @@ package all
 import (
 	"dissect/dissect"
 	"dissect/dissect/deltarobot"
+	"dissect/dissect/handcontrol"
 	"dissect/dissect/neptune"
 	"dissect/dissect/roboid"
 	"dissect/dissect/vrpn"
@@ -15,21 +16,34 @@ type Options struct {
 	// NeptuneInt16 reads the neptune-wiki "int" fields as int16 (as an AVR
 	// lays them out) instead of int32.
 	NeptuneInt16 bool
+	// HandControl selects the prosthesis link's payload schema: the built-in
+	// v2/v1 schemas, the user's .proto files, or raw wire fields.
+	HandControl handcontrol.Options
 }
 
 // Protocols returns fresh instances of every protocol, for one run, in
-// detection order: the protocols that detect by content first.
-func Protocols(opt Options) []dissect.Protocol {
+// detection order: the protocols that detect by content first. It fails
+// only when a user schema cannot be loaded.
+func Protocols(opt Options) ([]dissect.Protocol, error) {
+	hc, err := handcontrol.New(opt.HandControl)
+	if err != nil {
+		return nil, err
+	}
 	return []dissect.Protocol{
 		vrpn.New(),
 		deltarobot.New(),
+		hc,
 		neptune.New(),
 		neptune.NewWiki(neptune.WikiOptions{Int16: opt.NeptuneInt16}),
 		roboid.New(),
-	}
+	}, nil
 }
 
 // Registry returns a registry of [Protocols].
 func Registry(opt Options) (*dissect.Registry, error) {
-	return dissect.NewRegistry(Protocols(opt)...)
+	protos, err := Protocols(opt)
+	if err != nil {
+		return nil, err
+	}
+	return dissect.NewRegistry(protos...)
 }

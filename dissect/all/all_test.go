@@ -9,7 +9,7 @@ func TestRegistry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"vrpn", "deltarobot", "neptune", "neptune-wiki", "roboid"} {
+	for _, name := range []string{"vrpn", "deltarobot", "handcontrol", "neptune", "neptune-wiki", "roboid"} {
 		if reg.Lookup(name) == nil {
 			t.Errorf("%s is not registered", name)
 		}

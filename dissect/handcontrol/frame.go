@@ -205,6 +205,10 @@ func (p *parser) record(c *dissect.Ctx, code byte, host bool, payload []byte, wi
 
 	// Payload.
 	m, schema, alt := p.message(code, host, quirk)
+	if m == emptyMsg && len(payload) > 0 {
+		r.Warnf("code %d (%s) from the %s carries no payload, yet has %d bytes; decoded raw", code, r.Type, side(host), len(payload))
+		m, schema = nil, schemaRaw
+	}
 	d := &p.dec
 	d.rec, d.strs, d.build, d.warn = r, p.strs, c.Decode, true
 	nw := len(r.Warnings)
@@ -371,8 +375,12 @@ func (p *parser) End(c *dissect.Ctx) {
 // unanswered returns one line per request still in flight.
 func (p *parser) unanswered() []string {
 	var out []string
+	id := 0
+	if p.info != nil {
+		id = p.info.ID
+	}
 	for _, q := range p.q.q[:p.q.n] {
-		out = append(out, protoName+": stream "+strconv.Itoa(p.info.ID)+": request "+typeName(q.code)+" at offset "+strconv.FormatInt(q.off, 10)+" was never answered")
+		out = append(out, protoName+": stream "+strconv.Itoa(id)+": request "+typeName(q.code)+" at offset "+strconv.FormatInt(q.off, 10)+" was never answered")
 	}
 	return out
 }

@@ -146,5 +146,20 @@ func FuzzPayload(f *testing.F) {
 		if d2.check(m, data) != (ok && issues == 0) {
 			t.Fatal("check disagrees with decode")
 		}
+		// The one-pass path gives what the two passes give.
+		if m != nil && m.simple && ok {
+			var rec3 dissect.Record
+			d3 := decoder{rec: &rec3, strs: map[string]string{}, build: true, warn: true}
+			d3.reset(len(data))
+			sc, e3 := d3.scan(m, data, 0)
+			if e3.what != "" {
+				t.Fatalf("two passes fail where the decode worked: %s", e3)
+			}
+			slow := d3.fill(m, data, 0, sc)
+			d3.finish()
+			if !eqValue(dissect.Object(slow), dissect.Object(fields)) || d3.issues != issues || !slices.Equal(rec3.Warnings, rec.Warnings) {
+				t.Fatalf("two passes: %s %q\ndecode: %s %q", showFields(slow), rec3.Warnings, showFields(fields), rec.Warnings)
+			}
+		}
 	})
 }

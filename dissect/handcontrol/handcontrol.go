@@ -97,7 +97,9 @@ type Options struct {
 	// package documentation) replaces it for its codes; the built-in
 	// message is kept for the others.
 	ProtoFiles []string
-	// Raw shows payloads as raw protobuf wire fields, without a schema.
+	// Raw shows payloads as raw protobuf wire fields, without a schema. It
+	// takes precedence over ProtoFiles (which are still compiled, so that
+	// errors in them are reported).
 	Raw bool
 }
 

@@ -161,14 +161,15 @@ func TestRawMode(t *testing.T) {
 	checkWarnings(t, s.rec.Warnings, []string{noRequest})
 	checkFields(t, s.rec.Fields[4:], []kv{{"payload", obj(kv{"1", u(1605088323)}, kv{"2", arr(rawGesture("1"), rawGesture("2"))})}, {"schema", str("raw")}})
 
-	// Fixed-width values, non-UTF-8 bytes, an empty string and a group.
-	payload := cat(h("0d 01 00 00 00"), h("11 02 00 00 00 00 00 00 80"), pbytes(3, []byte{0xff, 0xfe}), pbytes(4, nil), h("2b 08 07 2c"))
+	// Fixed-width values, non-UTF-8 bytes, an empty string, a group, and a
+	// group whose start tag is not minimally encoded (ab 00 = field 5, group).
+	payload := cat(h("0d 01 00 00 00"), h("11 02 00 00 00 00 00 00 80"), pbytes(3, []byte{0xff, 0xfe}), pbytes(4, nil), h("2b 08 07 2c"), h("ab 00 08 09 2c"))
 	f = frame(codeSetPositions, payload)
 	if n, err := s.parse(0, t0, f); n != len(f) || err != nil {
 		t.Fatalf("Parse = %d, %v", n, err)
 	}
 	checkFields(t, s.rec.Fields[4:], []kv{{"payload", obj(kv{"1", u(1)}, kv{"2", u(0x8000000000000002)}, kv{"3", dissect.Bytes([]byte{0xff, 0xfe})},
-		kv{"4", str("")}, kv{"5", obj(kv{"1", u(7)})})}, {"schema", str("raw")}})
+		kv{"4", str("")}, kv{"5", arr(obj(kv{"1", u(7)}), obj(kv{"1", u(9)}))})}, {"schema", str("raw")}})
 }
 
 // Unknown codes are decoded raw, also in schema mode.
@@ -184,6 +185,14 @@ func TestUnknownCode(t *testing.T) {
 	checkWarnings(t, s.rec.Warnings, []string{"unknown code 32"})
 	checkFields(t, s.rec.Fields, []kv{{"code", i64(32)}, {"role", str("response")}, {"crc", i64(int64(f[len(f)-1]))}, {"crc_ok", dissect.Bool(true)},
 		{"payload", obj(kv{"1", dissect.Uint(5)}, kv{"2", str("hello")})}, {"schema", str("raw")}})
+
+	// A payload on a code that carries none is decoded raw too.
+	f = frame(codeGetSettings, h("08 01"))
+	if n, err := s.parse(0, t0, f); n != len(f) || err != nil {
+		t.Fatalf("Parse = %d, %v", n, err)
+	}
+	checkWarnings(t, s.rec.Warnings, []string{"code 4 (GetSettings) from the host carries no payload, yet has 2 bytes; decoded raw"})
+	checkFields(t, s.rec.Fields[4:], []kv{{"payload", obj(kv{"1", dissect.Uint(1)})}, {"schema", str("raw")}})
 }
 
 // Schema decoding details: repeated fields interleaved with others,

@@ -84,6 +84,7 @@ type msgInfo struct {
 	fields []fieldInfo // sorted by number
 	dense  []int8      // field index + 1 by number, for numbers < len(dense)
 	uuid   bool        // uuid.UUID: rendered as its string
+	simple bool        // no repeated field and at most 64 fields: see decoder.fast
 }
 
 type fieldInfo struct {
@@ -111,19 +112,24 @@ func (e *enumInfo) lookup(v int32) (string, bool) {
 	return s, ok
 }
 
-// field returns the field with number num, or nil.
-func (m *msgInfo) field(num protowire.Number) *fieldInfo {
+// index returns the index in m.fields of the field with number num, or -1.
+func (m *msgInfo) index(num protowire.Number) int {
 	if m == nil {
-		return nil
+		return -1
 	}
 	if num < protowire.Number(len(m.dense)) {
-		if i := m.dense[num]; i > 0 {
-			return &m.fields[i-1]
-		}
-		return nil
+		return int(m.dense[num]) - 1
 	}
 	i, ok := slices.BinarySearchFunc(m.fields, num, func(f fieldInfo, n protowire.Number) int { return int(f.num - n) })
 	if ok {
+		return i
+	}
+	return -1
+}
+
+// field returns the field with number num, or nil.
+func (m *msgInfo) field(num protowire.Number) *fieldInfo {
+	if i := m.index(num); i >= 0 {
 		return &m.fields[i]
 	}
 	return nil
@@ -163,6 +169,12 @@ func (b *builder) message(md protoreflect.MessageDescriptor) *msgInfo {
 		m.fields = append(m.fields, f)
 	}
 	slices.SortFunc(m.fields, func(a, b fieldInfo) int { return int(a.num - b.num) })
+	m.simple = len(m.fields) <= 64
+	for _, f := range m.fields {
+		if f.list {
+			m.simple = false
+		}
+	}
 	top := 0
 	for _, f := range m.fields {
 		if f.num < maxDenseFieldNumber {
@@ -377,17 +389,18 @@ func newSchemaSet(opt Options) (*schemaSet, error) {
 		return nil, err
 	}
 	s := &schemaSet{}
-	if opt.Raw {
-		s.raw = true
-		return s, nil
-	}
 	var user map[string]*msgInfo
 	uname := ""
 	if len(opt.ProtoFiles) > 0 {
+		// Compiled even with Raw, so that a broken file is reported.
 		if user, err = compileUser(opt); err != nil {
 			return nil, err
 		}
 		uname = userName(opt.ProtoFiles)
+	}
+	if opt.Raw {
+		s.raw = true
+		return s, nil
 	}
 	pick := func(full string) (m *msgInfo, name string, alt *msgInfo) {
 		if full == "" {

@@ -43,6 +43,13 @@ func (s *script) add(dir dissect.Dir, at time.Time, parts ...part) {
 	s.evs = append(s.evs, event{dir: dir, at: at, data: data})
 }
 
+// gap adds n bytes of direction dir that were never captured.
+func (s *script) gap(dir dissect.Dir, at time.Time, n int64) {
+	s.wants = append(s.wants, want{dir: dir, typ: dissect.TypeGap, off: s.size[dir], len: n})
+	s.size[dir] += n
+	s.evs = append(s.evs, event{dir: dir, at: at, gap: n})
+}
+
 func (s *script) end(at time.Time) {
 	s.evs = append(s.evs, event{dir: 0, at: at}, event{dir: 1, at: at})
 }
@@ -251,6 +258,20 @@ func TestMatching(t *testing.T) {
 		[]string{"response GetSettings does not answer the request in flight (GetGestures at offset 70)"}, nil))
 	s.add(1, t0.Add(20*time.Second+ms(6)), msg(frame(codeGetGestures, nil), TypeGetGestures, nil, nil))
 	s.end(t0.Add(21 * time.Second))
+	s.run(t, Options{})
+}
+
+// TestGap checks the resynchronisation after bytes lost in the middle of a
+// frame, and a frame cut by the end of the stream.
+func TestGap(t *testing.T) {
+	tel := frame(codeTelemetry, telemetryV1)
+	var s script
+	// The first 30 bytes of a frame, then 10 bytes lost: the 30 bytes are
+	// reported when the gap comes.
+	s.add(1, t0, msg(tel, TypeTelemetry, nil, nil), skip(tel[:30], "incomplete message before a gap"))
+	s.gap(1, t0, 10)
+	s.add(1, t0, skip(tel[40:], "bytes passed over while resynchronising"), msg(tel, TypeTelemetry, nil, nil), skip(tel[:50], "incomplete message at end of stream"))
+	s.end(t0)
 	s.run(t, Options{})
 }
 

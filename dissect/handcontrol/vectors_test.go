@@ -83,7 +83,8 @@ var frameVectors = []vector{
 		typ: TypeGetGestures,
 		fields: []kv{{"code", i64(6)}, {"role", str("request")}, {"crc", i64(0xb1)}, {"crc_ok", dissect.Bool(true)},
 			{"payload_hex", dissect.Bytes(h("ba 05"))}},
-		warn: []string{"payload of 2 bytes does not parse as protobuf ((empty)): truncated varint at offset 2"},
+		warn: []string{"code 6 (GetGestures) from the host carries no payload, yet has 2 bytes; decoded raw",
+			"payload of 2 bytes does not parse as protobuf (raw): truncated varint at offset 2"},
 	},
 	{
 		name: "GetSettings, empty, CRC ab",
@@ -112,7 +113,7 @@ var frameVectors = []vector{
 		typ: TypeGetGestures,
 		fields: []kv{{"code", i64(6)}, {"role", str("request")}, {"crc", i64(0xa9)}, {"crc_ok", dissect.Bool(true)},
 			{"payload_hex", dissect.Bytes(h("fb ac"))}},
-		warn: []string{"truncated tag at offset 0"},
+		warn: []string{"code 6 (GetGestures) from the host carries no payload, yet has 2 bytes", "(raw): truncated tag at offset 0"},
 	},
 	{
 		name: "ACK",

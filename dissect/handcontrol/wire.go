@@ -44,8 +44,8 @@ type slot struct {
 	key   int64
 	count int32
 	fill  int32
-	arr   bool // shown as an array of items
-	items []dissect.Field
+	item  int32 // first item in the message's item block
+	arr   bool  // shown as an array of items
 }
 
 // decoder decodes protobuf payloads into record fields with a msgInfo, or
@@ -96,11 +96,10 @@ func (d *decoder) finish() {
 // protobuf wire data; e says why.
 func (d *decoder) decode(m *msgInfo, b []byte) (fields []dissect.Field, ok bool, e wireErr) {
 	d.reset(len(b))
-	sc, e := d.scan(m, b, 0)
+	fields, e = d.message(m, b, 0)
 	if e.what != "" {
 		return nil, false, e
 	}
-	fields = d.fill(m, 0, sc)
 	d.finish()
 	return fields, true, wireErr{}
 }
@@ -266,23 +265,24 @@ func packedCount(k protoreflect.Kind, b []byte) int {
 	return n
 }
 
-// keyOf returns the slot key of a field occurrence, the field (nil when it
-// is shown raw) and the number of values it adds.
-func keyOf(m *msgInfo, num protowire.Number, typ protowire.Type, data []byte) (int64, *fieldInfo, int) {
-	f := m.field(num)
-	if f == nil || !wireOK(f, typ) {
-		return -int64(num), nil, 1
+// keyOf returns the slot key of a field occurrence, the index of the field
+// in m (-1 when it is shown raw) and the number of values it adds.
+func keyOf(m *msgInfo, num protowire.Number, typ protowire.Type, data []byte) (int64, int, int) {
+	i := m.index(num)
+	if i < 0 || !wireOK(&m.fields[i], typ) {
+		return -int64(num), -1, 1
 	}
+	f := &m.fields[i]
 	if f.packed && typ == protowire.BytesType {
 		if n := packedCount(f.kind, data); n > 0 {
-			return int64(num), f, n
+			return int64(num), i, n
 		}
 		if len(data) == 0 {
-			return int64(num), f, 0
+			return int64(num), i, 0
 		}
-		return -int64(num), nil, 1 // a broken packed run is shown raw
+		return -int64(num), -1, 1 // a broken packed run is shown raw
 	}
-	return int64(num), f, 1
+	return int64(num), i, 1
 }
 
 // findSlot returns the index of the slot with key in d.slots[base:], or -1.
@@ -298,15 +298,72 @@ func (d *decoder) findSlot(base int, key int64) int {
 	return -1
 }
 
-// tag is one field occurrence found by scan, kept for fill.
+// message decodes b as m (nil: raw) at nesting depth depth.
+func (d *decoder) message(m *msgInfo, b []byte, depth int) ([]dissect.Field, wireErr) {
+	if m != nil && m.simple {
+		if out, ok := d.fast(m, b, depth); ok {
+			return out, wireErr{}
+		}
+	}
+	sc, e := d.scan(m, b, depth)
+	if e.what != "" {
+		return nil, e
+	}
+	return d.fill(m, b, depth, sc), wireErr{}
+}
+
+// fast decodes a message without repeated fields in one pass, as long as
+// every field is known, fits its wire type and comes once (the usual
+// case). Otherwise it undoes what it did and returns false, and the two
+// passes of scan and fill take over.
+func (d *decoder) fast(m *msgInfo, b []byte, depth int) ([]dissect.Field, bool) {
+	issues, nwarn, extra, budget := d.issues, d.nwarn, d.extra, d.budget
+	nw := len(d.rec.Warnings)
+	var out []dissect.Field
+	if d.build {
+		out = d.rec.Alloc(len(m.fields))
+	}
+	var seen uint64
+	n := 0
+	for i := 0; i < len(b); {
+		num, typ, v, data, next, e := field(b, i, depth)
+		fi := -1
+		if e.what == "" {
+			fi = m.index(num)
+		}
+		if fi < 0 || seen&(1<<fi) != 0 || !wireOK(&m.fields[fi], typ) || d.budget < 1 {
+			d.issues, d.nwarn, d.extra, d.budget = issues, nwarn, extra, budget
+			d.rec.Warnings = d.rec.Warnings[:nw]
+			return nil, false
+		}
+		seen |= 1 << fi
+		d.budget--
+		f := &m.fields[fi]
+		val := d.value(m, f, v, data, depth)
+		if d.build {
+			out[n] = dissect.Field{Key: f.name, Value: val}
+		}
+		n++
+		i = next
+	}
+	if !d.build {
+		return nil, true
+	}
+	return out[:n:n], true
+}
+
+// tag is one field occurrence found by scan, kept for fill. It holds no
+// pointers, so that the scratch slices cost nothing to the garbage
+// collector.
 type tag struct {
-	f    *fieldInfo // nil: shown raw
-	slot int32      // index into decoder.slots
-	cnt  int32      // values it adds to its slot
-	num  protowire.Number
-	typ  protowire.Type
 	v    uint64 // varint or fixed value
-	data []byte // length-delimited value, or group body
+	slot int32  // index into decoder.slots
+	cnt  int32  // values it adds to its slot
+	off  int32  // length-delimited value or group body: b[off:off+n]
+	n    int32
+	num  protowire.Number
+	fi   int16 // index of the field in the message; -1: shown raw
+	typ  protowire.Type
 }
 
 // scanned is what scan found: the number of slots and of tags it appended.
@@ -326,7 +383,7 @@ func (d *decoder) scan(m *msgInfo, b []byte, depth int) (scanned, wireErr) {
 		if e.what != "" {
 			return fail(e)
 		}
-		key, f, n := keyOf(m, num, typ, data)
+		key, fi, n := keyOf(m, num, typ, data)
 		s := d.findSlot(base, key)
 		if s >= 0 {
 			d.slots[s].count += int32(n)
@@ -337,7 +394,11 @@ func (d *decoder) scan(m *msgInfo, b []byte, depth int) (scanned, wireErr) {
 			s = len(d.slots)
 			d.slots = append(d.slots, slot{key: key, count: int32(n)})
 		}
-		d.tags = append(d.tags, tag{f: f, slot: int32(s), cnt: int32(n), num: num, typ: typ, v: v, data: data})
+		off := 0
+		if data != nil {
+			off = cap(b) - cap(data) // data is a slice of b
+		}
+		d.tags = append(d.tags, tag{v: v, slot: int32(s), cnt: int32(n), off: int32(off), n: int32(len(data)), num: num, fi: int16(fi), typ: typ})
 		i = next
 	}
 	cost := 0
@@ -354,16 +415,17 @@ func (d *decoder) scan(m *msgInfo, b []byte, depth int) (scanned, wireErr) {
 	return scanned{len(d.slots) - base, len(d.tags) - tbase}, wireErr{}
 }
 
-// fill is the second pass: it decodes the values of a scanned message into
-// fields, in the order their numbers first appear on the wire. It removes
-// the message's slots and tags.
-func (d *decoder) fill(m *msgInfo, depth int, sc scanned) []dissect.Field {
+// fill is the second pass: it decodes the values of a scanned message b
+// into fields, in the order their numbers first appear on the wire. It
+// removes the message's slots and tags.
+func (d *decoder) fill(m *msgInfo, b []byte, depth int, sc scanned) []dissect.Field {
 	base, tbase := len(d.slots)-sc.slots, len(d.tags)-sc.tags
 	n := sc.slots
-	var out []dissect.Field
+	var out, items []dissect.Field
 	if d.build {
 		out = d.rec.Alloc(n)
-		// Name every entry; arrays get their items.
+		// Name every entry; arrays get their items from one block.
+		total := 0
 		for k := range n {
 			s := &d.slots[base+k]
 			var f *fieldInfo
@@ -375,20 +437,31 @@ func (d *decoder) fill(m *msgInfo, depth int, sc scanned) []dissect.Field {
 			}
 			s.arr = f != nil && f.list || f == nil && s.count > 1
 			if s.arr {
-				s.items = d.rec.Alloc(int(s.count))
+				s.item = int32(total)
+				total += int(s.count)
 			}
+		}
+		if total > 0 {
+			items = d.rec.Alloc(total)
 		}
 	}
 	for ti := tbase; ti < tbase+sc.tags; ti++ {
-		t := &d.tags[ti]
+		t := d.tags[ti]
 		if t.cnt == 0 {
 			continue
 		}
 		k := int(t.slot)
-		if d.slots[k].fill == 0 {
-			d.slotIssues(m, t.f, t.num, t.typ, d.slots[k].count)
+		var f *fieldInfo
+		if t.fi >= 0 {
+			f = &m.fields[t.fi]
 		}
-		f, data := t.f, t.data
+		if d.slots[k].fill == 0 {
+			d.slotIssues(m, f, t.num, t.typ, d.slots[k].count)
+		}
+		var data []byte
+		if t.typ == protowire.BytesType || t.typ == protowire.StartGroupType {
+			data = b[t.off : t.off+t.n]
+		}
 		if f != nil && f.packed && t.typ == protowire.BytesType {
 			s := &d.slots[k]
 			for j := 0; j < len(data); {
@@ -407,7 +480,7 @@ func (d *decoder) fill(m *msgInfo, depth int, sc scanned) []dissect.Field {
 				}
 				val := d.scalar(m, f, x)
 				if d.build {
-					s.items[s.fill] = dissect.Elem(val)
+					items[s.item+s.fill] = dissect.Elem(val)
 				}
 				s.fill++
 			}
@@ -422,7 +495,7 @@ func (d *decoder) fill(m *msgInfo, depth int, sc scanned) []dissect.Field {
 		s := &d.slots[k] // after the value: nested messages may grow d.slots
 		if d.build {
 			if s.arr {
-				s.items[s.fill] = dissect.Elem(val)
+				items[s.item+s.fill] = dissect.Elem(val)
 			} else {
 				out[k-base].Value = val
 			}
@@ -432,7 +505,7 @@ func (d *decoder) fill(m *msgInfo, depth int, sc scanned) []dissect.Field {
 	if d.build {
 		for k := range n {
 			if s := &d.slots[base+k]; s.arr {
-				out[k].Value = dissect.Array(s.items)
+				out[k].Value = dissect.Array(items[s.item : s.item+s.count : s.item+s.count])
 			}
 		}
 	}
@@ -525,12 +598,12 @@ func (d *decoder) value(m *msgInfo, f *fieldInfo, v uint64, data []byte, depth i
 			d.issue("%s.%s: messages nested deeper than %d; shown as bytes", m.name, f.name, maxDepth)
 			return dissect.Bytes(data)
 		}
-		n, e := d.scan(f.msg, data, depth+1)
+		fs, e := d.message(f.msg, data, depth+1)
 		if e.what != "" {
 			d.issue("%s.%s: not a %s message (%s); shown as bytes", m.name, f.name, f.msg.name, e)
 			return dissect.Bytes(data)
 		}
-		return dissect.Object(d.fill(f.msg, depth+1, n))
+		return dissect.Object(fs)
 	}
 	return d.scalar(m, f, v)
 }
@@ -604,7 +677,7 @@ func (d *decoder) raw(typ protowire.Type, v uint64, data []byte, depth int) diss
 		}
 		if depth+1 < maxRawDepth {
 			if n, e := d.scan(nil, data, depth+1); e.what == "" {
-				return dissect.Object(d.fill(nil, depth+1, n))
+				return dissect.Object(d.fill(nil, data, depth+1, n))
 			}
 		}
 		if utf8.Valid(data) {
@@ -617,7 +690,7 @@ func (d *decoder) raw(typ protowire.Type, v uint64, data []byte, depth int) diss
 	case protowire.StartGroupType:
 		if depth+1 < maxDepth {
 			if n, e := d.scan(nil, data, depth+1); e.what == "" {
-				return dissect.Object(d.fill(nil, depth+1, n))
+				return dissect.Object(d.fill(nil, data, depth+1, n))
 			}
 		}
 		return dissect.Bytes(data)
