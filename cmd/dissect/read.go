@@ -13,8 +13,8 @@ import (
 	"dissect/capture"
 	"dissect/dissect"
 	"dissect/dissect/all"
-	"dissect/dissect/handcontrol"
 	"dissect/dissect/engine"
+	"dissect/dissect/handcontrol"
 	"dissect/dissect/output"
 )
 
