@@ -271,7 +271,9 @@ func runLive(cmd *cobra.Command, ro *readOpts, lo *liveOpts, stderr io.Writer) e
 		defer save.close()
 	}
 
-	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	// SIGPIPE too: when the reader of stdout goes away (dissect -i eth0 |
+	// head), the capture ends like on Ctrl-C, and the -w file is complete.
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM, syscall.SIGPIPE)
 	defer stop()
 	// Ctrl-C closes the socket, which wakes Next at once.
 	stopClose := context.AfterFunc(ctx, func() { src.Close() })
@@ -313,6 +315,9 @@ func runLive(cmd *cobra.Command, ro *readOpts, lo *liveOpts, stderr io.Writer) e
 	if !ro.noSummary {
 		output.WriteSummary(stderr, e.Summary(), time.Since(start))
 		writeKernelSummary(stderr, it.Name, stats)
+	}
+	if errors.Is(runErr, syscall.EPIPE) {
+		runErr = nil // the reader of the output is gone: a normal end
 	}
 	if runErr != nil {
 		return runErr

@@ -114,6 +114,26 @@ func (o *readOpts) setup(stdout io.Writer, live bool) (*dissect.Registry, sink, 
 	return nil, nil, usageError{fmt.Errorf("--output %q: want table or json", o.format)}
 }
 
+// startProfile starts the CPU profile asked for with --cpuprofile and
+// returns the function that stops it.
+func (o *readOpts) startProfile() (stop func(), err error) {
+	if o.cpuProfile == "" {
+		return func() {}, nil
+	}
+	pf, err := os.Create(o.cpuProfile)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(pf); err != nil {
+		pf.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		pf.Close()
+	}, nil
+}
+
 // protocolOptions returns the protocol preferences given by the flags.
 func (o *readOpts) protocolOptions() all.Options {
 	return all.Options{
@@ -127,17 +147,11 @@ func runRead(cmd *cobra.Command, o *readOpts, files []string, stdin io.Reader, s
 	if err != nil {
 		return err
 	}
-	if o.cpuProfile != "" {
-		pf, err := os.Create(o.cpuProfile)
-		if err != nil {
-			return err
-		}
-		defer pf.Close()
-		if err := pprof.StartCPUProfile(pf); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
+	stopProfile, err := o.startProfile()
+	if err != nil {
+		return err
 	}
+	defer stopProfile()
 	cfg := engine.Config{Registry: reg, Decode: !o.quiet, CountOnly: o.quiet}
 	var recSink dissect.Sink
 	if out != nil {

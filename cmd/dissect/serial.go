@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"runtime/pprof"
 	"syscall"
 	"time"
 
@@ -227,17 +226,11 @@ func runSerial(cmd *cobra.Command, o *serialOpts, args []string, stderr io.Write
 	if err != nil {
 		return err
 	}
-	if o.read.cpuProfile != "" {
-		pf, err := os.Create(o.read.cpuProfile)
-		if err != nil {
-			return err
-		}
-		defer pf.Close()
-		if err := pprof.StartCPUProfile(pf); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
+	stopProfile, err := o.read.startProfile()
+	if err != nil {
+		return err
 	}
+	defer stopProfile()
 
 	// Signals are caught before any port is opened, so that Ctrl-C always
 	// ends the run cleanly (and a proxy's symlink is removed).
