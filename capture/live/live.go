@@ -41,6 +41,9 @@ const AnyInterface = "any"
 var (
 	// ErrNoSuchInterface: the system has no interface of that name.
 	ErrNoSuchInterface = errors.New("no such interface")
+	// ErrInterfaceDown: the interface is not up (libpcap refuses it too: a
+	// packet socket on a down interface fails at the first read).
+	ErrInterfaceDown = errors.New("the interface is down")
 	// ErrUnsupported: live capture is not implemented on this system.
 	ErrUnsupported = errors.New("live capture is supported on Linux only")
 	// ErrUnavailable: the system has no AF_PACKET sockets (a kernel without

@@ -72,6 +72,9 @@ func Open(name string, cfg Config) (*Source, error) {
 	if err != nil {
 		return nil, err
 	}
+	if it.Index != 0 && it.Flags&net.FlagUp == 0 {
+		return nil, fmt.Errorf("live: %s: %w", name, ErrInterfaceDown)
+	}
 	snaplen := cfg.Snaplen
 	if snaplen == 0 {
 		snaplen = DefaultSnaplen

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"os/exec"
 	"testing"
 	"time"
 
@@ -513,4 +514,77 @@ func BenchmarkNextLoopback(b *testing.B) {
 	b.StopTimer()
 	st, _ := s.Stats()
 	b.ReportMetric(float64(st.Dropped), "kernel-drops")
+}
+
+// TestVLANTagPutBack sends 802.1Q-tagged frames into one end of a veth pair
+// and captures on the other. Linux moves the tag out of the frame into
+// packet metadata on receive; the captured frame must have it back in
+// place, byte for byte, and the "vlan" filter must see it. Needs root and
+// the ip command (iproute2); skipped otherwise.
+func TestVLANTagPutBack(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root")
+	}
+	ipCmd, err := exec.LookPath("ip")
+	if err != nil {
+		t.Skip("no ip command (iproute2)")
+	}
+	a, b := fmt.Sprintf("lvt%da", os.Getpid()%100000), fmt.Sprintf("lvt%db", os.Getpid()%100000)
+	if out, err := exec.Command(ipCmd, "link", "add", a, "type", "veth", "peer", "name", b).CombinedOutput(); err != nil {
+		t.Skipf("cannot create a veth pair here: %v: %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command(ipCmd, "link", "del", a).Run() })
+	for _, n := range []string{a, b} {
+		if out, err := exec.Command(ipCmd, "link", "set", n, "up").CombinedOutput(); err != nil {
+			t.Fatalf("ip link set %s up: %v: %s", n, err, out)
+		}
+	}
+	s, err := Open(b, Config{Filter: "vlan 100 and udp port 2222", Timeout: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+
+	// Ethernet broadcast, 802.1Q priority 3 VLAN 100, IPv4 10.99.0.1:1111
+	// -> 10.99.0.2:2222, UDP payload "hello vlan" (checksums zero).
+	frame := func(tci uint16) []byte {
+		f := []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02, 0, 0, 0, 0, 0x01}
+		if tci != 0 {
+			f = binary.BigEndian.AppendUint16(f, 0x8100)
+			f = binary.BigEndian.AppendUint16(f, tci)
+		}
+		f = append(f, 0x08, 0x00,
+			0x45, 0, 0, 38, 0, 1, 0, 0, 64, 17, 0, 0, 10, 99, 0, 1, 10, 99, 0, 2,
+			0x04, 0x57, 0x08, 0xae, 0, 18, 0, 0)
+		return append(f, "hello vlan"...)
+	}
+	ifA, err := net.InterfaceByName(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	to := &unix.SockaddrLinklayer{Ifindex: ifA.Index, Halen: 6, Addr: [8]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}}
+	tagged := frame(0x6064)                                       // priority 3, VLAN 100
+	for _, f := range [][]byte{frame(0x00c8), frame(0), tagged} { // VLAN 200 and untagged are filtered out
+		if err := unix.Sendto(fd, f, 0, to); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, err := s.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(p.Data, tagged) || p.Length != len(tagged) {
+		t.Fatalf("captured (%d of %d bytes)\n% x\nwant\n% x", len(p.Data), p.Length, p.Data, tagged)
+	}
+	if p, err := s.Next(); !errors.Is(err, ErrTimeout) {
+		if p != nil {
+			t.Fatalf("a frame the filter should reject came through: % x", p.Data)
+		}
+		t.Fatal(err)
+	}
 }

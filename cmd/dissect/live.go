@@ -205,6 +205,8 @@ func liveError(name string, err error) error {
 		return fmt.Errorf("%s: no such interface (dissect -D lists them)", name)
 	case errors.Is(err, os.ErrPermission):
 		return fmt.Errorf("%s: permission denied: run as root or grant CAP_NET_RAW to the dissect binary (sudo setcap cap_net_raw,cap_net_admin=eip $(which dissect))", name)
+	case errors.Is(err, live.ErrInterfaceDown):
+		return fmt.Errorf("%s: the interface is down (bring it up first: sudo ip link set %s up)", name, name)
 	case errors.Is(err, live.ErrUnsupported):
 		return live.ErrUnsupported
 	}
@@ -271,9 +273,13 @@ func runLive(cmd *cobra.Command, ro *readOpts, lo *liveOpts, stderr io.Writer) e
 		defer save.close()
 	}
 
-	// SIGPIPE too: when the reader of stdout goes away (dissect -i eth0 |
-	// head), the capture ends like on Ctrl-C, and the -w file is complete.
-	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM, syscall.SIGPIPE)
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	// When the reader of stdout goes away (dissect -i eth0 | head), writes
+	// fail with EPIPE instead of killing the program, so the capture ends
+	// as on Ctrl-C and the -w file is complete.
+	pipe := make(chan os.Signal, 1)
+	signal.Notify(pipe, syscall.SIGPIPE)
+	defer signal.Stop(pipe)
 	defer stop()
 	// Ctrl-C closes the socket, which wakes Next at once.
 	stopClose := context.AfterFunc(ctx, func() { src.Close() })
@@ -284,9 +290,6 @@ func runLive(cmd *cobra.Command, ro *readOpts, lo *liveOpts, stderr io.Writer) e
 		desc += fmt.Sprintf(", filter %q", lo.filter)
 	}
 	fmt.Fprintf(stderr, "dissect: capturing on %s); Ctrl-C stops\n", desc)
-	if it.Flags&net.FlagUp == 0 && it.Index != 0 {
-		fmt.Fprintf(stderr, "dissect: warning: %s is down: nothing will be captured until it is up\n", it.Name)
-	}
 
 	e := engine.New(engine.Config{Registry: reg, Decode: !ro.quiet, CountOnly: ro.quiet}, sinkOrNil(out))
 	start := time.Now()

@@ -124,13 +124,13 @@ func lvHex(t *testing.T, s string) []byte {
 
 // Deltarobot messages: the test vectors of protocols.md §4.3.
 const (
-	lvDrMagic    = "01 30 44 65 6c 74 61 52 56 72"
-	lvDrVersion  = "02 20 01 00 00 00"
-	lvDrPos123   = "03 40 00 00 80 3f 00 00 00 40 00 00 40 40 00 00 00 00" // (1, 2, 3, 0)
-	lvDrPing     = "04 30 ef cd ab 89 67 45 23 01"                         // 0x0123456789abcdef
-	lvDrPong     = "05 30 ef cd ab 89 67 45 23 01"
-	lvDrEOTBye   = "06 f0 03 00 00 00 62 79 65"
-	lvDrEOTEmpty = "06 f0 00 00 00 00"
+	lvDRMagic    = "01 30 44 65 6c 74 61 52 56 72"
+	lvDRVersion  = "02 20 01 00 00 00"
+	lvDRPos123   = "03 40 00 00 80 3f 00 00 00 40 00 00 40 40 00 00 00 00" // (1, 2, 3, 0)
+	lvDRPing     = "04 30 ef cd ab 89 67 45 23 01"                         // 0x0123456789abcdef
+	lvDRPong     = "05 30 ef cd ab 89 67 45 23 01"
+	lvDREOTBye   = "06 f0 03 00 00 00 62 79 65"
+	lvDREOTEmpty = "06 f0 00 00 00 00"
 )
 
 // lvVrpnCookie is README fact 1: "vrpn: ver. 07.38", two spaces, the log
@@ -229,18 +229,18 @@ func lvDeltarobotSession(t *testing.T, ln net.Listener) string {
 	client, server := lvTcpPair(t, ln)
 	defer client.Close()
 	defer server.Close()
-	lvWriteAll(t, client, append(lvHex(t, lvDrMagic), lvHex(t, lvDrVersion)...))
-	lvWriteAll(t, server, append(lvHex(t, lvDrMagic), lvHex(t, lvDrVersion)...))
+	lvWriteAll(t, client, append(lvHex(t, lvDRMagic), lvHex(t, lvDRVersion)...))
+	lvWriteAll(t, server, append(lvHex(t, lvDRMagic), lvHex(t, lvDRVersion)...))
 	for range 3 {
-		lvWriteAll(t, server, lvHex(t, lvDrPos123))
+		lvWriteAll(t, server, lvHex(t, lvDRPos123))
 	}
-	lvWriteAll(t, server, lvHex(t, lvDrPing))
+	lvWriteAll(t, server, lvHex(t, lvDRPing))
 	lvReadN(t, client, 10+6+3*18+10)
-	lvWriteAll(t, client, lvHex(t, lvDrPong))
+	lvWriteAll(t, client, lvHex(t, lvDRPong))
 	lvReadN(t, server, 10+6+10)
-	lvWriteAll(t, server, lvHex(t, lvDrEOTBye))
+	lvWriteAll(t, server, lvHex(t, lvDREOTBye))
 	lvReadN(t, client, 9)
-	lvWriteAll(t, client, lvHex(t, lvDrEOTEmpty))
+	lvWriteAll(t, client, lvHex(t, lvDREOTEmpty))
 	lvReadN(t, server, 6)
 	return client.LocalAddr().String()
 }
@@ -718,5 +718,61 @@ func TestLiveListInterfaces(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestLiveIdleExpiresStreams: a connection that goes quiet for longer than
+// --idle is ended while the capture runs (memory stays bounded): the bytes
+// of its unfinished message come out as a record then, not at the end. The
+// -w file is flushed while capturing.
+func TestLiveIdleExpiresStreams(t *testing.T) {
+	lvNeedCapture(t)
+	ln, port := lvListenTCP(t)
+	saved := filepath.Join(t.TempDir(), "idle.pcapng")
+	r := lvStart(t, "-i", "lo", "-o", "json", "--idle", "1s", "-w", saved,
+		"-f", fmt.Sprintf("tcp port %d", port), "-d", fmt.Sprintf("tcp.port==%d,deltarobot", port))
+	client, server := lvTcpPair(t, ln)
+	defer client.Close()
+	defer server.Close()
+	// The handshake, then the first 5 bytes of a position message.
+	lvWriteAll(t, client, append(append(lvHex(t, lvDRMagic), lvHex(t, lvDRVersion)...), lvHex(t, lvDRPos123)[:5]...))
+	lvReadN(t, server, 10+6+5)
+	sent := time.Now()
+	lvWaitFor(t, r, "the idle stream's held bytes", func() bool { return strings.Count(r.stdout.String(), "\n") >= 3 })
+	if d := time.Since(sent); d < 900*time.Millisecond {
+		t.Fatalf("the stream was ended after %v idle, --idle is 1s", d)
+	}
+	select {
+	case <-r.done:
+		t.Fatal("the command ended by itself")
+	default:
+	}
+	recs := parseJSONL(t, r.stdout.String())
+	me := client.LocalAddr().String()
+	if len(recs) != 3 || recs[0].Type != "protocol_magic" || recs[1].Type != "protocol_version" ||
+		recs[2].Src != me || *recs[2].Offset != 16 || *recs[2].Length != 5 || recs[2].Type == "actuator_position" {
+		t.Fatalf("records after expiry:\n%s", r.stdout.String())
+	}
+	// The file already holds the handshake and the data segment.
+	src, err := capture.OpenFile(saved)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for {
+		if _, err := src.Next(); err != nil {
+			break
+		}
+		n++
+	}
+	src.Close()
+	if n < 4 {
+		t.Fatalf("the -w file holds %d packets while capturing, want the SYN, SYN-ACK, ACK and data at least", n)
+	}
+	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	if code := r.wait(t); code != 0 {
+		t.Fatalf("exit %d\n%s", code, r.stderr.String())
 	}
 }

@@ -1,9 +1,10 @@
 // Command mkpcaps writes the generated sample captures of the repository's
-// pcaps/ directory (Deltarobot, Neptune, Roboid), each with a .truth.json
-// sidecar listing the records a decoder following the output contract must
-// produce. Everything comes from the spec-based encoders in
-// internal/testenc/deltaenc, internal/testenc/neptuneenc and
-// internal/testenc/roboidenc and the frame builders in internal/pktbuild;
+// pcaps/ directory (Deltarobot, Neptune, Roboid, HandControl), each with a
+// .truth.json sidecar listing the records a decoder following the output
+// contract must produce. Everything comes from the spec-based encoders in
+// internal/testenc/deltaenc, internal/testenc/neptuneenc,
+// internal/testenc/roboidenc and internal/testenc/handcontrolenc and the
+// frame builders in internal/pktbuild;
 // the decoders are never run. The output is deterministic: running it
 // again gives byte-identical files.
 //
@@ -86,7 +87,8 @@ var (
 func ap(a netip.Addr, port uint16) netip.AddrPort { return netip.AddrPortFrom(a, port) }
 
 // generate builds every sample file and its truth file: the Deltarobot
-// samples first, then the Neptune and Roboid ones.
+// samples first, then the Neptune and Roboid ones, then the HandControl
+// ones.
 func generate() ([]output, error) {
 	caps, err := samples()
 	if err != nil {
@@ -102,6 +104,17 @@ func generate() ([]output, error) {
 	}
 	for _, g := range gens {
 		out, err := renderGen(g)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, out...)
+	}
+	hcs, err := handcontrolSamples()
+	if err != nil {
+		return nil, err
+	}
+	for _, g := range hcs {
+		out, err := renderGen(g.genFile)
 		if err != nil {
 			return nil, err
 		}

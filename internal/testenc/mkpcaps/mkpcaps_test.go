@@ -57,9 +57,10 @@ func TestDeterministic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// 6 Deltarobot, 3 Neptune and 1 Roboid captures, each with its truth.
-	if len(a) != len(b) || len(a) != 20 {
-		t.Fatalf("%d and %d files, want 20", len(a), len(b))
+	// 6 Deltarobot, 3 Neptune, 1 Roboid and 2 HandControl captures, each
+	// with its truth.
+	if len(a) != len(b) || len(a) != 24 {
+		t.Fatalf("%d and %d files, want 24", len(a), len(b))
 	}
 	for i := range a {
 		if a[i].name != b[i].name || !bytes.Equal(a[i].data, b[i].data) {

@@ -28,11 +28,14 @@ type genRecord struct {
 
 // genDir is one direction of a generated flow.
 type genDir struct {
-	role      string
-	src, dst  netip.AddrPort
-	stream    []byte
-	records   []genRecord
-	datagrams int // UDP: datagrams sent in this direction
+	role     string
+	src, dst netip.AddrPort
+	// srcName and dstName, when set, replace src and dst in the truth
+	// (serial links: "host" and the link's name).
+	srcName, dstName string
+	stream           []byte
+	records          []genRecord
+	datagrams        int // UDP: datagrams sent in this direction
 }
 
 // genFile is a generated capture that is not a Deltarobot one.
@@ -45,6 +48,7 @@ type genFile struct {
 	transport     string // "tcp" or "udp"
 	encap         pktbuild.Encap
 	frames        []frame
+	data          []byte     // the file itself, when not a pcap of frames
 	dirs          []genDir   // in dissect's numbering: dirs[0] sends first
 	segs          [][2]int64 // TCP: byte ranges of dirs[0]'s data segments, in order
 }
@@ -306,12 +310,15 @@ func renderGen(g genFile) ([]output, error) {
 			return nil, fmt.Errorf("%s %s: records end at %d of %d", g.name, d.role, off, len(d.stream))
 		}
 	}
-	data := pcapFile(uint32(g.encap.Type), g.frames)
+	data := g.data
+	if data == nil {
+		data = pcapFile(uint32(g.encap.Type), g.frames)
+	}
 	truth, err := genTruthJSON(g)
 	if err != nil {
 		return nil, err
 	}
-	return []output{{g.name, data}, {strings.TrimSuffix(g.name, ".pcap") + ".truth.json", truth}}, nil
+	return []output{{g.name, data}, {strings.TrimSuffix(strings.TrimSuffix(g.name, ".pcapng"), ".pcap") + ".truth.json", truth}}, nil
 }
 
 // genTruthJSON writes the expected records of a generated sample, one
@@ -345,8 +352,12 @@ func genTruthJSON(g genFile) ([]byte, error) {
 				skipped = append(skipped, s)
 			}
 		}
+		src, dst := d.src.String(), d.dst.String()
+		if d.srcName != "" {
+			src, dst = d.srcName, d.dstName
+		}
 		fmt.Fprintf(&b, "        {\n          \"dir\": %d,\n          \"role\": %s,\n          \"src\": %s,\n          \"dst\": %s,\n          \"bytes\": %d,\n",
-			i, q(d.role), q(d.src.String()), q(d.dst.String()), len(d.stream))
+			i, q(d.role), q(src), q(dst), len(d.stream))
 		if g.transport == "udp" {
 			fmt.Fprintf(&b, "          \"datagrams\": %d,\n", d.datagrams)
 		}
