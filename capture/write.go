@@ -267,7 +267,7 @@ func origLen(p *Packet) (uint32, error) {
 		return 0, fmt.Errorf("capture: writer: packet of %d bytes exceeds the limit of %d", len(p.Data), maxWritePacket)
 	}
 	n := max(p.Length, len(p.Data))
-	if n > math.MaxUint32 {
+	if uint64(n) > math.MaxUint32 {
 		return 0, fmt.Errorf("capture: writer: original length %d does not fit in 32 bits", n)
 	}
 	return uint32(n), nil

@@ -186,3 +186,5 @@ func LinkTypeName(lt capture.LinkType) string {
 	}
 	return fmt.Sprintf("link type %d", lt)
 }
+
+var _ capture.Source = (*Source)(nil)

@@ -588,3 +588,50 @@ func TestVLANTagPutBack(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// FuzzPacket builds packets from arbitrary recvmsg results (length, control
+// messages, sender address) in each capture mode: never a panic, never more
+// than the snap length, the wire length never below the captured one, and
+// a put-back VLAN tag carries the auxdata's TCI.
+func FuzzPacket(f *testing.F) {
+	f.Add(uint8(0), uint16(60), uint16(96), uint8(0), append(cmsg(unix.SOL_SOCKET, unix.SCM_TIMESTAMPNS, timespecBytes(1795306123, 5)),
+		cmsg(unix.SOL_PACKET, unix.PACKET_AUXDATA, auxBytes(unix.TP_STATUS_VLAN_VALID, 1514, 60, 0x0064, 0))...))
+	f.Add(uint8(1), uint16(1500), uint16(64), uint8(unix.PACKET_OUTGOING), cmsg(unix.SOL_PACKET, unix.PACKET_AUXDATA, auxBytes(0, 9000, 1500, 0, 0)))
+	f.Add(uint8(2), uint16(3), uint16(0), uint8(0), []byte{})
+	f.Fuzz(func(t *testing.T, mode uint8, n, snaplen uint16, pkttype uint8, oob []byte) {
+		s := &Source{snaplen: int(snaplen%2000) + 1, oob: make([]byte, 256)}
+		switch mode % 3 {
+		case 0:
+			s.lt, s.head = capture.LinkEthernet, vlanHead
+		case 1:
+			s.lt, s.head, s.cooked = capture.LinkLinuxSLL2, sll2Len, true
+		default:
+			s.lt = capture.LinkRaw
+		}
+		s.buf = make([]byte, s.head+s.snaplen)
+		for i := range s.buf {
+			s.buf[i] = byte(i)
+		}
+		s.n = int(n)
+		s.from.Pkttype = pkttype
+		s.from.Halen = uint8(n)
+		copy(s.oob, oob)
+		s.msg.SetControllen(min(len(oob), len(s.oob)))
+		p := s.packet()
+		if p == nil {
+			t.Fatal("no packet (only loopback copies are dropped)")
+		}
+		if len(p.Data) > s.snaplen || p.Length < len(p.Data) {
+			t.Fatalf("captured %d of %d bytes with snap length %d", len(p.Data), p.Length, s.snaplen)
+		}
+		if s.cooked && len(p.Data) >= 12 && int(p.Data[11]) > 8 {
+			t.Fatalf("SLL2 address length %d", p.Data[11])
+		}
+		if s.head == vlanHead && s.ctl.hasAux && len(p.Data) >= 16 {
+			if _, ok := s.ctl.aux.vlan(); ok && min(s.n, s.snaplen) >= 12 &&
+				binary.BigEndian.Uint16(p.Data[14:]) != s.ctl.aux.tci {
+				t.Fatalf("VLAN TCI %#x, auxdata %#x", binary.BigEndian.Uint16(p.Data[14:]), s.ctl.aux.tci)
+			}
+		}
+	})
+}

@@ -8,7 +8,6 @@ import (
 	"net"
 	"os"
 	"os/signal"
-	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
@@ -246,17 +245,11 @@ func runLive(cmd *cobra.Command, ro *readOpts, lo *liveOpts, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
-	if ro.cpuProfile != "" {
-		pf, err := os.Create(ro.cpuProfile)
-		if err != nil {
-			return err
-		}
-		defer pf.Close()
-		if err := pprof.StartCPUProfile(pf); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
+	stopProfile, err := ro.startProfile()
+	if err != nil {
+		return err
 	}
+	defer stopProfile()
 	name := resolveInterface(lo.iface)
 	src, err := live.Open(name, cfg)
 	if err != nil {
@@ -529,6 +522,9 @@ func rootLive(cmd *cobra.Command, ro *readOpts, lo *liveOpts, args []string, std
 		return err != nil, err
 	}
 	if len(args) > 0 {
+		if lo.iface == "" {
+			return true, usageError{fmt.Errorf("-D lists the interfaces and reads no file (%q)", args[0])}
+		}
 		return true, usageError{fmt.Errorf("-i captures live and %q is a capture file: give one of them", args[0])}
 	}
 	return true, runLive(cmd, ro, lo, stderr)

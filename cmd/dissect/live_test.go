@@ -336,9 +336,7 @@ func TestLiveLoopback(t *testing.T) {
 	// capture ends: 11 Deltarobot, 5 VRPN over TCP, 3 VRPN over UDP.
 	const total = 11 + 5 + 3
 	lvWaitFor(t, r, "the records of every message", func() bool { return strings.Count(r.stdout.String(), "\n") >= total })
-	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
+	lvInterrupt(t)
 	if code := r.wait(t); code != 0 {
 		t.Fatalf("exit %d after SIGINT\nstderr:\n%s", code, r.stderr.String())
 	}
@@ -631,6 +629,7 @@ func TestLiveUsageErrors(t *testing.T) {
 		{[]string{"-i", "lo", "--idle", "-1s"}, "--idle"},
 		{[]string{"-i", "lo", "-o", "xml"}, "--output"},
 		{[]string{"live", "-i", "lo", "-r", "x.pcap"}, "-r reads capture files"},
+		{[]string{"-D", "x.pcap"}, "-D lists the interfaces and reads no file"},
 	} {
 		stdout, stderr, code := cli(t, c.args...)
 		if code != exitUsage || stdout != "" || !strings.HasPrefix(stderr, "dissect: ") || !strings.Contains(stderr, c.msg) {
@@ -769,10 +768,21 @@ func TestLiveIdleExpiresStreams(t *testing.T) {
 	if n < 4 {
 		t.Fatalf("the -w file holds %d packets while capturing, want the SYN, SYN-ACK, ACK and data at least", n)
 	}
-	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
+	lvInterrupt(t)
 	if code := r.wait(t); code != 0 {
 		t.Fatalf("exit %d\n%s", code, r.stderr.String())
+	}
+}
+
+// lvInterrupt sends SIGINT to this process, as Ctrl-C does; the capture
+// under test has a handler for it.
+func lvInterrupt(t *testing.T) {
+	t.Helper()
+	p, err := os.FindProcess(os.Getpid())
+	if err == nil {
+		err = p.Signal(os.Interrupt)
+	}
+	if err != nil {
+		t.Fatal(err)
 	}
 }
