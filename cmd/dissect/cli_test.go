@@ -276,17 +276,22 @@ func TestSamplesMatchEncoderTruth(t *testing.T) {
 						if w.Type == "gap" || w.Type == "skipped" {
 							continue
 						}
-						var gf, wf map[string]any
-						_ = json.Unmarshal(g.Fields, &gf)
-						_ = json.Unmarshal(w.Fields, &wf)
-						_, hasRTT := gf["rtt_ms"]
-						delete(gf, "rtt_ms")
-						if w.Match == "subset" {
-							if !subset(gf, wf) {
-								t.Errorf("message %d (%s at %d): fields %v do not contain truth %v", i, w.Type, w.Offset, gf, wf)
+						gf, err1 := orderedJSON(g.Fields)
+						wf, err2 := orderedJSON(w.Fields)
+						if err1 != nil || err2 != nil {
+							t.Fatalf("message %d: %v %v", i, err1, err2)
+						}
+						// rtt_ms depends on capture timing; its presence is checked below
+						gobj := gf.([]jsonKV)
+						hasRTT := false
+						for j, kv := range gobj {
+							if kv.k == "rtt_ms" {
+								hasRTT = true
+								gf = append(append([]jsonKV(nil), gobj[:j]...), gobj[j+1:]...)
 							}
-						} else if fmt.Sprint(gf) != fmt.Sprint(wf) {
-							t.Errorf("message %d (%s at %d): fields %v, truth %v", i, w.Type, w.Offset, gf, wf)
+						}
+						if err := matchJSON(gf, wf, w.Match == "subset"); err != nil {
+							t.Errorf("message %d (%s at %d): fields %s: %v", i, w.Type, w.Offset, g.Fields, err)
 						}
 						if (w.RTT == "yes" && !hasRTT) || (w.RTT == "no" && hasRTT) {
 							t.Errorf("message %d (%s at %d): rtt_ms present=%v, truth %q", i, w.Type, w.Offset, hasRTT, w.RTT)
@@ -301,36 +306,128 @@ func TestSamplesMatchEncoderTruth(t *testing.T) {
 	}
 }
 
-// subset reports whether got holds everything in want: every key of a
-// wanted object (recursively), every element of a wanted array (same
-// length), every wanted scalar equal.
-func subset(got, want any) bool {
-	switch w := want.(type) {
-	case map[string]any:
-		g, ok := got.(map[string]any)
-		if !ok {
-			return false
+// jsonKV is one key of a JSON object, kept in order.
+type jsonKV struct {
+	k string
+	v any
+}
+
+// orderedJSON decodes JSON keeping the order of object keys: objects become
+// []jsonKV, arrays []any, numbers json.Number.
+func orderedJSON(raw []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	return decodeOrdered(dec)
+}
+
+func decodeOrdered(dec *json.Decoder) (any, error) {
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	d, ok := tok.(json.Delim)
+	if !ok {
+		return tok, nil
+	}
+	switch d {
+	case '{':
+		obj := []jsonKV{}
+		for dec.More() {
+			k, err := dec.Token()
+			if err != nil {
+				return nil, err
+			}
+			v, err := decodeOrdered(dec)
+			if err != nil {
+				return nil, err
+			}
+			obj = append(obj, jsonKV{k.(string), v})
 		}
-		for k, v := range w {
-			gv, ok := g[k]
-			if !ok || !subset(gv, v) {
-				return false
+		_, err := dec.Token()
+		return obj, err
+	default:
+		arr := []any{}
+		for dec.More() {
+			v, err := decodeOrdered(dec)
+			if err != nil {
+				return nil, err
+			}
+			arr = append(arr, v)
+		}
+		_, err := dec.Token()
+		return arr, err
+	}
+}
+
+// matchJSON compares decoded output with a truth value: objects with the
+// same keys in the same order (the contract's wire order), or with subset
+// every truth key present; arrays element by element; numbers by value (a
+// truth number with a fraction or exponent as float32, the precision the
+// encoders write); other values exactly.
+func matchJSON(got, want any, subset bool) error {
+	switch w := want.(type) {
+	case []jsonKV:
+		g, ok := got.([]jsonKV)
+		if !ok {
+			return fmt.Errorf("%v is not an object", got)
+		}
+		if !subset && len(g) != len(w) {
+			return fmt.Errorf("keys %v, want %v", jsonKeys(g), jsonKeys(w))
+		}
+		for i, kv := range w {
+			var gv any
+			found := false
+			for j, gkv := range g {
+				if gkv.k == kv.k && (subset || j == i) {
+					gv, found = gkv.v, true
+					break
+				}
+			}
+			if !found {
+				return fmt.Errorf("keys %v, want %v", jsonKeys(g), jsonKeys(w))
+			}
+			if err := matchJSON(gv, kv.v, subset); err != nil {
+				return fmt.Errorf("%s: %w", kv.k, err)
 			}
 		}
-		return true
 	case []any:
 		g, ok := got.([]any)
 		if !ok || len(g) != len(w) {
-			return false
+			return fmt.Errorf("%v, want an array of %d", got, len(w))
 		}
 		for i := range w {
-			if !subset(g[i], w[i]) {
-				return false
+			if err := matchJSON(g[i], w[i], subset); err != nil {
+				return fmt.Errorf("[%d]: %w", i, err)
 			}
 		}
-		return true
+	case json.Number:
+		g, ok := got.(json.Number)
+		if !ok {
+			return fmt.Errorf("%v, want %s", got, w)
+		}
+		if strings.ContainsAny(string(w), ".eE") {
+			gf, err1 := g.Float64()
+			wf, err2 := w.Float64()
+			if err1 != nil || err2 != nil || float32(gf) != float32(wf) {
+				return fmt.Errorf("%s, want %s", g, w)
+			}
+		} else if g != w {
+			return fmt.Errorf("%s, want %s", g, w)
+		}
+	default:
+		if got != want {
+			return fmt.Errorf("%v, want %v", got, want)
+		}
 	}
-	return fmt.Sprint(got) == fmt.Sprint(want)
+	return nil
+}
+
+func jsonKeys(o []jsonKV) []string {
+	keys := make([]string, len(o))
+	for i, kv := range o {
+		keys[i] = kv.k
+	}
+	return keys
 }
 
 func compareRanges(t *testing.T, kind string, got []jsonRecord, want [][2]int64) {
