@@ -166,3 +166,30 @@ func cloneFields(fs []Field) []Field {
 	}
 	return out
 }
+
+// Equal reports whether v and w have the same kind and content: floats by
+// value, telling -0 from +0 and taking NaN as equal to NaN; arrays and
+// objects item by item, keys and order included.
+func (v Value) Equal(w Value) bool {
+	if v.kind != w.kind {
+		return false
+	}
+	switch v.kind {
+	case KindFloat, KindFloat32:
+		x, y := v.Float(), w.Float()
+		return x == y && math.Signbit(x) == math.Signbit(y) || math.IsNaN(x) && math.IsNaN(y)
+	case KindString, KindBytes:
+		return v.str == w.str
+	case KindArray, KindObject:
+		if len(v.sub) != len(w.sub) {
+			return false
+		}
+		for i := range v.sub {
+			if v.sub[i].Key != w.sub[i].Key || !v.sub[i].Value.Equal(w.sub[i].Value) {
+				return false
+			}
+		}
+		return true
+	}
+	return v.num == w.num
+}

@@ -2,7 +2,6 @@ package deltarobot_test
 
 import (
 	"encoding/hex"
-	"math"
 	"strings"
 	"testing"
 
@@ -66,32 +65,7 @@ func point(x, y, z float32) dissect.Field {
 func points(ps ...dissect.Field) []kv { return []kv{{"points", dissect.Array(ps)}} }
 
 // eqValue compares two values by kind and content.
-func eqValue(a, b dissect.Value) bool {
-	if a.Kind() != b.Kind() {
-		return false
-	}
-	switch a.Kind() {
-	case dissect.KindFloat, dissect.KindFloat32:
-		x, y := a.Float(), b.Float()
-		return x == y && math.Signbit(x) == math.Signbit(y) || math.IsNaN(x) && math.IsNaN(y)
-	case dissect.KindString:
-		return a.Str() == b.Str()
-	case dissect.KindBytes:
-		return string(a.Raw()) == string(b.Raw())
-	case dissect.KindArray, dissect.KindObject:
-		x, y := a.Items(), b.Items()
-		if len(x) != len(y) {
-			return false
-		}
-		for i := range x {
-			if x[i].Key != y[i].Key || !eqValue(x[i].Value, y[i].Value) {
-				return false
-			}
-		}
-		return true
-	}
-	return a.Uint() == b.Uint()
-}
+func eqValue(a, b dissect.Value) bool { return a.Equal(b) }
 
 func checkFields(t *testing.T, got dissect.Fields, want []kv) {
 	t.Helper()

@@ -3,7 +3,6 @@ package handcontrol
 import (
 	"encoding/hex"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -98,32 +97,7 @@ func arr(vs ...dissect.Value) dissect.Value {
 }
 
 // eqValue compares two values by kind and content.
-func eqValue(a, b dissect.Value) bool {
-	if a.Kind() != b.Kind() {
-		return false
-	}
-	switch a.Kind() {
-	case dissect.KindFloat, dissect.KindFloat32:
-		x, y := a.Float(), b.Float()
-		return x == y && math.Signbit(x) == math.Signbit(y) || math.IsNaN(x) && math.IsNaN(y)
-	case dissect.KindString:
-		return a.Str() == b.Str()
-	case dissect.KindBytes:
-		return string(a.Raw()) == string(b.Raw())
-	case dissect.KindArray, dissect.KindObject:
-		x, y := a.Items(), b.Items()
-		if len(x) != len(y) {
-			return false
-		}
-		for i := range x {
-			if x[i].Key != y[i].Key || !eqValue(x[i].Value, y[i].Value) {
-				return false
-			}
-		}
-		return true
-	}
-	return a.Uint() == b.Uint()
-}
+func eqValue(a, b dissect.Value) bool { return a.Equal(b) }
 
 // show writes a value as JSON-like text for failure messages.
 func show(v dissect.Value) string {

@@ -2,7 +2,6 @@ package neptune_test
 
 import (
 	"encoding/hex"
-	"math"
 	"strings"
 	"testing"
 
@@ -56,32 +55,7 @@ func hx(v string) dissect.Value   { return dissect.Bytes(h(v)) }
 func bl(v bool) dissect.Value     { return dissect.Bool(v) }
 
 // eqValue compares two values by kind and content.
-func eqValue(a, b dissect.Value) bool {
-	if a.Kind() != b.Kind() {
-		return false
-	}
-	switch a.Kind() {
-	case dissect.KindFloat, dissect.KindFloat32:
-		x, y := a.Float(), b.Float()
-		return x == y && math.Signbit(x) == math.Signbit(y) || math.IsNaN(x) && math.IsNaN(y)
-	case dissect.KindString:
-		return a.Str() == b.Str()
-	case dissect.KindBytes:
-		return string(a.Raw()) == string(b.Raw())
-	case dissect.KindArray, dissect.KindObject:
-		x, y := a.Items(), b.Items()
-		if len(x) != len(y) {
-			return false
-		}
-		for i := range x {
-			if x[i].Key != y[i].Key || !eqValue(x[i].Value, y[i].Value) {
-				return false
-			}
-		}
-		return true
-	}
-	return a.Uint() == b.Uint()
-}
+func eqValue(a, b dissect.Value) bool { return a.Equal(b) }
 
 func checkFields(t testing.TB, got dissect.Fields, want []kv) {
 	t.Helper()

@@ -3,7 +3,6 @@ package roboid_test
 import (
 	"encoding/hex"
 	"fmt"
-	"math"
 	"strings"
 	"testing"
 
@@ -76,34 +75,8 @@ func pose(net, thing uint64, vs ...dissect.Field) []kv {
 
 var truncated = kv{"truncated", dissect.Bool(true)}
 
-// eqValue compares two values by kind and content (NaN equals NaN; the sign
-// of zero counts).
-func eqValue(a, b dissect.Value) bool {
-	if a.Kind() != b.Kind() {
-		return false
-	}
-	switch a.Kind() {
-	case dissect.KindFloat, dissect.KindFloat32:
-		x, y := a.Float(), b.Float()
-		return x == y && math.Signbit(x) == math.Signbit(y) || math.IsNaN(x) && math.IsNaN(y)
-	case dissect.KindString:
-		return a.Str() == b.Str()
-	case dissect.KindBytes:
-		return string(a.Raw()) == string(b.Raw())
-	case dissect.KindArray, dissect.KindObject:
-		x, y := a.Items(), b.Items()
-		if len(x) != len(y) {
-			return false
-		}
-		for i := range x {
-			if x[i].Key != y[i].Key || !eqValue(x[i].Value, y[i].Value) {
-				return false
-			}
-		}
-		return true
-	}
-	return a.Uint() == b.Uint()
-}
+// eqValue compares two values by kind and content.
+func eqValue(a, b dissect.Value) bool { return a.Equal(b) }
 
 // show renders a value for failure messages.
 func show(v dissect.Value) string {
