@@ -39,7 +39,7 @@ func TestValueEqual(t *testing.T) {
 		{arr(Int(1)), arr(Int(1), Int(2)), false},
 		{obj(Field{"a", Int(1)}, Field{"b", Int(2)}), obj(Field{"a", Int(1)}, Field{"b", Int(2)}), true},
 		{obj(Field{"a", Int(1)}, Field{"b", Int(2)}), obj(Field{"b", Int(2)}, Field{"a", Int(1)}), false}, // order counts
-		{obj(Field{"a", arr(Float(-0.0))}), obj(Field{"a", arr(Float(0))}), true},                          // -0.0 literal is +0 in Go
+		{obj(Field{"a", arr(Float(-0.0))}), obj(Field{"a", arr(Float(0))}), true},                         // -0.0 literal is +0 in Go
 	} {
 		if got := tc.a.Equal(tc.b); got != tc.eq {
 			t.Errorf("%v.Equal(%v) = %v, want %v", tc.a, tc.b, got, tc.eq)
