@@ -67,12 +67,15 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 		Use:   "dissect [flags] CAPTURE...",
 		Short: "Decode robot, prosthesis and VR protocols from captures",
 		Long: `dissect decodes the binary protocols spoken between robots, prostheses, VR rigs
-and their controllers: VRPN, Deltarobot VR, Neptune ROV and Roboid Control.
+and their controllers: VRPN, Deltarobot VR, HandControl (the prosthesis link),
+Neptune ROV and Roboid Control.
 
 Given capture files (pcap or pcapng; several files are read in order as one
 capture, as tcpdump -C splits them), it reassembles TCP connections and UDP
 flows, finds each stream's protocol by its content (or its default port, or a
 -d rule), and prints every message: a table by default, JSON Lines with -o json.
+With -i it captures live from a network interface; 'dissect serial' taps a
+serial line.
 
 Every byte of every stream is accounted for: it is in a decoded message, a
 "skipped" record (seen but not decodable, with the reason) or a "gap" record
@@ -80,8 +83,10 @@ Every byte of every stream is accounted for: it is in a decoded message, a
 		Example: `  dissect pcaps/vrpn_tcp_only.pcap
   dissect -o json capture.pcapng | jq 'select(.type == "vrpn_Tracker Pos_Quat") | .fields.pos'
   dissect -d tcp.port==4000,deltarobot capture.pcap
-  dissect -q big.pcap                 # summary only
-  dissect protocols                   # what is decoded, on which ports`,
+  dissect -q big.pcap                              # summary only
+  dissect -i lo -f 'tcp port 3883 or udp port 3883'  # live
+  dissect serial /dev/ttyUSB0 /dev/ttyUSB1          # tap a UART: host TX, device TX
+  dissect protocols                                # what is decoded, on which ports`,
 		Args:          cobra.ArbitraryArgs,
 		SilenceUsage:  true,
 		SilenceErrors: true,
