@@ -5,6 +5,7 @@ import (
 
 	"dissect/dissect"
 	"dissect/dissect/deltarobot"
+	"dissect/dissect/dissecttest"
 )
 
 // benchBody is the bulk of a stream like the one
@@ -45,7 +46,7 @@ func BenchmarkParse(b *testing.B) {
 			name = "nodecode"
 		}
 		b.Run("stream/"+name, func(b *testing.B) {
-			reg := ruleRegistry(b, deltarobot.New())
+			reg := dissecttest.Registry(b, []string{rule}, deltarobot.New())
 			var sink countSink
 			s := dissect.NewStream(streamInfo(), reg, &sink, dissect.StreamOptions{Decode: decode})
 			s.Data(0, t0, cat(vMagic, vVersion))

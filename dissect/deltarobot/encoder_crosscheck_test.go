@@ -19,7 +19,9 @@ import (
 
 	"dissect/dissect"
 	"dissect/dissect/deltarobot"
+	"dissect/dissect/dissecttest"
 	"dissect/internal/testenc/deltaenc"
+	"dissect/internal/testenc/truth"
 )
 
 var (
@@ -144,32 +146,14 @@ func ccFromCut(p []ccDelivery, cut [2]int64) []ccDelivery {
 // returns the records of each direction.
 func ccRun(t testing.TB, streams [2][]byte, p []ccDelivery) [2][]*dissect.Record {
 	t.Helper()
-	reg, err := dissect.NewRegistry(deltarobot.New())
-	if err != nil {
-		t.Fatal(err)
-	}
-	rule, err := reg.ParseDecodeAs("tcp.port==4000,deltarobot")
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg.AddRule(rule)
+	reg := dissecttest.Registry(t, []string{rule}, deltarobot.New())
 	info := dissect.StreamInfo{
 		Transport: dissect.TCP,
 		Addr:      [2]netip.AddrPort{ccClient, ccServer},
 		Name:      [2]string{ccClient.String(), ccServer.String()},
 	}
 	var got [2][]*dissect.Record
-	sink := dissect.SinkFunc(func(r *dissect.Record) error {
-		switch r.Src {
-		case info.Name[0]:
-			got[0] = append(got[0], r.Clone())
-		case info.Name[1]:
-			got[1] = append(got[1], r.Clone())
-		default:
-			t.Errorf("record from unknown source %q", r.Src)
-		}
-		return nil
-	})
+	sink := dissecttest.SplitSink(t, info.Name, &got)
 	st := dissect.NewStream(info, reg, sink, dissect.StreamOptions{Decode: true})
 	var last time.Duration
 	for _, d := range p {
@@ -247,53 +231,15 @@ func ccCheck(t testing.TB, label string, got []*dissect.Record, want []deltaenc.
 			n++
 			continue
 		case i >= len(want):
-			t.Errorf("%s: extra record %d: %s", label, i, ccDescribe(got[i]))
+			t.Errorf("%s: extra record %d: %s", label, i, dissecttest.DescribeRecord(got[i]))
 			n++
 			continue
 		}
 		if err := ccCompare(got[i], &want[i], rtt); err != nil {
-			t.Errorf("%s: record %d: %v\n got: %s\nwant: %s", label, i, err, ccDescribe(got[i]), want[i].String())
+			t.Errorf("%s: record %d: %v\n got: %s\nwant: %s", label, i, err, dissecttest.DescribeRecord(got[i]), want[i].String())
 			n++
 		}
 	}
-}
-
-func ccDescribe(r *dissect.Record) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s@%d+%d {", r.Type, r.Offset, r.Length)
-	for i, f := range r.Fields {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		fmt.Fprintf(&b, "%s: %s", f.Key, ccValue(f.Value))
-	}
-	b.WriteString("}")
-	if len(r.Warnings) > 0 {
-		fmt.Fprintf(&b, " warnings %q", r.Warnings)
-	}
-	return b.String()
-}
-
-func ccValue(v dissect.Value) string {
-	switch v.Kind() {
-	case dissect.KindString:
-		return fmt.Sprintf("%q", v.Str())
-	case dissect.KindBytes:
-		return fmt.Sprintf("%x", v.Raw())
-	case dissect.KindFloat, dissect.KindFloat32:
-		return fmt.Sprint(v.Float())
-	case dissect.KindInt:
-		return fmt.Sprint(v.Int())
-	case dissect.KindUint:
-		return fmt.Sprint(v.Uint())
-	case dissect.KindArray, dissect.KindObject:
-		var s []string
-		for _, f := range v.Items() {
-			s = append(s, ccValue(f.Value))
-		}
-		return "[" + strings.Join(s, " ") + "]"
-	}
-	return fmt.Sprintf("kind %d", v.Kind())
 }
 
 // ccKeys returns the field keys of r, in order.
@@ -328,11 +274,11 @@ func ccCompare(r *dissect.Record, m *deltaenc.Message, rtt map[int64]ccRttWant) 
 		return fmt.Errorf("proto %q transport %v", r.Proto, r.Transport)
 	}
 	switch m.Warn {
-	case deltaenc.Yes:
+	case truth.Yes:
 		if len(r.Warnings) == 0 {
 			return fmt.Errorf("a warning is expected")
 		}
-	case deltaenc.No:
+	case truth.No:
 		if len(r.Warnings) != 0 {
 			return fmt.Errorf("no warning is expected")
 		}
@@ -373,7 +319,7 @@ func ccCompare(r *dissect.Record, m *deltaenc.Message, rtt map[int64]ccRttWant) 
 		}
 		v, has := r.Fields.Get("rtt_ms")
 		w := rtt[m.Offset]
-		if m.RTT != deltaenc.Any && has != w.want {
+		if m.RTT != truth.Any && has != w.want {
 			return fmt.Errorf("rtt_ms present %v, want %v", has, w.want)
 		}
 		if has && w.want && math.Abs(v.Float()-w.ms) > 1e-6 {

@@ -9,6 +9,7 @@ import (
 
 	"dissect/dissect"
 	"dissect/dissect/deltarobot"
+	"dissect/dissect/dissecttest"
 )
 
 var messageTypes = []string{
@@ -99,7 +100,7 @@ func FuzzParse(f *testing.F) {
 	f.Add(h("09 f0 0e 00 00 00 00 00 80 3f 00 00 00 3f 00 00 80 bf aa bb"), uint64(6), uint16(0))
 	f.Add(h("06 f0 ff ff ff ff 01 30"), uint64(7), uint16(3))
 	f.Fuzz(func(t *testing.T, data []byte, seed uint64, gapAt uint16) {
-		reg := ruleRegistry(t, checked{deltarobot.New(), t})
+		reg := dissecttest.Registry(t, []string{rule}, checked{deltarobot.New(), t})
 		evs := []event{{dir: 0, at: t0, data: data}}
 		size := [2]int64{int64(len(data)), int64(len(data))}
 		if g := int(gapAt); g > 0 && g < len(data) {
@@ -116,7 +117,7 @@ func FuzzParse(f *testing.F) {
 
 		rng := rand.New(rand.NewPCG(seed, 0))
 		chunked := feedStream(t, reg, true, evs, rng)
-		checkTiling(t, chunked, size)
+		dissecttest.CheckTiling(t, chunked, size, dirOf)
 		for _, r := range chunked {
 			switch r.Type {
 			case dissect.TypeGap, dissect.TypeSkipped:
@@ -127,7 +128,7 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 		whole := feedStream(t, reg, false, evs, nil)
-		checkTiling(t, whole, size)
+		dissecttest.CheckTiling(t, whole, size, dirOf)
 		// Past MaxSync/2 bytes the framework's sync buffer may be cut at
 		// points that depend on the chunking.
 		if len(data) <= dissect.DefaultLimits.MaxSync/2 && !slices.Equal(lines(chunked), lines(whole)) {

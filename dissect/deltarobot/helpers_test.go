@@ -1,12 +1,11 @@
 package deltarobot_test
 
 import (
-	"encoding/hex"
-	"strings"
 	"testing"
 
 	"dissect/dissect"
 	"dissect/dissect/deltarobot"
+	"dissect/dissect/dissecttest"
 )
 
 // Test vectors, written out by hand. Sources: the spec's own example
@@ -29,22 +28,11 @@ var (
 	vDesired   = h("08 40 00 00 00 3f 00 00 80 bf 00 00 00 00 00 00 00 00") // (0.5,-1,0,0)
 )
 
-// h decodes hex written with optional spaces.
-func h(s string) []byte {
-	b, err := hex.DecodeString(strings.ReplaceAll(s, " ", ""))
-	if err != nil {
-		panic(err)
-	}
-	return b
-}
-
-func cat(parts ...[]byte) []byte {
-	var out []byte
-	for _, p := range parts {
-		out = append(out, p...)
-	}
-	return out
-}
+// h decodes hex written with optional spaces; cat concatenates.
+var (
+	h   = dissecttest.Hex
+	cat = dissecttest.Cat
+)
 
 // kv is an expected field.
 type kv struct {
@@ -64,33 +52,20 @@ func point(x, y, z float32) dissect.Field {
 
 func points(ps ...dissect.Field) []kv { return []kv{{"points", dissect.Array(ps)}} }
 
-// eqValue compares two values by kind and content.
-func eqValue(a, b dissect.Value) bool { return a.Equal(b) }
-
 func checkFields(t *testing.T, got dissect.Fields, want []kv) {
 	t.Helper()
 	if len(got) != len(want) {
 		t.Fatalf("fields: got %d %v, want %d %v", len(got), got, len(want), want)
 	}
 	for i := range want {
-		if got[i].Key != want[i].k || !eqValue(got[i].Value, want[i].v) {
+		if got[i].Key != want[i].k || !got[i].Value.Equal(want[i].v) {
 			t.Errorf("field %d: got %s=%+v, want %s=%+v", i, got[i].Key, got[i].Value, want[i].k, want[i].v)
 		}
 	}
 }
 
 // checkWarnings wants one warning per substring, in order.
-func checkWarnings(t *testing.T, got []string, want []string) {
-	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("warnings: got %q, want %d matching %q", got, len(want), want)
-	}
-	for i := range want {
-		if !strings.Contains(got[i], want[i]) {
-			t.Errorf("warning %d: %q does not contain %q", i, got[i], want[i])
-		}
-	}
-}
+var checkWarnings = dissecttest.CheckWarnings
 
 // session is one parser with a context, for direct Parse calls.
 type session struct {

@@ -10,6 +10,7 @@ import (
 
 	"dissect/dissect"
 	"dissect/dissect/deltarobot"
+	"dissect/dissect/dissecttest"
 )
 
 var (
@@ -18,6 +19,9 @@ var (
 	t0     = time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
 )
 
+// rule decodes the test streams (server port 4000) as deltarobot.
+const rule = "tcp.port==4000,deltarobot"
+
 func streamInfo() dissect.StreamInfo {
 	return dissect.StreamInfo{
 		ID:        3,
@@ -25,30 +29,6 @@ func streamInfo() dissect.StreamInfo {
 		Addr:      [2]netip.AddrPort{server, client},
 		Name:      [2]string{server.String(), client.String()},
 	}
-}
-
-// ruleRegistry returns a registry of p with the rule tcp.port==4000.
-func ruleRegistry(t testing.TB, p dissect.Protocol) *dissect.Registry {
-	reg, err := dissect.NewRegistry(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rule, err := reg.ParseDecodeAs("tcp.port==4000,deltarobot")
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg.AddRule(rule)
-	return reg
-}
-
-// collect keeps deep copies of the records, with their direction.
-type collect struct {
-	recs []*dissect.Record
-}
-
-func (c *collect) Record(r *dissect.Record) error {
-	c.recs = append(c.recs, r.Clone())
-	return nil
 }
 
 // event is one unit fed to a stream.
@@ -65,20 +45,12 @@ var chunkSizes = []int{1, 2, 3, 5, 7, 17, 18, 19, 64, 1448}
 // feedStream feeds the events, cutting data into random chunks drawn from rng
 // (nil: whole), and returns the records.
 func feedStream(t testing.TB, reg *dissect.Registry, decode bool, evs []event, rng *rand.Rand) []*dissect.Record {
-	var sink collect
+	var sink dissecttest.Collector
 	s := dissect.NewStream(streamInfo(), reg, &sink, dissect.StreamOptions{Decode: decode})
 	for _, e := range evs {
 		switch {
 		case e.data != nil:
-			b := e.data
-			for len(b) > 0 {
-				n := len(b)
-				if rng != nil {
-					n = min(n, 1+rng.IntN(chunkSizes[rng.IntN(len(chunkSizes))]))
-				}
-				s.Data(e.dir, e.at, b[:n])
-				b = b[n:]
-			}
+			dissecttest.Data(s, e.dir, e.at, e.data, rng, chunkSizes)
 		case e.gap > 0:
 			s.Gap(e.dir, e.at, e.gap)
 		default:
@@ -88,7 +60,7 @@ func feedStream(t testing.TB, reg *dissect.Registry, decode bool, evs []event, r
 	if s.Err() != nil {
 		t.Fatal(s.Err())
 	}
-	return sink.recs
+	return sink.Records
 }
 
 // dirOf tells the direction of a record from its source.
@@ -97,22 +69,6 @@ func dirOf(r *dissect.Record) dissect.Dir {
 		return 1
 	}
 	return 0
-}
-
-// checkTiling asserts that the records of each direction tile [0, size[d]).
-func checkTiling(t testing.TB, recs []*dissect.Record, size [2]int64) {
-	t.Helper()
-	var end [2]int64
-	for i, r := range recs {
-		d := dirOf(r)
-		if r.Offset != end[d] || r.Length <= 0 {
-			t.Fatalf("record %d (%s dir %d): offset %d length %d, want offset %d", i, r.Type, d, r.Offset, r.Length, end[d])
-		}
-		end[d] += r.Length
-	}
-	if end != size {
-		t.Fatalf("records cover %v bytes, want %v", end, size)
-	}
 }
 
 // want is an expected record.
@@ -292,7 +248,7 @@ var scenarios = []scenario{
 }
 
 func TestStream(t *testing.T) {
-	reg := ruleRegistry(t, deltarobot.New())
+	reg := dissecttest.Registry(t, []string{rule}, deltarobot.New())
 	for _, sc := range scenarios {
 		t.Run(sc.name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(1, uint64(len(sc.name))))
@@ -307,7 +263,7 @@ func TestStream(t *testing.T) {
 				}
 				for _, decode := range []bool{true, false} {
 					recs := feedStream(t, reg, decode, sc.evs, r)
-					checkTiling(t, recs, sc.size)
+					dissecttest.CheckTiling(t, recs, sc.size, dirOf)
 					checkRecords(t, recs, sc.wants, decode)
 				}
 			}
@@ -317,11 +273,8 @@ func TestStream(t *testing.T) {
 
 // TestDetectStream: without a rule, the handshake picks the protocol.
 func TestDetectStream(t *testing.T) {
-	reg, err := dissect.NewRegistry(deltarobot.New())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sink collect
+	reg := dissecttest.Registry(t, nil, deltarobot.New())
+	var sink dissecttest.Collector
 	s := dissect.NewStream(streamInfo(), reg, &sink, dissect.StreamOptions{Decode: true})
 	s.Data(1, t0, vMagic[:4])
 	if s.Protocol() != nil {
@@ -331,7 +284,7 @@ func TestDetectStream(t *testing.T) {
 	if s.Protocol() == nil || s.Protocol().Info().Name != "deltarobot" {
 		t.Fatalf("protocol %v", s.Protocol())
 	}
-	if len(sink.recs) != 2 || sink.recs[0].Type != "protocol_magic" || sink.recs[1].Type != "protocol_version" {
-		t.Fatalf("records %v", sink.recs)
+	if len(sink.Records) != 2 || sink.Records[0].Type != "protocol_magic" || sink.Records[1].Type != "protocol_version" {
+		t.Fatalf("records %v", sink.Records)
 	}
 }

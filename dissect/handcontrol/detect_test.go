@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"dissect/dissect"
+	"dissect/dissect/dissecttest"
 )
 
 func TestDetect(t *testing.T) {
@@ -70,18 +71,18 @@ func TestDetectStream(t *testing.T) {
 	}
 
 	// TCP: the side that opened the connection is the host.
-	var sink collect
+	var sink dissecttest.Collector
 	info := dissect.StreamInfo{ID: 5, Transport: dissect.TCP, Name: [2]string{"192.0.2.1:50000", "192.0.2.2:7000"}}
 	st := dissect.NewStream(info, reg, &sink, dissect.StreamOptions{Decode: true})
 	st.Data(0, t0, vSetPositions)
 	st.Data(1, t0.Add(ms(2)), vACK)
 	st.End(0, t0.Add(ms(3)))
 	st.End(1, t0.Add(ms(3)))
-	if len(sink.recs) != 2 {
-		t.Fatalf("%d records", len(sink.recs))
+	if len(sink.Records) != 2 {
+		t.Fatalf("%d records", len(sink.Records))
 	}
-	checkFields(t, sink.recs[1].Fields, resp(1, 0x6b, true, obj(), 11, 2))
-	if role, _ := sink.recs[0].Fields.Get("role"); role.Str() != "request" {
+	checkFields(t, sink.Records[1].Fields, resp(1, 0x6b, true, obj(), 11, 2))
+	if role, _ := sink.Records[0].Fields.Get("role"); role.Str() != "request" {
 		t.Errorf("role %q", role.Str())
 	}
 }

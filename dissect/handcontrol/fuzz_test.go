@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"dissect/dissect"
+	"dissect/dissect/dissecttest"
 )
 
 var recordTypes = append(typeNames[:], TypeUnknown, dissect.TypeSkipped, dissect.TypeGap)
@@ -55,7 +56,7 @@ func FuzzFrame(f *testing.F) {
 				rng = rand.New(rand.NewPCG(seed, uint64(k)))
 			}
 			recs, _ := feedStream(t, reg, decode, evs, rng)
-			checkTiling(t, recs, size)
+			dissecttest.CheckTiling(t, recs, size, dirOf)
 			for _, r := range recs {
 				if !slices.Contains(recordTypes, r.Type) {
 					t.Fatalf("type %q", r.Type)
@@ -157,7 +158,7 @@ func FuzzPayload(f *testing.F) {
 			}
 			slow := d3.fill(m, data, 0, sc)
 			d3.finish()
-			if !eqValue(dissect.Object(slow), dissect.Object(fields)) || d3.issues != issues || !slices.Equal(rec3.Warnings, rec.Warnings) {
+			if !dissect.Object(slow).Equal(dissect.Object(fields)) || d3.issues != issues || !slices.Equal(rec3.Warnings, rec.Warnings) {
 				t.Fatalf("two passes: %s %q\ndecode: %s %q", showFields(slow), rec3.Warnings, showFields(fields), rec.Warnings)
 			}
 		}

@@ -1,34 +1,21 @@
 package handcontrol
 
 import (
-	"encoding/hex"
-	"fmt"
 	"math/rand/v2"
-	"strings"
 	"testing"
 	"time"
 
 	"dissect/dissect"
+	"dissect/dissect/dissecttest"
 
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
-// h decodes hex written with optional spaces.
-func h(s string) []byte {
-	b, err := hex.DecodeString(strings.ReplaceAll(s, " ", ""))
-	if err != nil {
-		panic(err)
-	}
-	return b
-}
-
-func cat(parts ...[]byte) []byte {
-	var out []byte
-	for _, p := range parts {
-		out = append(out, p...)
-	}
-	return out
-}
+// h decodes hex written with optional spaces; cat concatenates.
+var (
+	h   = dissecttest.Hex
+	cat = dissecttest.Cat
+)
 
 // refCRC is a bitwise CRC-8 (poly 0x07, init 0, MSB first, no xorout),
 // written independently of the table-driven crc8.
@@ -96,68 +83,18 @@ func arr(vs ...dissect.Value) dissect.Value {
 	return dissect.Array(out)
 }
 
-// eqValue compares two values by kind and content.
-func eqValue(a, b dissect.Value) bool { return a.Equal(b) }
-
-// show writes a value as JSON-like text for failure messages.
-func show(v dissect.Value) string {
-	switch v.Kind() {
-	case dissect.KindObject, dissect.KindArray:
-		var b strings.Builder
-		open, close := "{", "}"
-		if v.Kind() == dissect.KindArray {
-			open, close = "[", "]"
-		}
-		b.WriteString(open)
-		for i, f := range v.Items() {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			if v.Kind() == dissect.KindObject {
-				b.WriteString(f.Key + ": ")
-			}
-			b.WriteString(show(f.Value))
-		}
-		b.WriteString(close)
-		return b.String()
-	case dissect.KindString:
-		return fmt.Sprintf("%q", v.Str())
-	case dissect.KindBytes:
-		return "0x" + hex.EncodeToString(v.Raw())
-	case dissect.KindInt:
-		return fmt.Sprint(v.Int())
-	case dissect.KindUint:
-		return fmt.Sprintf("%du", v.Uint())
-	case dissect.KindBool:
-		return fmt.Sprint(v.Bool())
-	case dissect.KindFloat, dissect.KindFloat32:
-		return fmt.Sprint(v.Float())
-	}
-	return "null"
-}
-
-func showFields(fs dissect.Fields) string { return show(dissect.Object(fs)) }
+func showFields(fs dissect.Fields) string { return dissecttest.DescribeValue(dissect.Object(fs)) }
 
 func checkFields(t testing.TB, got dissect.Fields, want []kv) {
 	t.Helper()
 	w := obj(want...)
-	if !eqValue(dissect.Object(got), w) {
-		t.Fatalf("fields:\n got  %s\n want %s", showFields(got), show(w))
+	if !dissect.Object(got).Equal(w) {
+		t.Fatalf("fields:\n got  %s\n want %s", showFields(got), dissecttest.DescribeValue(w))
 	}
 }
 
 // checkWarnings wants one warning per substring, in order.
-func checkWarnings(t testing.TB, got []string, want []string) {
-	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("warnings: got %q, want %d matching %q", got, len(want), want)
-	}
-	for i := range want {
-		if !strings.Contains(got[i], want[i]) {
-			t.Errorf("warning %d: %q does not contain %q", i, got[i], want[i])
-		}
-	}
-}
+var checkWarnings = dissecttest.CheckWarnings
 
 // session is one parser with a context, for direct Parse calls.
 type session struct {
@@ -196,16 +133,7 @@ func registry(t testing.TB, opt Options) *dissect.Registry {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg, err := dissect.NewRegistry(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rule, err := reg.ParseDecodeAs("serial,handcontrol")
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg.AddRule(rule)
-	return reg
+	return dissecttest.Registry(t, []string{"serial,handcontrol"}, p)
 }
 
 func serialInfo() dissect.StreamInfo {
@@ -220,33 +148,18 @@ type event struct {
 	gap  int64
 }
 
-type collect struct{ recs []*dissect.Record }
-
-func (c *collect) Record(r *dissect.Record) error {
-	c.recs = append(c.recs, r.Clone())
-	return nil
-}
-
 var chunkSizes = []int{1, 2, 3, 5, 8, 11, 12, 13, 17, 64, 1000}
 
 // feedStream feeds the events through dissect.Stream, cutting data into
 // random chunks drawn from rng (nil: whole), and returns the records and the
 // stream's notes.
 func feedStream(t testing.TB, reg *dissect.Registry, decode bool, evs []event, rng *rand.Rand) ([]*dissect.Record, []string) {
-	var sink collect
+	var sink dissecttest.Collector
 	s := dissect.NewStream(serialInfo(), reg, &sink, dissect.StreamOptions{Decode: decode})
 	for _, e := range evs {
 		switch {
 		case e.data != nil:
-			b := e.data
-			for len(b) > 0 {
-				n := len(b)
-				if rng != nil {
-					n = min(n, 1+rng.IntN(chunkSizes[rng.IntN(len(chunkSizes))]))
-				}
-				s.Data(e.dir, e.at, b[:n])
-				b = b[n:]
-			}
+			dissecttest.Data(s, e.dir, e.at, e.data, rng, chunkSizes)
 		case e.gap > 0:
 			s.Gap(e.dir, e.at, e.gap)
 		default:
@@ -256,7 +169,7 @@ func feedStream(t testing.TB, reg *dissect.Registry, decode bool, evs []event, r
 	if s.Err() != nil {
 		t.Fatal(s.Err())
 	}
-	return sink.recs, s.Notes()
+	return sink.Records, s.Notes()
 }
 
 func dirOf(r *dissect.Record) dissect.Dir {
@@ -264,20 +177,4 @@ func dirOf(r *dissect.Record) dissect.Dir {
 		return 0
 	}
 	return 1
-}
-
-// checkTiling asserts that the records of each direction tile [0, size[d]).
-func checkTiling(t testing.TB, recs []*dissect.Record, size [2]int64) {
-	t.Helper()
-	var end [2]int64
-	for i, r := range recs {
-		d := dirOf(r)
-		if r.Offset != end[d] || r.Length <= 0 {
-			t.Fatalf("record %d (%s dir %d): offset %d length %d, want offset %d", i, r.Type, d, r.Offset, r.Length, end[d])
-		}
-		end[d] += r.Length
-	}
-	if end != size {
-		t.Fatalf("records cover %v bytes, want %v", end, size)
-	}
 }

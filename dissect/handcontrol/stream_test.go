@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"dissect/dissect"
+	"dissect/dissect/dissecttest"
 )
 
 // want is an expected record.
@@ -109,7 +110,7 @@ func (s *script) run(t *testing.T, opt Options) {
 		}
 		decode := seed%4 != 3
 		recs, _ := feedStream(t, reg, decode, s.evs, rng)
-		checkTiling(t, recs, s.size)
+		dissecttest.CheckTiling(t, recs, s.size, dirOf)
 		checkRecords(t, recs, s.wants, decode)
 		if t.Failed() {
 			t.Fatalf("seed %d", seed)

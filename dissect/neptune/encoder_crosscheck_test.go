@@ -15,13 +15,14 @@ import (
 	"math"
 	"math/rand/v2"
 	"net/netip"
-	"strings"
 	"testing"
 	"time"
 
 	"dissect/dissect"
+	"dissect/dissect/dissecttest"
 	"dissect/dissect/neptune"
 	"dissect/internal/testenc/neptuneenc"
+	"dissect/internal/testenc/truth"
 )
 
 var (
@@ -114,27 +115,12 @@ func ccWithGap(p []ccDelivery, from, to int64) []ccDelivery {
 	return out
 }
 
-// ccRegistry returns a registry of protos with one decode-as rule.
-func ccRegistry(t testing.TB, rule string, protos ...dissect.Protocol) *dissect.Registry {
-	t.Helper()
-	reg, err := dissect.NewRegistry(protos...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := reg.ParseDecodeAs(rule)
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg.AddRule(r)
-	return reg
-}
-
 // ccCollect returns a sink keeping clones of the records sent by src, and
 // failing on records from any other sender.
 func ccCollect(t testing.TB, src string, got *[]*dissect.Record) dissect.Sink {
 	return dissect.SinkFunc(func(r *dissect.Record) error {
 		if r.Src != src {
-			t.Errorf("record from %q: %s", r.Src, ccDescribe(r))
+			t.Errorf("record from %q: %s", r.Src, dissecttest.DescribeRecord(r))
 			return nil
 		}
 		*got = append(*got, r.Clone())
@@ -146,7 +132,7 @@ func ccCollect(t testing.TB, src string, got *[]*dissect.Record) dissect.Sink {
 // "neptune" and returns the console's records.
 func ccRunDevice(t testing.TB, stream []byte, p []ccDelivery) []*dissect.Record {
 	t.Helper()
-	reg := ccRegistry(t, "tcp.port==1493,neptune", neptune.New())
+	reg := dissecttest.Registry(t, []string{"tcp.port==1493,neptune"}, neptune.New())
 	info := dissect.StreamInfo{Transport: dissect.TCP, Addr: [2]netip.AddrPort{ccConsole, ccROV},
 		Name: [2]string{ccConsole.String(), ccROV.String()}}
 	var got []*dissect.Record
@@ -172,7 +158,7 @@ func ccRunDevice(t testing.TB, stream []byte, p []ccDelivery) []*dissect.Record 
 // as "neptune-wiki" with the session's int width.
 func ccRunWiki(t testing.TB, s *neptuneenc.WikiSession) []*dissect.Record {
 	t.Helper()
-	reg := ccRegistry(t, "udp.port==9000,neptune-wiki", neptune.NewWiki(neptune.WikiOptions{Int16: s.Int == neptuneenc.Int16}))
+	reg := dissecttest.Registry(t, []string{"udp.port==9000,neptune-wiki"}, neptune.NewWiki(neptune.WikiOptions{Int16: s.Int == neptuneenc.Int16}))
 	info := dissect.StreamInfo{Transport: dissect.UDP, Addr: [2]netip.AddrPort{ccConsole, ccWikiDst},
 		Name: [2]string{ccConsole.String(), ccWikiDst.String()}}
 	var got []*dissect.Record
@@ -187,46 +173,6 @@ func ccRunWiki(t testing.TB, s *neptuneenc.WikiSession) []*dissect.Record {
 		t.Fatal(st.Err())
 	}
 	return got
-}
-
-func ccDescribe(r *dissect.Record) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s@%d+%d {", r.Type, r.Offset, r.Length)
-	for i, f := range r.Fields {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		fmt.Fprintf(&b, "%s: %s", f.Key, ccValue(f.Value))
-	}
-	b.WriteString("}")
-	if len(r.Warnings) > 0 {
-		fmt.Fprintf(&b, " warnings %q", r.Warnings)
-	}
-	return b.String()
-}
-
-func ccValue(v dissect.Value) string {
-	switch v.Kind() {
-	case dissect.KindString:
-		return fmt.Sprintf("%q", v.Str())
-	case dissect.KindBytes:
-		return fmt.Sprintf("%x", v.Raw())
-	case dissect.KindFloat, dissect.KindFloat32:
-		return fmt.Sprint(v.Float())
-	case dissect.KindInt:
-		return fmt.Sprint(v.Int())
-	case dissect.KindUint:
-		return fmt.Sprint(v.Uint())
-	case dissect.KindBool:
-		return fmt.Sprint(v.Bool())
-	case dissect.KindArray, dissect.KindObject:
-		var s []string
-		for _, f := range v.Items() {
-			s = append(s, f.Key+":"+ccValue(f.Value))
-		}
-		return "[" + strings.Join(s, " ") + "]"
-	}
-	return fmt.Sprintf("kind %d", v.Kind())
 }
 
 // ccEqual reports whether a decoded value is the expected one.
@@ -273,9 +219,9 @@ func ccCompare(r *dissect.Record, m *neptuneenc.Message, transport dissect.Trans
 		return nil
 	}
 	switch {
-	case m.Warn == neptuneenc.Yes && len(r.Warnings) == 0:
+	case m.Warn == truth.Yes && len(r.Warnings) == 0:
 		return fmt.Errorf("a warning is expected")
-	case m.Warn == neptuneenc.No && len(r.Warnings) != 0:
+	case m.Warn == truth.No && len(r.Warnings) != 0:
 		return fmt.Errorf("no warning is expected")
 	}
 	if m.Match == neptuneenc.Exact && len(r.Fields) != len(m.Fields) {
@@ -307,11 +253,11 @@ func ccCheck(t testing.TB, label string, got []*dissect.Record, want []neptuneen
 			t.Errorf("%s: record %d missing, want %s", label, i, want[i].String())
 			n++
 		case i >= len(want):
-			t.Errorf("%s: extra record %d: %s", label, i, ccDescribe(got[i]))
+			t.Errorf("%s: extra record %d: %s", label, i, dissecttest.DescribeRecord(got[i]))
 			n++
 		default:
 			if err := ccCompare(got[i], &want[i], transport); err != nil {
-				t.Errorf("%s: record %d: %v\n got: %s\nwant: %s", label, i, err, ccDescribe(got[i]), want[i].String())
+				t.Errorf("%s: record %d: %v\n got: %s\nwant: %s", label, i, err, dissecttest.DescribeRecord(got[i]), want[i].String())
 				n++
 			}
 		}
@@ -469,16 +415,16 @@ func TestEncoderCrossCheckDocumented(t *testing.T) {
 		case m.Type == neptuneenc.TypeTranslate || m.Type == neptuneenc.TypeRotate:
 			v, ok := r.Fields.Get("sign")
 			if !ok || !ccEqual(v, neptuneenc.Int(int64(m.Wire[3]))) {
-				t.Errorf("%s: sign is not the raw byte %d", ccDescribe(r), m.Wire[3])
+				t.Errorf("%s: sign is not the raw byte %d", dissecttest.DescribeRecord(r), m.Wire[3])
 			}
 			checked++
-		case m.Warn == neptuneenc.Yes && m.Match == neptuneenc.Subset && m.Wire[0] > 0, m.Type == neptuneenc.TypeAbort && m.Match == neptuneenc.Subset:
+		case m.Warn == truth.Yes && m.Match == neptuneenc.Subset && m.Wire[0] > 0, m.Type == neptuneenc.TypeAbort && m.Match == neptuneenc.Subset:
 			if m.Type == neptuneenc.TypeTranslate {
 				continue
 			}
 			v, ok := r.Fields.Get("data")
 			if !ok || !ccEqual(v, neptuneenc.Bytes(m.Wire[1:])) {
-				t.Errorf("%s: data is not the payload %x", ccDescribe(r), m.Wire[1:])
+				t.Errorf("%s: data is not the payload %x", dissecttest.DescribeRecord(r), m.Wire[1:])
 			}
 			checked++
 		}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"dissect/dissect"
+	"dissect/dissect/dissecttest"
 	"dissect/dissect/neptune"
 )
 
@@ -88,18 +89,7 @@ func (p checkedParser) Sync(c *dissect.Ctx, b []byte) (int, bool) {
 }
 
 func checkedRegistry(t testing.TB, int16 bool, rules ...string) *dissect.Registry {
-	reg, err := dissect.NewRegistry(checked{neptune.New(), t}, checked{neptune.NewWiki(neptune.WikiOptions{Int16: int16}), t})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range rules {
-		rule, err := reg.ParseDecodeAs(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		reg.AddRule(rule)
-	}
-	return reg
+	return dissecttest.Registry(t, rules, checked{neptune.New(), t}, checked{neptune.NewWiki(neptune.WikiOptions{Int16: int16}), t})
 }
 
 // line is what a record must keep across chunkings and decode modes.
@@ -158,9 +148,9 @@ func FuzzParse(f *testing.F) {
 		evs = append(evs, event{dir: 0}, event{dir: 1})
 		rng := rand.New(rand.NewPCG(seed, 0))
 		chunked := feed(t, info, reg, true, false, evs, rng)
-		checkTiling(t, chunked, size)
+		dissecttest.CheckTiling(t, chunked, size, dirOf)
 		whole := feed(t, info, reg, false, false, evs, nil)
-		checkTiling(t, whole, size)
+		dissecttest.CheckTiling(t, whole, size, dirOf)
 		if len(data) <= dissect.DefaultLimits.MaxSync/2 && !slices.Equal(lines(chunked), lines(whole)) {
 			t.Fatalf("chunked (decode) and whole (no decode) records differ:\n%v\n%v", lines(chunked), lines(whole))
 		}

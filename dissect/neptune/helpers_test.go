@@ -1,11 +1,10 @@
 package neptune_test
 
 import (
-	"encoding/hex"
-	"strings"
 	"testing"
 
 	"dissect/dissect"
+	"dissect/dissect/dissecttest"
 	"dissect/dissect/neptune"
 )
 
@@ -24,22 +23,11 @@ var (
 	vAbort     = h("01 00")          // abort
 )
 
-// h decodes hex written with optional spaces.
-func h(s string) []byte {
-	b, err := hex.DecodeString(strings.ReplaceAll(s, " ", ""))
-	if err != nil {
-		panic(err)
-	}
-	return b
-}
-
-func cat(parts ...[]byte) []byte {
-	var out []byte
-	for _, p := range parts {
-		out = append(out, p...)
-	}
-	return out
-}
+// h decodes hex written with optional spaces; cat concatenates.
+var (
+	h   = dissecttest.Hex
+	cat = dissecttest.Cat
+)
 
 // kv is an expected field.
 type kv struct {
@@ -54,33 +42,20 @@ func f32(v float32) dissect.Value { return dissect.Float32(v) }
 func hx(v string) dissect.Value   { return dissect.Bytes(h(v)) }
 func bl(v bool) dissect.Value     { return dissect.Bool(v) }
 
-// eqValue compares two values by kind and content.
-func eqValue(a, b dissect.Value) bool { return a.Equal(b) }
-
 func checkFields(t testing.TB, got dissect.Fields, want []kv) {
 	t.Helper()
 	if len(got) != len(want) {
 		t.Fatalf("fields: got %d %v, want %d %v", len(got), got, len(want), want)
 	}
 	for i := range want {
-		if got[i].Key != want[i].k || !eqValue(got[i].Value, want[i].v) {
+		if got[i].Key != want[i].k || !got[i].Value.Equal(want[i].v) {
 			t.Errorf("field %d: got %s=%+v, want %s=%+v", i, got[i].Key, got[i].Value, want[i].k, want[i].v)
 		}
 	}
 }
 
 // checkWarnings wants one warning per substring, in order.
-func checkWarnings(t testing.TB, got []string, want []string) {
-	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("warnings: got %q, want %d matching %q", got, len(want), want)
-	}
-	for i := range want {
-		if !strings.Contains(got[i], want[i]) {
-			t.Errorf("warning %d: %q does not contain %q", i, got[i], want[i])
-		}
-	}
-}
+var checkWarnings = dissecttest.CheckWarnings
 
 // session is one parser with a context, for direct Parse calls.
 type session struct {

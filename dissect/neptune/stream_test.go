@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"dissect/dissect"
+	"dissect/dissect/dissecttest"
 	"dissect/dissect/neptune"
 )
 
@@ -36,26 +37,7 @@ func streamInfo(tr dissect.Transport, to netip.AddrPort) dissect.StreamInfo {
 // rules.
 func registry(t testing.TB, int16 bool, rules ...string) *dissect.Registry {
 	t.Helper()
-	reg, err := dissect.NewRegistry(neptune.New(), neptune.NewWiki(neptune.WikiOptions{Int16: int16}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range rules {
-		rule, err := reg.ParseDecodeAs(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		reg.AddRule(rule)
-	}
-	return reg
-}
-
-// collect keeps deep copies of the records.
-type collect struct{ recs []*dissect.Record }
-
-func (c *collect) Record(r *dissect.Record) error {
-	c.recs = append(c.recs, r.Clone())
-	return nil
+	return dissecttest.Registry(t, rules, neptune.New(), neptune.NewWiki(neptune.WikiOptions{Int16: int16}))
 }
 
 // event is one unit fed to a stream.
@@ -72,22 +54,14 @@ var chunkSizes = []int{1, 2, 3, 4, 5, 7, 64, 1448}
 // datagram.
 func feed(t testing.TB, info dissect.StreamInfo, reg *dissect.Registry, decode, dgram bool, evs []event, rng *rand.Rand) []*dissect.Record {
 	t.Helper()
-	var sink collect
+	var sink dissecttest.Collector
 	st := dissect.NewStream(info, reg, &sink, dissect.StreamOptions{Decode: decode})
 	for _, e := range evs {
 		switch {
 		case dgram && e.gap == 0 && e.data != nil:
 			st.Datagram(e.dir, t0, e.data)
 		case e.data != nil:
-			b := e.data
-			for len(b) > 0 {
-				n := len(b)
-				if rng != nil {
-					n = min(n, 1+rng.IntN(chunkSizes[rng.IntN(len(chunkSizes))]))
-				}
-				st.Data(e.dir, t0, b[:n])
-				b = b[n:]
-			}
+			dissecttest.Data(st, e.dir, t0, e.data, rng, chunkSizes)
 		case e.gap > 0:
 			st.Gap(e.dir, t0, e.gap)
 		default:
@@ -97,7 +71,7 @@ func feed(t testing.TB, info dissect.StreamInfo, reg *dissect.Registry, decode, 
 	if st.Err() != nil {
 		t.Fatal(st.Err())
 	}
-	return sink.recs
+	return sink.Records
 }
 
 func dirOf(r *dissect.Record) dissect.Dir {
@@ -105,22 +79,6 @@ func dirOf(r *dissect.Record) dissect.Dir {
 		return 0
 	}
 	return 1
-}
-
-// checkTiling asserts that the records of each direction tile [0, size[d]).
-func checkTiling(t testing.TB, recs []*dissect.Record, size [2]int64) {
-	t.Helper()
-	var end [2]int64
-	for i, r := range recs {
-		d := dirOf(r)
-		if r.Offset != end[d] || r.Length <= 0 {
-			t.Fatalf("record %d (%s dir %d): offset %d length %d, want offset %d", i, r.Type, d, r.Offset, r.Length, end[d])
-		}
-		end[d] += r.Length
-	}
-	if end != size {
-		t.Fatalf("records cover %v bytes, want %v", end, size)
-	}
 }
 
 // want is an expected record.
@@ -331,7 +289,7 @@ func TestStreamDevice(t *testing.T) {
 				}
 				for _, decode := range []bool{true, false} {
 					recs := feed(t, sc.info, reg, decode, false, sc.evs, r)
-					checkTiling(t, recs, sc.size)
+					dissecttest.CheckTiling(t, recs, sc.size, dirOf)
 					checkRecords(t, recs, sc.wants, decode, sc.info)
 				}
 			}
@@ -420,7 +378,7 @@ func TestStreamWiki(t *testing.T) {
 			reg := registry(t, sc.int16, sc.rules...)
 			for _, decode := range []bool{true, false} {
 				recs := feed(t, sc.info, reg, decode, true, sc.evs, nil)
-				checkTiling(t, recs, sc.size)
+				dissecttest.CheckTiling(t, recs, sc.size, dirOf)
 				checkRecords(t, recs, sc.wants, decode, sc.info)
 			}
 		})

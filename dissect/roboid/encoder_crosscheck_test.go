@@ -19,8 +19,10 @@ import (
 	"time"
 
 	"dissect/dissect"
+	"dissect/dissect/dissecttest"
 	"dissect/dissect/roboid"
 	"dissect/internal/testenc/roboidenc"
+	"dissect/internal/testenc/truth"
 )
 
 var (
@@ -33,29 +35,11 @@ var (
 // decoding as roboid and returns the records of each direction.
 func ccRun(t testing.TB, s *roboidenc.Session) [2][]*dissect.Record {
 	t.Helper()
-	reg, err := dissect.NewRegistry(roboid.New())
-	if err != nil {
-		t.Fatal(err)
-	}
-	rule, err := reg.ParseDecodeAs("udp.port==7681,roboid")
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg.AddRule(rule)
+	reg := dissecttest.Registry(t, []string{"udp.port==7681,roboid"}, roboid.New())
 	info := dissect.StreamInfo{Transport: dissect.UDP, Addr: [2]netip.AddrPort{ccClient, ccSite},
 		Name: [2]string{ccClient.String(), ccSite.String()}}
 	var got [2][]*dissect.Record
-	sink := dissect.SinkFunc(func(r *dissect.Record) error {
-		switch r.Src {
-		case info.Name[0]:
-			got[0] = append(got[0], r.Clone())
-		case info.Name[1]:
-			got[1] = append(got[1], r.Clone())
-		default:
-			t.Errorf("record from unknown source %q", r.Src)
-		}
-		return nil
-	})
+	sink := dissecttest.SplitSink(t, info.Name, &got)
 	st := dissect.NewStream(info, reg, sink, dissect.StreamOptions{Decode: true})
 	var last time.Duration
 	for _, d := range s.Datagrams {
@@ -68,50 +52,6 @@ func ccRun(t testing.TB, s *roboidenc.Session) [2][]*dissect.Record {
 		t.Fatal(st.Err())
 	}
 	return got
-}
-
-func ccDescribe(r *dissect.Record) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s@%d+%d {", r.Type, r.Offset, r.Length)
-	for i, f := range r.Fields {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		fmt.Fprintf(&b, "%s: %s", f.Key, ccValue(f.Value))
-	}
-	b.WriteString("}")
-	if len(r.Warnings) > 0 {
-		fmt.Fprintf(&b, " warnings %q", r.Warnings)
-	}
-	return b.String()
-}
-
-func ccValue(v dissect.Value) string {
-	switch v.Kind() {
-	case dissect.KindString:
-		return fmt.Sprintf("%q", v.Str())
-	case dissect.KindBytes:
-		return fmt.Sprintf("%x", v.Raw())
-	case dissect.KindFloat, dissect.KindFloat32:
-		return fmt.Sprint(v.Float())
-	case dissect.KindInt:
-		return fmt.Sprint(v.Int())
-	case dissect.KindUint:
-		return fmt.Sprint(v.Uint())
-	case dissect.KindBool:
-		return fmt.Sprint(v.Bool())
-	case dissect.KindArray, dissect.KindObject:
-		var s []string
-		for _, f := range v.Items() {
-			if f.Key != "" {
-				s = append(s, f.Key+":"+ccValue(f.Value))
-			} else {
-				s = append(s, ccValue(f.Value))
-			}
-		}
-		return "[" + strings.Join(s, " ") + "]"
-	}
-	return fmt.Sprintf("kind %d", v.Kind())
 }
 
 func ccKeysOf(fs []dissect.Field) string {
@@ -195,9 +135,9 @@ func ccCompare(r *dissect.Record, m *roboidenc.Message) error {
 		return nil
 	}
 	switch {
-	case m.Warn == roboidenc.Yes && len(r.Warnings) == 0:
+	case m.Warn == truth.Yes && len(r.Warnings) == 0:
 		return fmt.Errorf("a warning is expected")
-	case m.Warn == roboidenc.No && len(r.Warnings) != 0:
+	case m.Warn == truth.No && len(r.Warnings) != 0:
 		return fmt.Errorf("no warning is expected")
 	}
 	got, want := ccKeysOf(r.Fields), strings.Join(m.Keys(), ",")
@@ -255,11 +195,11 @@ func ccCheck(t testing.TB, label string, got []*dissect.Record, want []roboidenc
 			t.Errorf("%s: record %d missing, want %s", label, i, want[i].String())
 			n++
 		case i >= len(want):
-			t.Errorf("%s: extra record %d: %s", label, i, ccDescribe(got[i]))
+			t.Errorf("%s: extra record %d: %s", label, i, dissecttest.DescribeRecord(got[i]))
 			n++
 		default:
 			if err := ccCompare(got[i], &want[i]); err != nil {
-				t.Errorf("%s: record %d: %v\n got: %s\nwant: %s", label, i, err, ccDescribe(got[i]), want[i].String())
+				t.Errorf("%s: record %d: %v\n got: %s\nwant: %s", label, i, err, dissecttest.DescribeRecord(got[i]), want[i].String())
 				n++
 			}
 		}

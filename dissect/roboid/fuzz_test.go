@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"dissect/dissect"
+	"dissect/dissect/dissecttest"
 	"dissect/dissect/roboid"
 )
 
@@ -136,7 +137,7 @@ func FuzzParse(f *testing.F) {
 		}
 		reg := registry(t, checked{roboid.New(), t})
 		recs := feed(t, reg, streamInfo(roboid.Port), true, ds)
-		checkTiling(t, recs, size)
+		dissecttest.CheckTiling(t, recs, size, dirOf)
 		if len(recs) != len(nonEmpty) {
 			t.Fatalf("%d records for %d non-empty datagrams", len(recs), len(nonEmpty))
 		}

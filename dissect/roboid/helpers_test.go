@@ -1,31 +1,19 @@
 package roboid_test
 
 import (
-	"encoding/hex"
-	"fmt"
 	"strings"
 	"testing"
 
 	"dissect/dissect"
+	"dissect/dissect/dissecttest"
 	"dissect/dissect/roboid"
 )
 
-// h decodes hex written with optional spaces.
-func h(s string) []byte {
-	b, err := hex.DecodeString(strings.ReplaceAll(s, " ", ""))
-	if err != nil {
-		panic(err)
-	}
-	return b
-}
-
-func cat(parts ...[]byte) []byte {
-	var out []byte
-	for _, p := range parts {
-		out = append(out, p...)
-	}
-	return out
-}
+// h decodes hex written with optional spaces; cat concatenates.
+var (
+	h   = dissecttest.Hex
+	cat = dissecttest.Cat
+)
 
 // kv is an expected field.
 type kv struct {
@@ -75,44 +63,12 @@ func pose(net, thing uint64, vs ...dissect.Field) []kv {
 
 var truncated = kv{"truncated", dissect.Bool(true)}
 
-// eqValue compares two values by kind and content.
-func eqValue(a, b dissect.Value) bool { return a.Equal(b) }
-
-// show renders a value for failure messages.
-func show(v dissect.Value) string {
-	switch v.Kind() {
-	case dissect.KindBytes:
-		return fmt.Sprintf("%x", v.Raw())
-	case dissect.KindString:
-		return fmt.Sprintf("%q", v.Str())
-	case dissect.KindFloat, dissect.KindFloat32:
-		return fmt.Sprint(v.Float())
-	case dissect.KindBool:
-		return fmt.Sprint(v.Bool())
-	case dissect.KindArray, dissect.KindObject:
-		var b strings.Builder
-		b.WriteByte('{')
-		for i, f := range v.Items() {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			if f.Key != "" {
-				b.WriteString(f.Key + ":")
-			}
-			b.WriteString(show(f.Value))
-		}
-		b.WriteByte('}')
-		return b.String()
-	}
-	return fmt.Sprint(v.Uint())
-}
-
 func checkFields(t *testing.T, got dissect.Fields, want []kv) {
 	t.Helper()
 	g := dissect.Object(got)
 	w := dissect.Object(fields(want...))
-	if !eqValue(g, w) {
-		t.Errorf("fields:\n got  %s\n want %s", show(g), show(w))
+	if !g.Equal(w) {
+		t.Errorf("fields:\n got  %s\n want %s", dissecttest.DescribeValue(g), dissecttest.DescribeValue(w))
 	}
 }
 

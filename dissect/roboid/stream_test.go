@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"dissect/dissect"
+	"dissect/dissect/dissecttest"
 	"dissect/dissect/roboid"
 )
 
@@ -29,18 +30,7 @@ func streamInfo(sitePort uint16) dissect.StreamInfo {
 }
 
 func registry(t testing.TB, p dissect.Protocol) *dissect.Registry {
-	reg, err := dissect.NewRegistry(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return reg
-}
-
-type collect struct{ recs []*dissect.Record }
-
-func (c *collect) Record(r *dissect.Record) error {
-	c.recs = append(c.recs, r.Clone())
-	return nil
+	return dissecttest.Registry(t, nil, p)
 }
 
 // dgram is one datagram fed to a stream.
@@ -50,7 +40,7 @@ type dgram struct {
 }
 
 func feed(t testing.TB, reg *dissect.Registry, info dissect.StreamInfo, decode bool, ds []dgram) []*dissect.Record {
-	var sink collect
+	var sink dissecttest.Collector
 	s := dissect.NewStream(info, reg, &sink, dissect.StreamOptions{Decode: decode})
 	for i, d := range ds {
 		s.Datagram(d.dir, t0.Add(time.Duration(i)*time.Millisecond), d.data)
@@ -60,7 +50,7 @@ func feed(t testing.TB, reg *dissect.Registry, info dissect.StreamInfo, decode b
 	if s.Err() != nil {
 		t.Fatal(s.Err())
 	}
-	return sink.recs
+	return sink.Records
 }
 
 func dirOf(r *dissect.Record) dissect.Dir {
@@ -68,22 +58,6 @@ func dirOf(r *dissect.Record) dissect.Dir {
 		return 0
 	}
 	return 1
-}
-
-// checkTiling asserts that the records of each direction tile [0, size[d]).
-func checkTiling(t testing.TB, recs []*dissect.Record, size [2]int64) {
-	t.Helper()
-	var end [2]int64
-	for i, r := range recs {
-		d := dirOf(r)
-		if r.Offset != end[d] || r.Length <= 0 {
-			t.Fatalf("record %d (%s dir %d): offset %d length %d, want offset %d", i, r.Type, d, r.Offset, r.Length, end[d])
-		}
-		end[d] += r.Length
-	}
-	if end != size {
-		t.Fatalf("records cover %v bytes, want %v", end, size)
-	}
 }
 
 type want struct {
@@ -176,7 +150,7 @@ func session1Wants() []want {
 func TestStream(t *testing.T) {
 	for _, decode := range []bool{true, false} {
 		recs := feed(t, registry(t, roboid.New()), streamInfo(roboid.Port), decode, session1)
-		checkTiling(t, recs, [2]int64{30, 12})
+		dissecttest.CheckTiling(t, recs, [2]int64{30, 12}, dirOf)
 		checkRecords(t, recs, session1Wants(), "roboid", decode)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"dissect/dissect"
+	"dissect/dissect/dissecttest"
 	"dissect/dissect/engine"
 )
 
@@ -16,11 +17,11 @@ import (
 func runCapture(t *testing.T, file string, decode bool) []*dissect.Record {
 	t.Helper()
 	reg, _ := registry(t)
-	col := &collector{}
+	col := &dissecttest.Collector{}
 	if _, err := engine.RunFile(filepath.Join("testdata", file), engine.Config{Registry: reg, Decode: decode}, col); err != nil {
 		t.Fatalf("RunFile(%s): %v", file, err)
 	}
-	return col.recs
+	return col.Records
 }
 
 type flowKey struct{ transport, from, to string }

@@ -9,25 +9,8 @@ import (
 	"time"
 
 	"dissect/dissect"
+	"dissect/dissect/dissecttest"
 )
-
-// collector is a sink keeping clones of every record.
-type collector struct{ recs []*dissect.Record }
-
-func (c *collector) Record(r *dissect.Record) error {
-	c.recs = append(c.recs, r.Clone())
-	return nil
-}
-
-func (c *collector) dir(src string) []*dissect.Record {
-	var out []*dissect.Record
-	for _, r := range c.recs {
-		if r.Src == src {
-			out = append(out, r)
-		}
-	}
-	return out
-}
 
 // checkTiling checks that recs (one direction, in output order) cover
 // [0, total) exactly, in order.
@@ -145,14 +128,14 @@ func TestStreamChunkings(t *testing.T) {
 						a[i] = mustAddrPort(t, ds[i].d.From)
 					}
 					info := dissect.StreamInfo{ID: 1, Transport: dissect.TCP, Addr: a, Name: [2]string{ds[0].d.From, ds[1].d.From}}
-					col := &collector{}
+					col := &dissecttest.Collector{}
 					st := dissect.NewStream(info, reg, col, dissect.StreamOptions{Decode: trial%4 != 3})
 					feedChunks(st, rng, [2][]byte{ds[0].data, ds[1].data}, maxChunk)
 					if st.Protocol() == nil {
 						t.Fatal("VRPN not detected")
 					}
 					for i, s := range ds {
-						recs := col.dir(s.d.From)
+						recs := col.From(s.d.From)
 						checkTiling(t, s.d.From, recs, int64(len(s.data)))
 						if len(recs) != len(s.types) {
 							t.Fatalf("dir %d: %d records, want %d", i, len(recs), len(s.types))
@@ -196,7 +179,7 @@ func checkUDPExamples(t *testing.T, c *truthCapture, reg *dissect.Registry, p *p
 		msgs := frames[fr]
 		from, to := mustAddrPort(t, msgs[0].From), mustAddrPort(t, msgs[0].To)
 		info := dissect.StreamInfo{ID: 2, Transport: dissect.UDP, Addr: [2]netip.AddrPort{from, to}, Name: [2]string{msgs[0].From, msgs[0].To}}
-		col := &collector{}
+		col := &dissecttest.Collector{}
 		st := dissect.NewStream(info, reg, col, dissect.StreamOptions{Decode: true})
 		var dg []byte
 		for _, m := range msgs {
@@ -207,11 +190,11 @@ func checkUDPExamples(t *testing.T, c *truthCapture, reg *dissect.Registry, p *p
 		if st.Protocol() != p {
 			t.Fatalf("frame %d: UDP flow to an announced port not detected", fr)
 		}
-		checkTiling(t, fmt.Sprint("udp frame ", fr), col.recs, int64(len(dg)))
-		if len(col.recs) != len(msgs) {
-			t.Fatalf("frame %d: %d records, want %d", fr, len(col.recs), len(msgs))
+		checkTiling(t, fmt.Sprint("udp frame ", fr), col.Records, int64(len(dg)))
+		if len(col.Records) != len(msgs) {
+			t.Fatalf("frame %d: %d records, want %d", fr, len(col.Records), len(msgs))
 		}
-		for i, r := range col.recs {
+		for i, r := range col.Records {
 			checkRecord(t, r, msgs[i])
 		}
 	}
@@ -236,13 +219,13 @@ func TestStreamGapAndLateJoin(t *testing.T) {
 
 	t.Run("gap", func(t *testing.T) {
 		reg, _ := registry(t)
-		col := &collector{}
+		col := &dissecttest.Collector{}
 		st := dissect.NewStream(info, reg, col, dissect.StreamOptions{Decode: true})
 		st.Data(0, t0, s.data[:cut])
 		st.Gap(0, t0, 5)
 		st.Data(0, t0, s.data[cut+5:])
 		st.End(0, t0)
-		recs := col.dir(d.From)
+		recs := col.From(d.From)
 		checkTiling(t, "gap", recs, int64(len(s.data)))
 		n := len(recs)
 		if n < 4 || recs[n-1].Offset != last || recs[n-2].Offset != prev || recs[n-3].Type != dissect.TypeSkipped || recs[n-4].Type != dissect.TypeGap {
@@ -257,11 +240,11 @@ func TestStreamGapAndLateJoin(t *testing.T) {
 	t.Run("late join at a message", func(t *testing.T) {
 		reg, _ := registry(t)
 		reg.AddRule(dissect.Rule{Transport: dissect.TCP, Port: 3883, Proto: reg.Lookup("vrpn")})
-		col := &collector{}
+		col := &dissecttest.Collector{}
 		st := dissect.NewStream(info, reg, col, dissect.StreamOptions{Decode: true})
 		st.Data(0, t0, s.data[prev:])
 		st.End(0, t0)
-		recs := col.dir(d.From)
+		recs := col.From(d.From)
 		checkTiling(t, "late join", recs, int64(len(s.data))-prev)
 		if len(recs) != 2 || recs[0].Type != TypeUnknown || recs[1].Type != TypeUnknown {
 			t.Fatalf("records %v", recs)
@@ -274,13 +257,13 @@ func TestStreamGapAndLateJoin(t *testing.T) {
 	t.Run("late join inside a message", func(t *testing.T) {
 		reg, _ := registry(t)
 		reg.AddRule(dissect.Rule{Transport: dissect.TCP, Port: 3883, Proto: reg.Lookup("vrpn")})
-		col := &collector{}
+		col := &dissecttest.Collector{}
 		st := dissect.NewStream(info, reg, col, dissect.StreamOptions{Decode: true})
 		// The capture starts 10 bytes into a message; more messages follow.
 		in := append(append([]byte(nil), s.data[cut:]...), s.data[offs[0]:]...)
 		st.Data(0, t0, in)
 		st.End(0, t0)
-		recs := col.dir(d.From)
+		recs := col.From(d.From)
 		checkTiling(t, "late join", recs, int64(len(in)))
 		want := 1 + 2 + len(s.types) - 1 // skipped, the two messages after the cut, the copy without its cookie
 		if len(recs) != want || recs[0].Type != dissect.TypeSkipped || recs[1].Offset != prev-cut || recs[2].Offset != last-cut {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+
+	"dissect/internal/testenc/truth"
 )
 
 // SyncRun is how many consecutive complete messages with known ids the
@@ -48,32 +50,32 @@ func (b *Builder) add(m Message, wire []byte) {
 
 // Magic appends a protocol magic message.
 func (b *Builder) Magic() {
-	b.add(Message{Type: TypeMagic, ID: IDMagic, Magic: MagicValue, Warn: No}, Magic())
+	b.add(Message{Type: TypeMagic, ID: IDMagic, Magic: MagicValue, Warn: truth.No}, Magic())
 }
 
 // Version appends a protocol version message.
 func (b *Builder) Version(v uint32) {
-	b.add(Message{Type: TypeVersion, ID: IDVersion, Version: v, Warn: No}, Version(v))
+	b.add(Message{Type: TypeVersion, ID: IDVersion, Version: v, Warn: truth.No}, Version(v))
 }
 
 // ActuatorPosition appends a current actuator position message.
 func (b *Builder) ActuatorPosition(x, y, z, u float32) {
-	b.add(Message{Type: TypeActuatorPosition, ID: IDActuatorPosition, Vec: [4]float32{x, y, z, u}, Warn: No}, ActuatorPosition(x, y, z, u))
+	b.add(Message{Type: TypeActuatorPosition, ID: IDActuatorPosition, Vec: [4]float32{x, y, z, u}, Warn: truth.No}, ActuatorPosition(x, y, z, u))
 }
 
 // CurrentDirection appends a current direction vector message.
 func (b *Builder) CurrentDirection(x, y, z, u float32) {
-	b.add(Message{Type: TypeCurrentDirection, ID: IDCurrentDirection, Vec: [4]float32{x, y, z, u}, Warn: No}, CurrentDirection(x, y, z, u))
+	b.add(Message{Type: TypeCurrentDirection, ID: IDCurrentDirection, Vec: [4]float32{x, y, z, u}, Warn: truth.No}, CurrentDirection(x, y, z, u))
 }
 
 // DesiredDirection appends a desired direction vector message.
 func (b *Builder) DesiredDirection(x, y, z, u float32) {
-	b.add(Message{Type: TypeDesiredDirection, ID: IDDesiredDirection, Vec: [4]float32{x, y, z, u}, Warn: No}, DesiredDirection(x, y, z, u))
+	b.add(Message{Type: TypeDesiredDirection, ID: IDDesiredDirection, Vec: [4]float32{x, y, z, u}, Warn: truth.No}, DesiredDirection(x, y, z, u))
 }
 
 // Ping appends a ping message.
 func (b *Builder) Ping(id uint64) {
-	b.add(Message{Type: TypePing, ID: IDPing, PingID: id, Warn: No}, Ping(id))
+	b.add(Message{Type: TypePing, ID: IDPing, PingID: id, Warn: truth.No}, Ping(id))
 }
 
 // Pong appends a pong message. Whether rtt_ms is expected is settled by
@@ -85,13 +87,13 @@ func (b *Builder) Pong(id uint64) {
 
 // EndOfTransmission appends an end of transmission message.
 func (b *Builder) EndOfTransmission(reason string) {
-	b.add(Message{Type: TypeEndOfTransmission, ID: IDEndOfTransmission, Reason: reason, Warn: No}, EndOfTransmission(reason))
+	b.add(Message{Type: TypeEndOfTransmission, ID: IDEndOfTransmission, Reason: reason, Warn: truth.No}, EndOfTransmission(reason))
 }
 
 // Curve appends a curve message.
 func (b *Builder) Curve(points [][3]float32) {
 	p := append([][3]float32{}, points...)
-	b.add(Message{Type: TypeCurve, ID: IDCurve, Points: p, Warn: No}, Curve(points))
+	b.add(Message{Type: TypeCurve, ID: IDCurve, Points: p, Warn: truth.No}, Curve(points))
 }
 
 // BadCurve appends a curve whose length is not a multiple of 12: points,
@@ -107,7 +109,7 @@ func (b *Builder) BadCurve(points [][3]float32, trailing []byte) {
 	}
 	p := append([][3]float32{}, points...)
 	t := append([]byte(nil), trailing...)
-	b.add(Message{Type: TypeCurve, ID: IDCurve, Points: p, Trailing: t, Warn: Yes}, BadCurve(points, trailing))
+	b.add(Message{Type: TypeCurve, ID: IDCurve, Points: p, Trailing: t, Warn: truth.Yes}, BadCurve(points, trailing))
 }
 
 // Unknown appends a message whose id is not one of the protocol's (an
@@ -135,7 +137,7 @@ func (b *Builder) Unknown(id uint16, content []byte) {
 		wire = Raw(id, content)
 	}
 	c := append([]byte(nil), content...)
-	b.add(Message{Type: TypeUnknown, ID: id, Data: c, Warn: Yes}, wire)
+	b.add(Message{Type: TypeUnknown, ID: id, Data: c, Warn: truth.Yes}, wire)
 }
 
 // BadSize appends an id with an undefined size code (0x5..0xE) and junk.
@@ -213,44 +215,24 @@ func markReady(msgs []Message) {
 	}
 }
 
+// skipOps lets the truth package's SkipRange and MergeSkipped handle
+// Messages.
+var skipOps = truth.Ops[Message]{
+	Span:      func(m *Message) (int64, int64) { return m.Offset, m.Length },
+	IsSkipped: func(m *Message) bool { return m.Type == TypeSkipped },
+	Grow:      func(m *Message, n int64) { m.Length += n },
+	Skipped:   func(off, n int64) Message { return Message{Type: TypeSkipped, Offset: off, Length: n} },
+	String:    (*Message).String,
+}
+
 // skipRange replaces the records in [from, to) by one skipped record. Both
 // ends must be record boundaries (to may be the end of the stream).
 func skipRange(msgs []Message, from, to int64) ([]Message, error) {
-	if to <= from {
-		return msgs, nil
-	}
-	out := make([]Message, 0, len(msgs))
-	inserted := false
-	for _, m := range msgs {
-		switch {
-		case m.End() <= from || m.Offset >= to:
-			if m.Offset >= to && !inserted {
-				out = append(out, Message{Type: TypeSkipped, Offset: from, Length: to - from})
-				inserted = true
-			}
-			out = append(out, m)
-		case m.Offset < from || m.End() > to:
-			return nil, fmt.Errorf("skipped range [%d,%d) cuts the record %s", from, to, m.String())
-		}
-	}
-	if !inserted {
-		out = append(out, Message{Type: TypeSkipped, Offset: from, Length: to - from})
-	}
-	return out, nil
+	return truth.SkipRange(skipOps, msgs, from, to)
 }
 
 // mergeSkipped joins adjacent skipped records.
-func mergeSkipped(msgs []Message) []Message {
-	out := msgs[:0:0]
-	for _, m := range msgs {
-		if n := len(out); n > 0 && m.Type == TypeSkipped && out[n-1].Type == TypeSkipped && out[n-1].End() == m.Offset {
-			out[n-1].Length += m.Length
-			continue
-		}
-		out = append(out, m)
-	}
-	return out
-}
+func mergeSkipped(msgs []Message) []Message { return truth.MergeSkipped(skipOps, msgs) }
 
 // chain outcomes.
 const (
@@ -420,7 +402,7 @@ func markHandshake(msgs []Message) {
 		}
 		ok = ok && msgs[i].Type == want[k]
 		if !ok {
-			msgs[i].Warn = Any
+			msgs[i].Warn = truth.Any
 		}
 		k++
 	}

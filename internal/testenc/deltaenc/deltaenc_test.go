@@ -7,6 +7,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"dissect/internal/testenc/truth"
 )
 
 func unhex(t *testing.T, s string) []byte {
@@ -285,7 +287,7 @@ func TestApplyGapAndCut(t *testing.T) {
 	if s, w := summary(got), "skipped@0+6 protocol_version@6+6 protocol_version@12+6 protocol_version@18+6"; s != w || len(nb) != 24 {
 		t.Errorf("cut: got %s (%d bytes)", s, len(nb))
 	}
-	if got[1].Ready != 24 || got[3].Ready != 24 || got[1].Warn != Any || got[3].Warn != No {
+	if got[1].Ready != 24 || got[3].Ready != 24 || got[1].Warn != truth.Any || got[3].Warn != truth.No {
 		t.Errorf("cut: Ready %d %d, Warn %v %v", got[1].Ready, got[3].Ready, got[1].Warn, got[3].Warn)
 	}
 	nb, got, err = Cut(buf, msgs, 10)
@@ -307,11 +309,11 @@ func TestMarshalJSON(t *testing.T) {
 		m    Message
 		want string
 	}{
-		{Message{Type: TypeActuatorPosition, Offset: 3, Length: 18, Vec: [4]float32{0.1, -2, 1e-7, 0}, Warn: No},
+		{Message{Type: TypeActuatorPosition, Offset: 3, Length: 18, Vec: [4]float32{0.1, -2, 1e-7, 0}, Warn: truth.No},
 			`{"type":"actuator_position","offset":3,"length":18,"fields":{"x":0.1,"y":-2,"z":1e-07,"u":0},"warning":"no"}`},
-		{Message{Type: TypePong, Length: 10, PingID: 18446744073709551615, RTT: Yes},
+		{Message{Type: TypePong, Length: 10, PingID: 18446744073709551615, RTT: truth.Yes},
 			`{"type":"pong","offset":0,"length":10,"fields":{"id":18446744073709551615},"rtt_ms":"yes"}`},
-		{Message{Type: TypeUnknown, ID: 0x2003, Length: 6, Data: []byte{1, 0xab}, Warn: Yes},
+		{Message{Type: TypeUnknown, ID: 0x2003, Length: 6, Data: []byte{1, 0xab}, Warn: truth.Yes},
 			`{"type":"unknown","offset":0,"length":6,"fields":{"message_id":8195,"data":"01ab"},"warning":"yes"}`},
 		{Message{Type: TypeCurve, Length: 19, Points: [][3]float32{{1, 0.5, -1}}, Trailing: []byte{0xee}},
 			`{"type":"curve","offset":0,"length":19,"fields":{"points":[[1,0.5,-1]]},"trailing":"ee"}`},
@@ -370,7 +372,7 @@ func TestSession(t *testing.T) {
 				if m.Type == TypePing {
 					pings[m.PingID] = true
 				}
-				if m.Type == TypePong && (!pings[m.PingID] || m.RTT != Yes) {
+				if m.Type == TypePong && (!pings[m.PingID] || m.RTT != truth.Yes) {
 					t.Errorf("seed %d: pong %x answers no earlier ping", seed, m.PingID)
 				}
 			}

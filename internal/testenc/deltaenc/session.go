@@ -5,6 +5,8 @@ import (
 	"math"
 	"sort"
 	"time"
+
+	"dissect/internal/testenc/truth"
 )
 
 // Directions of a conversation. The Unity follower connects to the Qt
@@ -90,9 +92,9 @@ func (c *Conversation) Finish() (*Session, error) {
 		at, seen := pingAt[m.PingID]
 		pongAt, _ := s.SentAt(Client, m.Ready-1)
 		if seen && at < pongAt {
-			m.RTT, m.Warn = Yes, No
+			m.RTT, m.Warn = truth.Yes, truth.No
 		} else {
-			m.RTT = No // a decoder may warn about a pong that answers no ping
+			m.RTT = truth.No // a decoder may warn about a pong that answers no ping
 		}
 	}
 	return s, nil

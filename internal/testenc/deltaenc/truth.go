@@ -4,30 +4,10 @@ import (
 	"bytes"
 	"encoding/hex"
 	"fmt"
-	"math"
 	"strconv"
+
+	"dissect/internal/testenc/truth"
 )
-
-// Want is a three-way expectation: a test checks Yes and No and ignores Any.
-type Want uint8
-
-// Expectations.
-const (
-	Any Want = iota // not asserted
-	Yes             // must hold
-	No              // must not hold
-)
-
-// String returns "any", "yes" or "no".
-func (w Want) String() string {
-	switch w {
-	case Yes:
-		return "yes"
-	case No:
-		return "no"
-	}
-	return "any"
-}
 
 // Message is one record that a decoder following the output contract should
 // emit for one direction of a stream: a decoded message, or a skipped or
@@ -49,8 +29,8 @@ type Message struct {
 	Trailing []byte
 	Data     []byte // unknown: the content bytes (after the id, and after the length for size code 0xF)
 
-	RTT  Want // pong: whether rtt_ms is expected
-	Warn Want // whether at least one warning is expected
+	RTT  truth.Want // pong: whether rtt_ms is expected
+	Warn truth.Want // whether at least one warning is expected
 
 	// Ready is the offset up to which the direction's bytes must have been
 	// seen before the decoder can emit this message: its end, or, for the
@@ -70,22 +50,6 @@ func (m *Message) IsEvent() bool { return m.Type == TypeSkipped || m.Type == Typ
 // String gives a one-line description for test failures.
 func (m *Message) String() string {
 	return fmt.Sprintf("%s@%d+%d %s", m.Type, m.Offset, m.Length, m.fieldsJSON())
-}
-
-// f32 writes a float32 as JSON the way the output contract does: the
-// shortest digits that read back as the same float32; NaN and infinities as
-// strings.
-func f32(b *bytes.Buffer, f float32) {
-	switch {
-	case f != f:
-		b.WriteString(`"NaN"`)
-	case math.IsInf(float64(f), 1):
-		b.WriteString(`"Inf"`)
-	case math.IsInf(float64(f), -1):
-		b.WriteString(`"-Inf"`)
-	default:
-		b.WriteString(strconv.FormatFloat(float64(f), 'g', -1, 32))
-	}
 }
 
 func jstr(b *bytes.Buffer, s string) { b.WriteString(strconv.Quote(s)) }
@@ -108,7 +72,7 @@ func (m *Message) fieldsJSON() string {
 				b.WriteByte(',')
 			}
 			fmt.Fprintf(&b, "%q:", k)
-			f32(&b, m.Vec[i])
+			truth.F32(&b, m.Vec[i])
 		}
 	case TypePing, TypePong:
 		fmt.Fprintf(&b, `"id":%d`, m.PingID)
@@ -126,7 +90,7 @@ func (m *Message) fieldsJSON() string {
 				if j > 0 {
 					b.WriteByte(',')
 				}
-				f32(&b, f)
+				truth.F32(&b, f)
 			}
 			b.WriteByte(']')
 		}
@@ -144,11 +108,11 @@ func (m *Message) fieldsJSON() string {
 // and "trailing" (hex) for a curve with a partial last point.
 func (m Message) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, `{"type":%q,"offset":%d,"length":%d,"fields":%s`, m.Type, m.Offset, m.Length, m.fieldsJSON())
-	if m.Warn != Any {
+	truth.Head(&b, m.Type, m.Offset, m.Length, m.fieldsJSON())
+	if m.Warn != truth.Any {
 		fmt.Fprintf(&b, `,"warning":%q`, m.Warn.String())
 	}
-	if m.Type == TypePong && m.RTT != Any {
+	if m.Type == TypePong && m.RTT != truth.Any {
 		fmt.Fprintf(&b, `,"rtt_ms":%q`, m.RTT.String())
 	}
 	if len(m.Trailing) > 0 {

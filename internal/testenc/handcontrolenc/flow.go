@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sort"
 	"time"
+
+	"dissect/internal/testenc/truth"
 )
 
 // Write is one write of a direction: the bytes Stream[Dir][Start:End],
@@ -64,13 +66,13 @@ func (f *Flow) frameRecord(code byte, role string, payload []byte, obj *Object, 
 	}
 	m := Message{
 		Type: TypeName(code), Code: code, Role: role, CRC: wire[len(wire)-1], CRCOK: CRCOK(wire),
-		Payload: obj, Schema: "v2", RequestIndex: -1, Warn: No,
+		Payload: obj, Schema: "v2", RequestIndex: -1, Warn: truth.No,
 	}
 	if obj == nil {
 		m.PayloadHex, m.Schema = append([]byte{}, payload...), ""
 	}
 	if !m.CRCOK {
-		m.Warn, m.Why = Yes, fmt.Sprintf("crc %#02x on the wire, %#02x computed", m.CRC, CRC8(wire[len(SFD):len(wire)-1]))
+		m.Warn, m.Why = truth.Yes, fmt.Sprintf("crc %#02x on the wire, %#02x computed", m.CRC, CRC8(wire[len(SFD):len(wire)-1]))
 	}
 	return wire, m
 }
@@ -147,7 +149,7 @@ func (f *Flow) RequestRaw(at time.Duration, code byte, payload []byte, opts ...F
 		return
 	}
 	wire, m := f.frameRecord(code, RoleRequest, payload, nil, opts)
-	m.Warn = Yes
+	m.Warn = truth.Yes
 	if m.Why != "" {
 		m.Why += "; "
 	}
@@ -175,7 +177,7 @@ func (f *Flow) Reply(at time.Duration, code byte, msg *Msg, opts ...FrameOption)
 	wire, m := f.frameRecord(code, RoleResponse, msg.Bytes(), msg.Payload(), opts)
 	m.Matched, m.RequestCode, m.RequestIndex, m.Latency = true, req.Code, f.inflight, at-req.At
 	if code == CodeGetTelemetry && req.Code == CodeGetMioPatterns {
-		m.Warn = Yes
+		m.Warn = truth.Yes
 		if m.Why != "" {
 			m.Why += "; "
 		}

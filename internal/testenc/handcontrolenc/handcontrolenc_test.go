@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"google.golang.org/protobuf/encoding/protowire"
+
+	"dissect/internal/testenc/truth"
 )
 
 func unhex(t testing.TB, s string) []byte {
@@ -397,13 +399,13 @@ func TestFlowRecords(t *testing.T) {
 	if tel.Type != "Telemetry" || tel.Role != RoleTelemetry || tel.Offset != 3 || tel.Matched || tel.FieldsJSON() != `{"code":3,"role":"telemetry","crc":`+itoa(int64(tel.CRC))+`,"crc_ok":true,"payload":{"power":9},"schema":"v2"}` {
 		t.Errorf("telemetry %s", tel.String())
 	}
-	if ack.FieldsJSON() != `{"code":1,"role":"response","crc":107,"crc_ok":true,"payload":{},"schema":"v2","request_code":11,"latency_ms":3}` || ack.Warn != No || ack.At != ms(13) {
+	if ack.FieldsJSON() != `{"code":1,"role":"response","crc":107,"crc_ok":true,"payload":{},"schema":"v2","request_code":11,"latency_ms":3}` || ack.Warn != truth.No || ack.At != ms(13) {
 		t.Errorf("ACK %s", ack.String())
 	}
-	if quirk.Type != "GetTelemetry" || quirk.Warn != Yes || !strings.Contains(quirk.FieldsJSON(), `"payload":{"patterns":[{"pattern":1,"gesture_id":"u"}]},"schema":"v2","request_code":16,"latency_ms":4}`) {
+	if quirk.Type != "GetTelemetry" || quirk.Warn != truth.Yes || !strings.Contains(quirk.FieldsJSON(), `"payload":{"patterns":[{"pattern":1,"gesture_id":"u"}]},"schema":"v2","request_code":16,"latency_ms":4}`) {
 		t.Errorf("quirk %s", quirk.String())
 	}
-	if errRec.CRCOK || errRec.Warn != Yes || !strings.HasSuffix(errRec.FieldsJSON(), `"payload":{"message":"e"},"schema":"v2","request_code":5,"latency_ms":10}`) {
+	if errRec.CRCOK || errRec.Warn != truth.Yes || !strings.HasSuffix(errRec.FieldsJSON(), `"payload":{"message":"e"},"schema":"v2","request_code":5,"latency_ms":10}`) {
 		t.Errorf("ERR %s", errRec.String())
 	}
 	// Writes: one per frame, the device's first holding the noise and the
@@ -436,7 +438,7 @@ func checkSession(t *testing.T, s *Session) {
 				continue
 			}
 			if !bytes.Equal(b, m.Wire) || !bytes.HasPrefix(b, SFD[:]) || int(binary.LittleEndian.Uint16(b[9:]))+12 != len(b) ||
-				b[8] != m.Code || b[len(b)-1] != m.CRC || CRCOK(b) != m.CRCOK || (m.Warn == No) != m.CRCOK && m.Code != CodeGetTelemetry {
+				b[8] != m.Code || b[len(b)-1] != m.CRC || CRCOK(b) != m.CRCOK || (m.Warn == truth.No) != m.CRCOK && m.Code != CodeGetTelemetry {
 				t.Errorf("%s record %d: %s does not describe %x", RoleName(d), i, m.String(), b)
 			}
 			if m.Matched {
@@ -497,7 +499,7 @@ func TestSerialSession(t *testing.T) {
 		t.Errorf("device: %s", got)
 	}
 	bad := s.Truth[Host][5]
-	if !bytes.Equal(bad.Wire, BadCRCSetSettings) || bad.CRCOK || bad.Payload != nil || hex.EncodeToString(bad.PayloadHex) != "abcd" || bad.Warn != Yes {
+	if !bytes.Equal(bad.Wire, BadCRCSetSettings) || bad.CRCOK || bad.Payload != nil || hex.EncodeToString(bad.PayloadHex) != "abcd" || bad.Warn != truth.Yes {
 		t.Errorf("bad CRC frame %s", bad.String())
 	}
 	sk := s.Truth[Device][5]
@@ -507,7 +509,7 @@ func TestSerialSession(t *testing.T) {
 	warn := 0
 	for d := range 2 {
 		for _, m := range s.Truth[d] {
-			if m.Warn == Yes {
+			if m.Warn == truth.Yes {
 				warn++
 			}
 		}
@@ -548,7 +550,7 @@ func TestBridgeSession(t *testing.T) {
 	}
 	for d := range 2 {
 		for _, m := range s.Truth[d] {
-			if m.Warn != No || m.IsEvent() {
+			if m.Warn != truth.No || m.IsEvent() {
 				t.Errorf("%s: not a clean session", m.String())
 			}
 		}

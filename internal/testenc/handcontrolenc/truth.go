@@ -6,28 +6,9 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+
+	"dissect/internal/testenc/truth"
 )
-
-// Want is a three-way expectation: a test checks Yes and No and ignores Any.
-type Want uint8
-
-// Expectations.
-const (
-	Any Want = iota // not asserted
-	Yes             // must hold
-	No              // must not hold
-)
-
-// String returns "any", "yes" or "no".
-func (w Want) String() string {
-	switch w {
-	case Yes:
-		return "yes"
-	case No:
-		return "no"
-	}
-	return "any"
-}
 
 // Roles of the output contract.
 const (
@@ -85,7 +66,7 @@ type Message struct {
 	// direction's records (-1 when not matched).
 	RequestIndex int
 
-	Warn Want // whether at least one warning is expected
+	Warn truth.Want // whether at least one warning is expected
 	// Why says why a warning is expected (free text for the truth file's
 	// reader).
 	Why string
@@ -156,10 +137,10 @@ func (m *Message) String() string {
 // type, offset, length and fields {}.
 func (m Message) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, `{"type":%q,"offset":%d,"length":%d,"fields":%s`, m.Type, m.Offset, m.Length, m.FieldsJSON())
+	truth.Head(&b, m.Type, m.Offset, m.Length, m.FieldsJSON())
 	if !m.IsEvent() {
 		fmt.Fprintf(&b, `,"match":%q`, m.Match())
-		if m.Warn != Any {
+		if m.Warn != truth.Any {
 			fmt.Fprintf(&b, `,"warning":%q`, m.Warn.String())
 		}
 		if m.Why != "" {

@@ -27,89 +27,45 @@ type serialRead struct {
 // options, one interface, then EPBs each with an epb_flags option.
 func readSerialPcapng(b []byte) (linkType uint16, snaplen uint32, ifName string, tsresol byte, reads []serialRead, err error) {
 	le := binary.LittleEndian
-	blocks := 0
-	for p := 0; p < len(b); blocks++ {
-		if len(b)-p < 12 {
-			return 0, 0, "", 0, nil, fmt.Errorf("short block at %d", p)
-		}
-		typ, n := le.Uint32(b[p:]), int(le.Uint32(b[p+4:]))
-		if n < 12 || n%4 != 0 || n > len(b)-p || int(le.Uint32(b[p+n-4:])) != n {
-			return 0, 0, "", 0, nil, fmt.Errorf("bad block length at %d", p)
-		}
-		body := b[p+8 : p+n-4]
+	err = pcapngBlocks(b, func(i, p int, typ uint32, body []byte) error {
 		switch {
-		case blocks == 0 && typ == ngSHB:
+		case i == 0 && typ == ngSHB:
 			if len(body) != 16 || le.Uint32(body) != 0x1A2B3C4D || le.Uint16(body[4:]) != 1 || le.Uint64(body[8:]) != ^uint64(0) {
-				return 0, 0, "", 0, nil, fmt.Errorf("section header %x", body)
+				return fmt.Errorf("section header %x", body)
 			}
-		case blocks == 1 && typ == ngIDB:
+		case i == 1 && typ == ngIDB:
 			linkType, snaplen = le.Uint16(body), le.Uint32(body[4:])
-			for o := 8; ; {
-				if o+4 > len(body) {
-					return 0, 0, "", 0, nil, fmt.Errorf("interface options run out")
-				}
-				code, l := le.Uint16(body[o:]), int(le.Uint16(body[o+2:]))
-				if code == ngOptEnd {
-					break
-				}
-				v := body[o+4 : o+4+l]
-				switch code {
-				case ngIfName:
-					ifName = string(v)
-				case ngIfTsresol:
-					tsresol = v[0]
-				}
-				o += 4 + (l+3)/4*4
-			}
-		case blocks > 1 && typ == ngEPB:
+			var err error
+			ifName, tsresol, err = idbOptions(body)
+			return err
+		case i > 1 && typ == ngEPB:
 			capLen, orig := int(le.Uint32(body[12:])), int(le.Uint32(body[16:]))
 			pad := (capLen + 3) / 4 * 4
+			if 20+pad > len(body) {
+				return fmt.Errorf("packet block at %d: %x", p, body)
+			}
 			opts := body[20+pad:]
 			if le.Uint32(body) != 0 || capLen != orig || len(opts) != 12 || le.Uint16(opts) != ngEpbFlags || le.Uint16(opts[2:]) != 4 || le.Uint32(opts[8:]) != 0 {
-				return 0, 0, "", 0, nil, fmt.Errorf("packet block at %d: %x", p, body)
+				return fmt.Errorf("packet block at %d: %x", p, body)
 			}
 			ts := int64(le.Uint32(body[4:]))<<32 | int64(le.Uint32(body[8:]))
 			reads = append(reads, serialRead{ns: ts, flags: le.Uint32(opts[4:]), data: body[20 : 20+capLen]})
 		default:
-			return 0, 0, "", 0, nil, fmt.Errorf("block %d has type %#x", blocks, typ)
+			return fmt.Errorf("block %d has type %#x", i, typ)
 		}
-		p += n
+		return nil
+	})
+	if err != nil {
+		return 0, 0, "", 0, nil, err
 	}
-	return
-}
-
-// hcTruthFile is the part of a HandControl truth file checked here.
-type hcTruthFile struct {
-	File     string `json:"file"`
-	DecodeAs string `json:"decode_as"`
-	Streams  []struct {
-		Transport  string `json:"transport"`
-		Directions []struct {
-			Dir     int        `json:"dir"`
-			Role    string     `json:"role"`
-			Src     string     `json:"src"`
-			Dst     string     `json:"dst"`
-			Bytes   int        `json:"bytes"`
-			Gaps    [][2]int64 `json:"gaps"`
-			Skipped [][2]int64 `json:"skipped"`
-			Records []struct {
-				Type    string          `json:"type"`
-				Offset  int64           `json:"offset"`
-				Length  int64           `json:"length"`
-				Fields  json.RawMessage `json:"fields"`
-				Match   string          `json:"match"`
-				Warning string          `json:"warning"`
-				Wire    string          `json:"wire"`
-			} `json:"records"`
-		} `json:"directions"`
-	} `json:"streams"`
+	return linkType, snaplen, ifName, tsresol, reads, nil
 }
 
 // checkHCTruth compares a truth file with the session and the bytes read
 // back from the capture file.
 func checkHCTruth(t *testing.T, g hcGen, raw []byte, streams [2][]byte, src, dst [2]string) {
 	t.Helper()
-	var tf hcTruthFile
+	var tf genTruth
 	if err := json.Unmarshal(raw, &tf); err != nil {
 		t.Fatalf("%s: truth: %v", g.name, err)
 	}
@@ -117,7 +73,7 @@ func checkHCTruth(t *testing.T, g hcGen, raw []byte, streams [2][]byte, src, dst
 		t.Fatalf("%s: truth file shape", g.name)
 	}
 	for d, td := range tf.Streams[0].Directions {
-		if td.Dir != d || td.Role != handcontrolenc.RoleName(d) || td.Src != src[d] || td.Dst != dst[d] || td.Bytes != len(streams[d]) {
+		if td.Dir != d || td.Role != handcontrolenc.RoleName(d) || td.Src != src[d] || td.Dst != dst[d] || td.Bytes != int64(len(streams[d])) {
 			t.Errorf("%s: direction %d: %s %s→%s %d bytes; read back %d bytes", g.name, d, td.Role, td.Src, td.Dst, td.Bytes, len(streams[d]))
 		}
 		want := g.session.Truth[d]
@@ -216,14 +172,7 @@ func checkPieces(t *testing.T, name string, s *handcontrolenc.Session, pieces []
 // that dissect's own pcapng writer would write the same bytes for these
 // reads (the sample is what `dissect serial -w` saves).
 func TestHandcontrolSerialFile(t *testing.T) {
-	files, err := generate()
-	if err != nil {
-		t.Fatal(err)
-	}
-	byName := map[string][]byte{}
-	for _, f := range files {
-		byName[f.name] = f.data
-	}
+	byName := generatedByName(t)
 	gens, err := handcontrolSamples()
 	if err != nil {
 		t.Fatal(err)
@@ -293,14 +242,7 @@ func TestHandcontrolSerialFile(t *testing.T) {
 // reassembles each direction by sequence number and checks it against the
 // session and the truth file.
 func TestHandcontrolBridgeFile(t *testing.T) {
-	files, err := generate()
-	if err != nil {
-		t.Fatal(err)
-	}
-	byName := map[string][]byte{}
-	for _, f := range files {
-		byName[f.name] = f.data
-	}
+	byName := generatedByName(t)
 	gens, err := handcontrolSamples()
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"dissect/internal/testenc/deltaenc"
+	"dissect/internal/testenc/truth"
 )
 
 // committed is the repository's pcaps/ directory.
@@ -97,6 +98,73 @@ func readPcap(b []byte) (uint32, []rawFrame, error) {
 	return lt, out, nil
 }
 
+// generatedByName generates every file and returns their bytes by name.
+func generatedByName(t *testing.T) map[string][]byte {
+	t.Helper()
+	files, err := generate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string][]byte{}
+	for _, f := range files {
+		byName[f.name] = f.data
+	}
+	return byName
+}
+
+// pcapngBlocks walks the blocks of a little-endian pcapng file, checking
+// each block's framing (total length at least 12, a multiple of 4, inside
+// the file and repeated at the block's end), and calls visit with the
+// block's index, its offset in b, its type and its body.
+func pcapngBlocks(b []byte, visit func(i, p int, typ uint32, body []byte) error) error {
+	le := binary.LittleEndian
+	for i, p := 0, 0; p < len(b); i++ {
+		if len(b)-p < 12 {
+			return fmt.Errorf("short block at %d", p)
+		}
+		typ, n := le.Uint32(b[p:]), int(le.Uint32(b[p+4:]))
+		if n < 12 || n%4 != 0 || n > len(b)-p || int(le.Uint32(b[p+n-4:])) != n {
+			return fmt.Errorf("bad block length at %d", p)
+		}
+		if err := visit(i, p, typ, b[p+8:p+n-4]); err != nil {
+			return err
+		}
+		p += n
+	}
+	return nil
+}
+
+// idbOptions reads if_name and if_tsresol (6, the pcapng default, when
+// absent) from the body of an Interface Description Block. The options
+// must fit in the body and end with opt_endofopt.
+func idbOptions(body []byte) (ifName string, tsresol byte, err error) {
+	le := binary.LittleEndian
+	tsresol = 6
+	for o := 8; ; {
+		if o+4 > len(body) {
+			return "", 0, fmt.Errorf("interface options run out")
+		}
+		code, l := le.Uint16(body[o:]), int(le.Uint16(body[o+2:]))
+		if code == ngOptEnd {
+			return ifName, tsresol, nil
+		}
+		if l > len(body)-o-4 {
+			return "", 0, fmt.Errorf("interface option %d overruns the block", code)
+		}
+		v := body[o+4 : o+4+l]
+		switch code {
+		case ngIfName:
+			ifName = string(v)
+		case ngIfTsresol:
+			if l != 1 {
+				return "", 0, fmt.Errorf("if_tsresol of %d bytes", l)
+			}
+			tsresol = v[0]
+		}
+		o += 4 + (l+3)/4*4
+	}
+}
+
 // readPcapng reads the single-section, single-interface files mkpcaps writes.
 func readPcapng(b []byte) (uint32, string, []rawFrame, error) {
 	le := binary.LittleEndian
@@ -104,55 +172,39 @@ func readPcapng(b []byte) (uint32, string, []rawFrame, error) {
 	var ifName string
 	var out []rawFrame
 	seenIDB := false
-	for p := 0; p < len(b); {
-		if len(b)-p < 12 {
-			return 0, "", nil, fmt.Errorf("short block at %d", p)
-		}
-		typ, n := le.Uint32(b[p:]), int(le.Uint32(b[p+4:]))
-		if n < 12 || n%4 != 0 || n > len(b)-p || int(le.Uint32(b[p+n-4:])) != n {
-			return 0, "", nil, fmt.Errorf("bad block length at %d", p)
-		}
-		body := b[p+8 : p+n-4]
+	err := pcapngBlocks(b, func(_, p int, typ uint32, body []byte) error {
 		switch typ {
 		case ngSHB:
 			if p != 0 || le.Uint32(body) != 0x1A2B3C4D || le.Uint16(body[4:]) != 1 {
-				return 0, "", nil, fmt.Errorf("bad section header")
+				return fmt.Errorf("bad section header")
 			}
 		case ngIDB:
 			lt = uint32(le.Uint16(body))
-			tsresol := byte(6)
-			for o := 8; o+4 <= len(body); {
-				code, l := le.Uint16(body[o:]), int(le.Uint16(body[o+2:]))
-				if code == 0 {
-					break
-				}
-				v := body[o+4 : o+4+l]
-				switch code {
-				case ngIfName:
-					ifName = string(v)
-				case ngIfTsresol:
-					tsresol = v[0]
-				}
-				o += 4 + (l+3)/4*4
+			name, tsresol, err := idbOptions(body)
+			if err != nil {
+				return err
 			}
 			if tsresol != 9 {
-				return 0, "", nil, fmt.Errorf("if_tsresol %d, want 9", tsresol)
+				return fmt.Errorf("if_tsresol %d, want 9", tsresol)
 			}
-			seenIDB = true
+			ifName, seenIDB = name, true
 		case ngEPB:
 			if !seenIDB || le.Uint32(body) != 0 {
-				return 0, "", nil, fmt.Errorf("packet before its interface")
+				return fmt.Errorf("packet before its interface")
 			}
 			ts := int64(le.Uint32(body[4:]))<<32 | int64(le.Uint32(body[8:]))
 			capLen, orig := int(le.Uint32(body[12:])), int(le.Uint32(body[16:]))
 			if capLen != orig || 20+capLen > len(body) {
-				return 0, "", nil, fmt.Errorf("bad packet block at %d", p)
+				return fmt.Errorf("bad packet block at %d", p)
 			}
 			out = append(out, rawFrame{ns: ts, data: body[20 : 20+capLen]})
 		default:
-			return 0, "", nil, fmt.Errorf("unexpected block type %#x", typ)
+			return fmt.Errorf("unexpected block type %#x", typ)
 		}
-		p += n
+		return nil
+	})
+	if err != nil {
+		return 0, "", nil, err
 	}
 	return lt, ifName, out, nil
 }
@@ -469,7 +521,7 @@ func TestTruthShapes(t *testing.T) {
 				t.Errorf("%s: not a clean conversation", sm.name)
 			}
 			for _, m := range cl {
-				if m.Type == deltaenc.TypePong && m.RTT != deltaenc.Yes {
+				if m.Type == deltaenc.TypePong && m.RTT != truth.Yes {
 					t.Errorf("%s: pong at %d expects no rtt_ms", sm.name, m.Offset)
 				}
 			}

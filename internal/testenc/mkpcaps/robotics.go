@@ -13,6 +13,7 @@ import (
 	"dissect/internal/pktbuild"
 	"dissect/internal/testenc/neptuneenc"
 	"dissect/internal/testenc/roboidenc"
+	"dissect/internal/testenc/truth"
 )
 
 // The Neptune and Roboid samples. Their truth comes from the spec-based
@@ -203,7 +204,7 @@ func roboticsSamples() ([]genFile, error) {
 	// and every seventh message, so that messages span segments.
 	var cuts []int64
 	for i, m := range ps.Truth {
-		if m.Length > 1 && (m.Type == neptuneenc.TypeSkipped || m.Warn == neptuneenc.Yes || i%7 == 0) {
+		if m.Length > 1 && (m.Type == neptuneenc.TypeSkipped || m.Warn == truth.Yes || i%7 == 0) {
 			cuts = append(cuts, m.Offset+m.Length/2)
 		}
 	}

@@ -63,7 +63,8 @@ func parseEthIPv4(b []byte) (ipv4Packet, error) {
 	return p, nil
 }
 
-// genTruth is the part of a generated truth file checked here.
+// genTruth is the part of a generated Neptune, Roboid or HandControl
+// truth file checked here.
 type genTruth struct {
 	File     string `json:"file"`
 	DecodeAs string `json:"decode_as"`
@@ -71,6 +72,7 @@ type genTruth struct {
 		Transport  string `json:"transport"`
 		Directions []struct {
 			Dir       int        `json:"dir"`
+			Role      string     `json:"role"`
 			Src       string     `json:"src"`
 			Dst       string     `json:"dst"`
 			Bytes     int64      `json:"bytes"`
@@ -97,14 +99,7 @@ type genTruth struct {
 // each record's "wire" being the bytes at its offset, one record per
 // datagram for UDP, and the gaps and skipped lists.
 func TestRoboticsFilesCarryTheTruth(t *testing.T) {
-	files, err := generate()
-	if err != nil {
-		t.Fatal(err)
-	}
-	byName := map[string][]byte{}
-	for _, f := range files {
-		byName[f.name] = f.data
-	}
+	byName := generatedByName(t)
 	gens, err := roboticsSamples()
 	if err != nil {
 		t.Fatal(err)

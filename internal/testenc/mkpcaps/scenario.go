@@ -8,6 +8,7 @@ import (
 
 	"dissect/internal/pktbuild"
 	"dissect/internal/testenc/deltaenc"
+	"dissect/internal/testenc/truth"
 )
 
 // handshakeTime is when the session's clock starts: after SYN, SYN-ACK, ACK.
@@ -147,15 +148,15 @@ func deliverable(pkts []packet, dir int, base, n int64) []int {
 // pong (records are emitted once byte Ready-1 is delivered), no when there
 // is no such ping record or it comes later, not asserted when the ping's
 // delivery depends on how the reassembly handles a gap.
-func setRTT(truth *[2][]deltaenc.Message, del [2][]int) {
+func setRTT(msgs *[2][]deltaenc.Message, del [2][]int) {
 	ping := map[uint64]int{}
-	for _, m := range truth[deltaenc.Server] {
+	for _, m := range msgs[deltaenc.Server] {
 		if m.Type == deltaenc.TypePing {
 			ping[m.PingID] = del[deltaenc.Server][m.Ready-1]
 		}
 	}
-	for i := range truth[deltaenc.Client] {
-		m := &truth[deltaenc.Client][i]
+	for i := range msgs[deltaenc.Client] {
+		m := &msgs[deltaenc.Client][i]
 		if m.Type != deltaenc.TypePong {
 			continue
 		}
@@ -163,13 +164,13 @@ func setRTT(truth *[2][]deltaenc.Message, del [2][]int) {
 		p, ok := ping[m.PingID]
 		switch {
 		case !ok:
-			m.RTT = deltaenc.No
+			m.RTT = truth.No
 		case p < 0 || q < 0:
-			m.RTT = deltaenc.Any
+			m.RTT = truth.Any
 		case p < q:
-			m.RTT = deltaenc.Yes
+			m.RTT = truth.Yes
 		default:
-			m.RTT = deltaenc.No
+			m.RTT = truth.No
 		}
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+
+	"dissect/internal/testenc/truth"
 )
 
 // SyncRun is how many consecutive well-formed messages dissect/neptune's
@@ -53,7 +55,7 @@ func (b *Builder) add(m Message, wire []byte) {
 
 // Abort appends an abort message (no fields).
 func (b *Builder) Abort() {
-	b.add(Message{Type: TypeAbort, Match: Exact, Warn: No}, Abort())
+	b.add(Message{Type: TypeAbort, Match: Exact, Warn: truth.No}, Abort())
 }
 
 // AbortArgs appends an abort with arguments: the device does not check an
@@ -64,7 +66,7 @@ func (b *Builder) AbortArgs(args ...byte) {
 		b.fail("AbortArgs: %d arguments", len(args))
 		return
 	}
-	b.add(Message{Type: TypeAbort, Match: Subset, Warn: No,
+	b.add(Message{Type: TypeAbort, Match: Subset, Warn: truth.No,
 		NotAsserted: []string{"fields: how the arguments " + hex.EncodeToString(args) + " are shown"}}, Command(CodeAbort, args...))
 }
 
@@ -76,9 +78,9 @@ func (b *Builder) SetMotor(motor, dir, magnitude byte) {
 	if dir != 0 {
 		d = "reverse"
 	}
-	w := No
+	w := truth.No
 	if motor >= 7 {
-		w = Yes
+		w = truth.Yes
 	}
 	b.add(Message{Type: TypeSetMotor, Match: Exact, Warn: w, Fields: []Field{
 		field("motor", Int(int64(motor))), field("direction", Str(d)), field("magnitude", Int(int64(magnitude))),
@@ -86,12 +88,12 @@ func (b *Builder) SetMotor(motor, dir, magnitude byte) {
 }
 
 func (b *Builder) move(typ string, code, axis, sign byte) {
-	m := Message{Type: typ, Match: Subset, Warn: No,
+	m := Message{Type: typ, Match: Subset, Warn: truth.No,
 		NotAsserted: []string{fmt.Sprintf("sign: its rendering (the raw byte is 0x%02x)", sign)}}
 	if axis < 3 {
 		m.Fields = []Field{field("axis", Str(axisNames[axis]))}
 	} else {
-		m.Warn = Yes
+		m.Warn = truth.Yes
 		m.NotAsserted = append(m.NotAsserted, fmt.Sprintf("axis: its rendering (byte %d is not x, y or z)", axis))
 	}
 	b.add(m, Command(code, axis, sign))
@@ -106,12 +108,12 @@ func (b *Builder) Rotate(axis, sign byte) { b.move(TypeRotate, CodeRotate, axis,
 
 // Stabilize appends an auto-stabilize message: enable is v != 0.
 func (b *Builder) Stabilize(v byte) {
-	b.add(Message{Type: TypeStabilize, Match: Exact, Warn: No, Fields: []Field{field("enable", Bool(v != 0))}}, Stabilize(v))
+	b.add(Message{Type: TypeStabilize, Match: Exact, Warn: truth.No, Fields: []Field{field("enable", Bool(v != 0))}}, Stabilize(v))
 }
 
 // Lamp appends a lamp message: on is v != 0.
 func (b *Builder) Lamp(v byte) {
-	b.add(Message{Type: TypeLamp, Match: Exact, Warn: No, Fields: []Field{field("on", Bool(v != 0))}}, Lamp(v))
+	b.add(Message{Type: TypeLamp, Match: Exact, Warn: truth.No, Fields: []Field{field("on", Bool(v != 0))}}, Lamp(v))
 }
 
 // Unknown appends a message of a type the device does not know (6 or
@@ -128,7 +130,7 @@ func (b *Builder) Unknown(code byte, args ...byte) {
 		return
 	}
 	wire := Command(code, args...)
-	b.add(Message{Type: TypeUnknown, Match: Exact, Warn: Yes, Fields: []Field{field("data", Bytes(wire[1:]))}}, wire)
+	b.add(Message{Type: TypeUnknown, Match: Exact, Warn: truth.Yes, Fields: []Field{field("data", Bytes(wire[1:]))}}, wire)
 }
 
 // WrongLength appends a known type (1-5) with a length that does not fit it
@@ -142,14 +144,14 @@ func (b *Builder) WrongLength(code byte, args ...byte) {
 	}
 	typ := [...]string{TypeAbort, TypeSetMotor, TypeTranslate, TypeRotate, TypeStabilize, TypeLamp}[code]
 	wire := Command(code, args...)
-	b.add(Message{Type: typ, Match: Subset, Warn: Yes, NotAsserted: []string{
+	b.add(Message{Type: typ, Match: Subset, Warn: truth.Yes, NotAsserted: []string{
 		fmt.Sprintf("fields: length %d does not fit the type (needs %d); which fields are shown is the decoder's choice", len(args)+1, want)}}, wire)
 }
 
 // ZeroLength appends a length byte of 0 (a message with no type): an
 // "unknown" record of one byte with a warning; its fields are not asserted.
 func (b *Builder) ZeroLength() {
-	b.add(Message{Type: TypeUnknown, Match: Subset, Warn: Yes, NotAsserted: []string{"fields: a length-0 message has no type"}}, []byte{0})
+	b.add(Message{Type: TypeUnknown, Match: Subset, Warn: truth.Yes, NotAsserted: []string{"fields: a length-0 message has no type"}}, []byte{0})
 }
 
 // Garbage appends junk whose first byte is a length of 100 or more (the
@@ -199,44 +201,24 @@ func (b *Builder) Finish() ([]byte, []Message, error) {
 	return b.buf, mergeSkipped(msgs), nil
 }
 
+// skipOps lets the truth package's SkipRange and MergeSkipped handle
+// Messages.
+var skipOps = truth.Ops[Message]{
+	Span:      func(m *Message) (int64, int64) { return m.Offset, m.Length },
+	IsSkipped: func(m *Message) bool { return m.Type == TypeSkipped },
+	Grow:      func(m *Message, n int64) { m.Length += n },
+	Skipped:   func(off, n int64) Message { return Message{Type: TypeSkipped, Offset: off, Length: n} },
+	String:    (*Message).String,
+}
+
 // skipRange replaces the records in [from, to) by one skipped record. Both
 // ends must be record boundaries (to may be the end of the stream).
 func skipRange(msgs []Message, from, to int64) ([]Message, error) {
-	if to <= from {
-		return msgs, nil
-	}
-	out := make([]Message, 0, len(msgs))
-	inserted := false
-	for _, m := range msgs {
-		switch {
-		case m.End() <= from || m.Offset >= to:
-			if m.Offset >= to && !inserted {
-				out = append(out, Message{Type: TypeSkipped, Offset: from, Length: to - from})
-				inserted = true
-			}
-			out = append(out, m)
-		case m.Offset < from || m.End() > to:
-			return nil, fmt.Errorf("skipped range [%d,%d) cuts the record %s", from, to, m.String())
-		}
-	}
-	if !inserted {
-		out = append(out, Message{Type: TypeSkipped, Offset: from, Length: to - from})
-	}
-	return out, nil
+	return truth.SkipRange(skipOps, msgs, from, to)
 }
 
 // mergeSkipped joins adjacent skipped records.
-func mergeSkipped(msgs []Message) []Message {
-	out := msgs[:0:0]
-	for _, m := range msgs {
-		if n := len(out); n > 0 && m.Type == TypeSkipped && out[n-1].Type == TypeSkipped && out[n-1].End() == m.Offset {
-			out[n-1].Length += m.Length
-			continue
-		}
-		out = append(out, m)
-	}
-	return out
-}
+func mergeSkipped(msgs []Message) []Message { return truth.MergeSkipped(skipOps, msgs) }
 
 // chain outcomes.
 const (

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"dissect/internal/testenc/truth"
 )
 
 func unhex(t *testing.T, s string) []byte {
@@ -289,7 +291,7 @@ func TestPilotSession(t *testing.T) {
 	}
 	clean := NewPilotSession(Options{Seed: 3})
 	for _, m := range clean.Truth {
-		if m.Warn != No || m.IsEvent() {
+		if m.Warn != truth.No || m.IsEvent() {
 			t.Fatalf("clean session: %s", m.String())
 		}
 	}
@@ -319,7 +321,7 @@ func TestWikiSession(t *testing.T) {
 	// The cut packet keeps motor_id and direction only.
 	s := NewWikiSession(WikiOptions{Seed: 1, Broken: true})
 	for _, m := range s.Truth {
-		if m.Type == TypeSpeedMotor && m.Warn == Yes {
+		if m.Type == TypeSpeedMotor && m.Warn == truth.Yes {
 			if m.FieldsJSON() != `{"priority":1,"sequence":`+itoa(int64(m.Wire[2]))+`,"motor_id":2,"direction":"forward"}` || len(m.Wire) != 7 {
 				t.Errorf("cut packet %s", m.String())
 			}

@@ -5,30 +5,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"math"
 	"strconv"
+
+	"dissect/internal/testenc/truth"
 )
-
-// Want is a three-way expectation: a test checks Yes and No and ignores Any.
-type Want uint8
-
-// Expectations.
-const (
-	Any Want = iota // not asserted
-	Yes             // must hold
-	No              // must not hold
-)
-
-// String returns "any", "yes" or "no".
-func (w Want) String() string {
-	switch w {
-	case Yes:
-		return "yes"
-	case No:
-		return "no"
-	}
-	return "any"
-}
 
 // Match says how a record's fields are compared with [Message.Fields].
 type Match uint8
@@ -118,16 +98,7 @@ func (v Value) writeJSON(b *bytes.Buffer) {
 	case KindBytes:
 		b.WriteString(`"` + hex.EncodeToString(v.X) + `"`)
 	case KindF32:
-		switch f := float64(v.F); {
-		case f != f:
-			b.WriteString(`"NaN"`)
-		case math.IsInf(f, 1):
-			b.WriteString(`"Inf"`)
-		case math.IsInf(f, -1):
-			b.WriteString(`"-Inf"`)
-		default:
-			b.WriteString(strconv.FormatFloat(f, 'g', -1, 32))
-		}
+		truth.F32(b, v.F)
 	default:
 		b.WriteString("null")
 	}
@@ -171,7 +142,7 @@ type Message struct {
 	// NotAsserted names what a decoder may show but the truth does not
 	// fix (free text, for the truth file's reader).
 	NotAsserted []string
-	Warn        Want // whether at least one warning is expected
+	Warn        truth.Want // whether at least one warning is expected
 }
 
 // End returns the offset just past the record.
@@ -209,10 +180,10 @@ func (m *Message) String() string {
 // type, offset, length and fields {}.
 func (m Message) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, `{"type":%q,"offset":%d,"length":%d,"fields":%s`, m.Type, m.Offset, m.Length, m.FieldsJSON())
+	truth.Head(&b, m.Type, m.Offset, m.Length, m.FieldsJSON())
 	if !m.IsEvent() {
 		fmt.Fprintf(&b, `,"match":%q`, m.Match.String())
-		if m.Warn != Any {
+		if m.Warn != truth.Any {
 			fmt.Fprintf(&b, `,"warning":%q`, m.Warn.String())
 		}
 		if len(m.NotAsserted) > 0 {

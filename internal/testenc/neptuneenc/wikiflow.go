@@ -3,6 +3,8 @@ package neptuneenc
 import (
 	"fmt"
 	"time"
+
+	"dissect/internal/testenc/truth"
 )
 
 // Record type names of the wiki mode. The contract has no wiki section;
@@ -102,20 +104,20 @@ func (f *WikiFlow) speedFields(motor byte, forward bool, speed float32, duration
 // written as its low 16 bits (and expected as that int16).
 func (f *WikiFlow) SpeedMotor(at time.Duration, prio, seq, motor byte, forward bool, speed float32, duration int32) {
 	body := f.W.RawMotorBody(motor, forward, speed, duration)
-	f.send(at, Packet(WikiRawMotor, prio, seq, body), Message{Type: TypeSpeedMotor, Match: Exact, Warn: No,
+	f.send(at, Packet(WikiRawMotor, prio, seq, body), Message{Type: TypeSpeedMotor, Match: Exact, Warn: truth.No,
 		Fields: append(hdrFields(prio, seq), f.speedFields(motor, forward, speed, duration)...)})
 }
 
 // PositionMotor sends a position motor packet.
 func (f *WikiFlow) PositionMotor(at time.Duration, prio, seq, motor byte, degree, speed float32) {
 	body := f.W.PositionMotorBody(motor, degree, speed)
-	f.send(at, Packet(WikiPositionMotor, prio, seq, body), Message{Type: TypePositionMotor, Match: Exact, Warn: No,
+	f.send(at, Packet(WikiPositionMotor, prio, seq, body), Message{Type: TypePositionMotor, Match: Exact, Warn: truth.No,
 		Fields: append(hdrFields(prio, seq), field("motor_id", Int(int64(motor))), field("degree", F32(degree)), field("speed", F32(speed)))})
 }
 
 // Relay sends a relay control packet.
 func (f *WikiFlow) Relay(at time.Duration, prio, seq, relay byte, enable bool) {
-	f.send(at, Packet(WikiRelay, prio, seq, f.W.RelayBody(relay, enable)), Message{Type: TypeRelay, Match: Exact, Warn: No,
+	f.send(at, Packet(WikiRelay, prio, seq, f.W.RelayBody(relay, enable)), Message{Type: TypeRelay, Match: Exact, Warn: truth.No,
 		Fields: append(hdrFields(prio, seq), field("relay_id", Int(int64(relay))), field("enable", Bool(enable)))})
 }
 
@@ -127,7 +129,7 @@ func (f *WikiFlow) RelayByte(at time.Duration, prio, seq, relay, b byte) {
 		f.fail("RelayByte: %d is a proper bool", b)
 		return
 	}
-	f.send(at, Packet(WikiRelay, prio, seq, []byte{relay, b}), Message{Type: TypeRelay, Match: Exact, Warn: Yes,
+	f.send(at, Packet(WikiRelay, prio, seq, []byte{relay, b}), Message{Type: TypeRelay, Match: Exact, Warn: truth.Yes,
 		Fields: append(hdrFields(prio, seq), field("relay_id", Int(int64(relay))), field("enable", Bool(true)))})
 }
 
@@ -140,7 +142,7 @@ func (f *WikiFlow) intValue(v int32) int64 {
 
 // SensorData sends a sensor data packet; data is the rest of the datagram.
 func (f *WikiFlow) SensorData(at time.Duration, prio, seq byte, sensorType, sensorID int32, data []byte) {
-	f.send(at, Packet(WikiSensorData, prio, seq, f.W.SensorDataBody(sensorType, sensorID, data)), Message{Type: TypeSensorData, Match: Exact, Warn: No,
+	f.send(at, Packet(WikiSensorData, prio, seq, f.W.SensorDataBody(sensorType, sensorID, data)), Message{Type: TypeSensorData, Match: Exact, Warn: truth.No,
 		Fields: append(hdrFields(prio, seq), field("sensor_type", Int(f.intValue(sensorType))), field("sensor_id", Int(f.intValue(sensorID))), field("data", Bytes(data)))})
 }
 
@@ -152,7 +154,7 @@ func (f *WikiFlow) Unknown(at time.Duration, typ, prio, seq byte, body []byte) {
 		f.fail("Unknown: wiki type %d is known", typ)
 		return
 	}
-	f.send(at, Packet(typ, prio, seq, body), Message{Type: TypeUnknown, Match: Exact, Warn: Yes,
+	f.send(at, Packet(typ, prio, seq, body), Message{Type: TypeUnknown, Match: Exact, Warn: truth.Yes,
 		Fields: append(hdrFields(prio, seq), field("data", Bytes(body)))})
 }
 
@@ -174,7 +176,7 @@ func (f *WikiFlow) Cut(at time.Duration, prio, seq, motor byte, forward bool, sp
 			fields = append(fields, all[i])
 		}
 	}
-	f.send(at, Packet(WikiRawMotor, prio, seq, body[:keep]), Message{Type: TypeSpeedMotor, Match: Subset, Warn: Yes, Fields: fields,
+	f.send(at, Packet(WikiRawMotor, prio, seq, body[:keep]), Message{Type: TypeSpeedMotor, Match: Subset, Warn: truth.Yes, Fields: fields,
 		NotAsserted: []string{"how the bytes of a field cut short are shown"}})
 }
 
@@ -187,7 +189,7 @@ func (f *WikiFlow) Extra(at time.Duration, prio, seq, relay byte, enable bool, e
 		return
 	}
 	wire := append(Packet(WikiRelay, prio, seq, f.W.RelayBody(relay, enable)), extra...)
-	f.send(at, wire, Message{Type: TypeRelay, Match: Subset, Warn: Yes,
+	f.send(at, wire, Message{Type: TypeRelay, Match: Subset, Warn: truth.Yes,
 		Fields:      append(hdrFields(prio, seq), field("relay_id", Int(int64(relay))), field("enable", Bool(enable))),
 		NotAsserted: []string{"how the extra bytes are shown"}})
 }
@@ -200,7 +202,7 @@ func (f *WikiFlow) ShortHeader(at time.Duration, b ...byte) {
 		f.fail("ShortHeader: %d bytes", len(b))
 		return
 	}
-	m := Message{Type: WikiTypeName(b[0]), Match: Subset, Warn: Yes, NotAsserted: []string{"fields beyond the header bytes present"}}
+	m := Message{Type: WikiTypeName(b[0]), Match: Subset, Warn: truth.Yes, NotAsserted: []string{"fields beyond the header bytes present"}}
 	if len(b) == 2 {
 		m.Fields = []Field{field("priority", Int(int64(b[1])))}
 	}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"time"
+
+	"dissect/internal/testenc/truth"
 )
 
 // Directions of a flow. The client sends first, so dissect numbers its
@@ -133,30 +135,30 @@ func (f *Flow) send(dir int, at time.Duration, wire []byte, m Message) {
 
 // Client sends a Client message.
 func (f *Flow) Client(dir int, at time.Duration) {
-	f.send(dir, at, ClientMsg(), Message{Type: TypeClient, Data: []byte{}, Warn: No})
+	f.send(dir, at, ClientMsg(), Message{Type: TypeClient, Data: []byte{}, Warn: truth.No})
 }
 
 // NetworkID sends a NetworkId message.
 func (f *Flow) NetworkID(dir int, at time.Duration, id byte) {
-	f.send(dir, at, NetworkIDMsg(id), Message{Type: TypeNetworkID, NetworkID: id, HasNetworkID: true, Data: []byte{}, Warn: No})
+	f.send(dir, at, NetworkIDMsg(id), Message{Type: TypeNetworkID, NetworkID: id, HasNetworkID: true, Data: []byte{}, Warn: truth.No})
 }
 
 // NewThing sends a NewThing message.
 func (f *Flow) NewThing(dir int, at time.Duration, net, thing, thingType byte) {
 	f.send(dir, at, NewThingMsg(net, thing, thingType), Message{Type: TypeNewThing, NetworkID: net, ThingID: thing,
-		HasNetworkID: true, HasThingID: true, Data: []byte{thingType}, Warn: No})
+		HasNetworkID: true, HasThingID: true, Data: []byte{thingType}, Warn: truth.No})
 }
 
 // Investigate sends an Investigate message.
 func (f *Flow) Investigate(dir int, at time.Duration, net, thing byte) {
 	f.send(dir, at, InvestigateMsg(net, thing), Message{Type: TypeInvestigate, NetworkID: net, ThingID: thing,
-		HasNetworkID: true, HasThingID: true, Data: []byte{}, Warn: No})
+		HasNetworkID: true, HasThingID: true, Data: []byte{}, Warn: truth.No})
 }
 
 // ModelURL sends a ModelURL message.
 func (f *Flow) ModelURL(dir int, at time.Duration, net, thing byte, url string) {
 	f.send(dir, at, ModelURLMsg(net, thing, url), Message{Type: TypeModelURL, NetworkID: net, ThingID: thing,
-		HasNetworkID: true, HasThingID: true, Data: []byte(url), Warn: No})
+		HasNetworkID: true, HasThingID: true, Data: []byte(url), Warn: truth.No})
 }
 
 // Unknown sends a message with an id that is not one of the protocol's
@@ -166,19 +168,19 @@ func (f *Flow) Unknown(dir int, at time.Duration, id byte, body []byte) {
 		f.fail("Unknown: id %#02x is known", id)
 		return
 	}
-	f.send(dir, at, Msg(id, body...), Message{Type: TypeUnknown, MessageID: id, Data: append([]byte{}, body...), Warn: Yes})
+	f.send(dir, at, Msg(id, body...), Message{Type: TypeUnknown, MessageID: id, Data: append([]byte{}, body...), Warn: truth.Yes})
 }
 
-func poseWarn(vals []ValueTruth) Want {
+func poseWarn(vals []ValueTruth) truth.Want {
 	if len(vals) == 0 {
-		return Any // well-formed, but a decoder may remark on a Pose without values
+		return truth.Any // well-formed, but a decoder may remark on a Pose without values
 	}
 	for _, v := range vals {
 		if _, ok := SemanticsName(v.DataType); !ok || v.Truncated {
-			return Yes
+			return truth.Yes
 		}
 	}
-	return No
+	return truth.No
 }
 
 // Pose sends a Pose with the given values (a warning is expected when one
@@ -203,7 +205,7 @@ func (f *Flow) PoseExtension(dir int, at time.Duration, net, thing byte, vals []
 	rest := append([]byte{0x00}, ext...)
 	wire = append(wire, rest...)
 	f.send(dir, at, wire, Message{Type: TypePose, NetworkID: net, ThingID: thing, HasNetworkID: true, HasThingID: true,
-		Values: append([]ValueTruth{}, vals...), Rest: rest, HasRest: true, Warn: Yes})
+		Values: append([]ValueTruth{}, vals...), Rest: rest, HasRest: true, Warn: truth.Yes})
 }
 
 // PoseTruncated sends a Pose whose last value, last, is cut after its
@@ -225,7 +227,7 @@ func (f *Flow) PoseTruncated(dir int, at time.Duration, net, thing byte, vals []
 	wire = append(wire, raw[:keep]...)
 	all := append(append([]ValueTruth{}, vals...), cut)
 	f.send(dir, at, wire, Message{Type: TypePose, NetworkID: net, ThingID: thing, HasNetworkID: true, HasThingID: true,
-		Values: all, Warn: Yes})
+		Values: all, Warn: truth.Yes})
 }
 
 // PoseShort sends a Pose datagram too short for its ids: [0x10] and ids
@@ -236,7 +238,7 @@ func (f *Flow) PoseShort(dir int, at time.Duration, ids ...byte) {
 		f.fail("PoseShort: %d ids is not short", len(ids))
 		return
 	}
-	m := Message{Type: TypePose, ShortIDs: true, Warn: Yes}
+	m := Message{Type: TypePose, ShortIDs: true, Warn: truth.Yes}
 	if len(ids) == 1 {
 		m.NetworkID, m.HasNetworkID = ids[0], true
 	}

@@ -7,6 +7,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"dissect/internal/testenc/truth"
 )
 
 func unhex(t *testing.T, s string) []byte {
@@ -264,8 +266,8 @@ func TestFlowTruth(t *testing.T) {
 		}
 	}
 	sv := s.Truth[Site]
-	if len(sv) != 3 || sv[1].FieldsJSON() != `{"network_id":0,"thing_id":1,"values":[],"rest":"0007"}` || sv[1].Warn != Yes ||
-		sv[2].FieldsJSON() != `{"message_id":66,"data":"01"}` || sv[2].Warn != Yes || sv[0].FieldsJSON() != `{"network_id":5,"data":""}` {
+	if len(sv) != 3 || sv[1].FieldsJSON() != `{"network_id":0,"thing_id":1,"values":[],"rest":"0007"}` || sv[1].Warn != truth.Yes ||
+		sv[2].FieldsJSON() != `{"message_id":66,"data":"01"}` || sv[2].Warn != truth.Yes || sv[0].FieldsJSON() != `{"network_id":5,"data":""}` {
 		t.Errorf("site records: %v", sv)
 	}
 	// Angles 1°, 2°, 3° are bytes 1 (0.711 steps), 1 (1.42), 2 (2.13).

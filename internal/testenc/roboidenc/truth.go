@@ -6,28 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"dissect/internal/testenc/truth"
 )
-
-// Want is a three-way expectation: a test checks Yes and No and ignores Any.
-type Want uint8
-
-// Expectations.
-const (
-	Any Want = iota // not asserted
-	Yes             // must hold
-	No              // must not hold
-)
-
-// String returns "any", "yes" or "no".
-func (w Want) String() string {
-	switch w {
-	case Yes:
-		return "yes"
-	case No:
-		return "no"
-	}
-	return "any"
-}
 
 // ValueTruth is what the encoder knows of one typed value of a Pose, and
 // what a decoder must show for it: data_type, semantics, angular_bytes,
@@ -99,7 +80,7 @@ type Message struct {
 	// also has an (empty) "values" is not asserted.
 	ShortIDs bool
 
-	Warn Want // whether at least one warning is expected
+	Warn truth.Want // whether at least one warning is expected
 }
 
 // End returns the offset just past the record.
@@ -191,14 +172,14 @@ const notAsserted = "values[*]: decoded interpretations, other keys"
 // (hex of the datagram). Events have type, offset, length and fields {}.
 func (m Message) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, `{"type":%q,"offset":%d,"length":%d,"fields":%s`, m.Type, m.Offset, m.Length, m.FieldsJSON())
+	truth.Head(&b, m.Type, m.Offset, m.Length, m.FieldsJSON())
 	if !m.IsEvent() {
 		if m.Type == TypePose {
 			b.WriteString(`,"match":"subset","not_asserted":[` + jq(notAsserted) + `]`)
 		} else {
 			b.WriteString(`,"match":"exact"`)
 		}
-		if m.Warn != Any {
+		if m.Warn != truth.Any {
 			fmt.Fprintf(&b, `,"warning":%q`, m.Warn.String())
 		}
 		fmt.Fprintf(&b, `,"wire":"%s"`, hex.EncodeToString(m.Wire))
