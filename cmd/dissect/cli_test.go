@@ -658,3 +658,56 @@ func firstDiff(want, got string) string {
 	}
 	return ""
 }
+
+// TestProgressBar: with --progress always, stderr shows a bar with the
+// file's name and a percentage, and clears it before the summary.
+func TestProgressBar(t *testing.T) {
+	f := filepath.Join(pcapDir, "vrpn_tcp_only.pcap")
+	_, errOut, code := cli(t, "-q", "--progress", "always", f)
+	if code != 0 {
+		t.Fatal(code)
+	}
+	if !strings.Contains(errOut, f+" [") || !strings.Contains(errOut, "%") || !strings.Contains(errOut, "\r\x1b[K\n== dissect summary") {
+		t.Errorf("no progress bar in stderr: %q", errOut)
+	}
+	_, errOut, _ = cli(t, "-q", "--progress", "never", f)
+	if strings.Contains(errOut, "\x1b[K") {
+		t.Errorf("--progress never drew a bar: %q", errOut)
+	}
+}
+
+// TestTimeFormats checks the table's TIME column against the first record's
+// JSON time (2026-11-22T00:08:19.477060000Z for this capture, whose first
+// packet is at .472623: the truth file's first_frame_epoch).
+func TestTimeFormats(t *testing.T) {
+	f := filepath.Join(pcapDir, "vrpn_tcp_only.pcap")
+	for _, tc := range []struct{ flag, want string }{
+		{"r", "0.004437 "},
+		{"a", "00:08:19.477060 "},
+		{"ad", "2026-11-22 00:08:19.477060 "},
+		{"e", "1795306099.477060 "},
+	} {
+		out, _, code := cli(t, "--no-summary", "-t", tc.flag, f)
+		if code != 0 {
+			t.Fatal(code)
+		}
+		lines := strings.SplitN(out, "\n", 3)
+		if len(lines) < 2 || !strings.HasPrefix(lines[1], tc.want) {
+			t.Errorf("-t %s: first line %q, want it to start with %q", tc.flag, lines[1], tc.want)
+		}
+	}
+}
+
+// TestStdin reads a capture from standard input ("-").
+func TestStdin(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(pcapDir, "vrpn_tcp_only.pcap"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	code := run([]string{"-o", "json", "--no-summary", "-"}, bytes.NewReader(raw), &out, &errb)
+	file, _, _ := cli(t, "-o", "json", "--no-summary", filepath.Join(pcapDir, "vrpn_tcp_only.pcap"))
+	if code != 0 || out.String() != file || file == "" {
+		t.Errorf("stdin: exit %d, %d bytes of output, want the file's %d bytes (stderr %q)", code, out.Len(), len(file), errb.String())
+	}
+}
