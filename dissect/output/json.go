@@ -146,7 +146,11 @@ func appendFloat(b []byte, f float64, bits int) []byte {
 		return append(b, `"-Inf"`...)
 	}
 	a := math.Abs(f)
-	if a != 0 && (a < 1e-6 || a >= 1e21) {
+	exp := a != 0 && (a < 1e-6 || a >= 1e21)
+	if bits == 32 {
+		return appendFloat32(b, float32(f), exp)
+	}
+	if exp {
 		return strconv.AppendFloat(b, f, 'e', -1, bits)
 	}
 	return strconv.AppendFloat(b, f, 'f', -1, bits)
