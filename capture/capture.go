@@ -43,6 +43,12 @@ type Packet struct {
 	Direction     Direction
 	Data          []byte // captured bytes; see Source.Next for lifetime
 	Length        int    // original length on the wire (>= len(Data))
+	// Dropped marks a packet whose payload dissect itself dropped because
+	// decoding fell behind (a full queue): Data holds only its link,
+	// network and transport headers (or nothing, for serial reads), so
+	// that reassembly can report the missing bytes as a gap of the right
+	// stream. Length is the original length, as for any packet.
+	Dropped bool
 }
 
 // Source yields packets in capture order.

@@ -3,51 +3,29 @@ package dissect
 import (
 	"fmt"
 	"time"
+
+	"dissect/reassembly"
 )
 
-// Transport is how a stream's bytes travelled.
-type Transport uint8
+// Transport is how a stream's bytes travelled; the type is reassembly's,
+// where streams are made.
+type Transport = reassembly.Transport
 
 // Transports, as written in the "transport" key.
 const (
-	TCP Transport = iota + 1
-	UDP
-	Serial
+	TCP    = reassembly.TCP
+	UDP    = reassembly.UDP
+	Serial = reassembly.Serial
 )
 
-func (t Transport) String() string {
-	switch t {
-	case TCP:
-		return "tcp"
-	case UDP:
-		return "udp"
-	case Serial:
-		return "serial"
-	}
-	return "unknown"
-}
-
 // ParseTransport is the inverse of [Transport.String].
-func ParseTransport(s string) (Transport, bool) {
-	switch s {
-	case "tcp":
-		return TCP, true
-	case "udp":
-		return UDP, true
-	case "serial":
-		return Serial, true
-	}
-	return 0, false
-}
+func ParseTransport(s string) (Transport, bool) { return reassembly.ParseTransport(s) }
 
-// Dir is a direction of a stream. Dir 0 is sent by the stream's initiator
-// (TCP: the side that sent the SYN, or the first sender seen; UDP: the first
-// sender; serial: the host, so dir 0 is host→device) and Dir 1 by the other
-// side.
-type Dir uint8
-
-// Other returns the opposite direction.
-func (d Dir) Other() Dir { return d ^ 1 }
+// Dir is a direction of a stream (the type is reassembly's). Dir 0 is sent
+// by the stream's initiator (TCP: the side that sent the SYN, or the first
+// sender seen; UDP: the first sender; serial: the host, so dir 0 is
+// host→device) and Dir 1 by the other side.
+type Dir = reassembly.Dir
 
 // Record types that every protocol shares.
 const (

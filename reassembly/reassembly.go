@@ -9,20 +9,49 @@ import (
 	"time"
 )
 
-// Transport of a stream.
+// Transport is how a stream's bytes travelled. It is defined here, where
+// streams are made, and used as it is by the record model (dissect).
 type Transport uint8
 
-// Transports.
+// Transports, as written in the output's "transport" key.
 const (
 	TCP Transport = iota + 1
 	UDP
 	Serial
 )
 
+func (t Transport) String() string {
+	switch t {
+	case TCP:
+		return "tcp"
+	case UDP:
+		return "udp"
+	case Serial:
+		return "serial"
+	}
+	return "unknown"
+}
+
+// ParseTransport is the inverse of [Transport.String].
+func ParseTransport(s string) (Transport, bool) {
+	switch s {
+	case "tcp":
+		return TCP, true
+	case "udp":
+		return UDP, true
+	case "serial":
+		return Serial, true
+	}
+	return 0, false
+}
+
 // Dir is a direction of a stream: 0 is sent by the initiator (TCP: the SYN
 // sender, or when no SYN was seen the sender of the first packet; UDP: the
 // first sender; serial: the host, i.e. pcapng outbound), 1 by the other side.
 type Dir uint8
+
+// Other returns the opposite direction.
+func (d Dir) Other() Dir { return d ^ 1 }
 
 // Stream is one TCP connection, UDP flow or serial link.
 type Stream struct {

@@ -116,15 +116,7 @@ type handler Engine
 
 func (h *handler) Open(s *reassembly.Stream, t time.Time) {
 	e := (*Engine)(h)
-	info := dissect.StreamInfo{ID: s.ID, Addr: s.Addr, Link: s.Link}
-	switch s.Transport {
-	case reassembly.TCP:
-		info.Transport = dissect.TCP
-	case reassembly.UDP:
-		info.Transport = dissect.UDP
-	case reassembly.Serial:
-		info.Transport = dissect.Serial
-	}
+	info := dissect.StreamInfo{ID: s.ID, Transport: s.Transport, Addr: s.Addr, Link: s.Link}
 	if info.Transport == dissect.Serial {
 		info.Name = [2]string{"host", s.Link}
 	} else {
@@ -155,21 +147,21 @@ func (h *handler) check(st *streamState) {
 
 func (h *handler) Data(s *reassembly.Stream, dir reassembly.Dir, t time.Time, data []byte) {
 	if st := h.stream(s); st != nil {
-		st.ds.Data(dissect.Dir(dir), t, data)
+		st.ds.Data(dir, t, data)
 		h.check(st)
 	}
 }
 
 func (h *handler) Datagram(s *reassembly.Stream, dir reassembly.Dir, t time.Time, data []byte) {
 	if st := h.stream(s); st != nil {
-		st.ds.Datagram(dissect.Dir(dir), t, data)
+		st.ds.Datagram(dir, t, data)
 		h.check(st)
 	}
 }
 
 func (h *handler) Gap(s *reassembly.Stream, dir reassembly.Dir, t time.Time, n int64) {
 	if st := h.stream(s); st != nil {
-		st.ds.Gap(dissect.Dir(dir), t, n)
+		st.ds.Gap(dir, t, n)
 		h.check(st)
 	}
 }
@@ -179,7 +171,7 @@ func (h *handler) Close(s *reassembly.Stream, dir reassembly.Dir, t time.Time) {
 	if st == nil || st.closed[dir&1] {
 		return
 	}
-	st.ds.End(dissect.Dir(dir), t)
+	st.ds.End(dir, t)
 	st.closed[dir&1] = true
 	h.check(st)
 	if st.closed[0] && st.closed[1] {
