@@ -13,15 +13,19 @@ type LinkType uint16
 
 // Link types dissect understands.
 const (
-	LinkNull      LinkType = 0   // BSD loopback: 4-byte host-order address family
-	LinkEthernet  LinkType = 1   // Ethernet II, 802.1Q/802.1ad VLAN tags
-	LinkRaw       LinkType = 101 // raw IPv4 or IPv6
-	LinkLoop      LinkType = 108 // OpenBSD loopback: 4-byte network-order family
-	LinkLinuxSLL  LinkType = 113 // Linux cooked capture v1
-	LinkUser0     LinkType = 147 // serial link data (dissect's serial captures)
-	LinkIPv4      LinkType = 228 // raw IPv4
-	LinkIPv6      LinkType = 229 // raw IPv6
-	LinkLinuxSLL2 LinkType = 276 // Linux cooked capture v2
+	LinkNull       LinkType = 0   // BSD loopback: 4-byte host-order address family
+	LinkEthernet   LinkType = 1   // Ethernet II, 802.1Q/802.1ad VLAN tags
+	LinkRaw        LinkType = 101 // raw IPv4 or IPv6
+	LinkLoop       LinkType = 108 // OpenBSD loopback: 4-byte network-order family
+	LinkLinuxSLL   LinkType = 113 // Linux cooked capture v1
+	LinkUser0      LinkType = 147 // serial link data (dissect's serial captures)
+	LinkIPv4       LinkType = 228 // raw IPv4
+	LinkIPv6       LinkType = 229 // raw IPv6
+	LinkLinuxSLL2  LinkType = 276 // Linux cooked capture v2
+	LinkPPP        LinkType = 9   // PPP, optional HDLC address/control bytes
+	LinkPPPHDLC    LinkType = 50  // PPP in HDLC-like framing (RFC 1662), or Cisco HDLC
+	LinkPPPWithDir LinkType = 204 // PPP with a leading direction byte
+	LinkNFLOG      LinkType = 239 // Linux netfilter NFLOG
 )
 
 // Direction is the pcapng packet direction flag.

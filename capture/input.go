@@ -13,19 +13,29 @@ import (
 //   - pcapgo's errors carry no byte offset, and a *FileError must name the
 //     offset of the damaged record;
 //   - pcapgo decodes epb_flags as little-endian even in big-endian sections,
-//     and does not expose the direction without an allocation per packet
-//     (CaptureInfo.AncillaryData);
-//   - pcapgo allocates a buffer sized by the record's captured length before
-//     reading it, and its pcap reader rejects caplen > snaplen, which some
-//     writers produce.
+//     and allocates for every packet that has epb_flags, even through
+//     ZeroCopyReadPacketData;
+//   - pcapgo's pcap reader rejects a record whose captured length exceeds
+//     its original length, which tshark reads;
+//   - ours are 2.5 to 10 times faster (docs/performance.md).
+//
+// (pcapgo v1.7.7 no longer allocates a record's claimed length up front,
+// and reads records longer than the snap length up to 256 KiB, as we do.)
+// pcapgo_defects_test.go checks each of these against the pcapgo in go.mod.
 //
 // Both formats are small; the readers below share one growable read buffer
 // (input) and hand out packets that point into it, so steady-state reading
 // does not allocate.
 
 const (
-	// readBufSize is the initial read buffer size and the usual read size.
+	// readBufSize is the usual read buffer size, and the largest read.
 	readBufSize = 512 << 10
+	// minReadBufSize is the buffer an input of unknown size starts with.
+	// A buffer smaller than readBufSize is replaced by one four times
+	// larger (at most readBufSize) when it fills, so a small capture costs
+	// a small buffer (allocating and clearing 512 KiB costs more than
+	// reading a 10 KB capture) and a large one soon reads in large blocks.
+	minReadBufSize = 16 << 10
 	// maxBlockLen caps a pcapng block and a pcap record: longer ones are
 	// reported as damage instead of being buffered.
 	maxBlockLen = 16 << 20
@@ -65,8 +75,21 @@ func newInput(src io.Reader, name string, size int64, closer io.Closer) *input {
 		src:    src,
 		closer: closer,
 		size:   size,
-		buf:    make([]byte, readBufSize),
+		buf:    make([]byte, initialBufSize(size)),
 	}
+}
+
+// initialBufSize is the first read buffer for an input of size bytes (0 when
+// unknown): one byte more than the file, so that the read that finds its
+// end needs no larger buffer, rounded up to 4 KiB; at most readBufSize.
+func initialBufSize(size int64) int {
+	if size <= 0 {
+		return minReadBufSize
+	}
+	if size >= readBufSize {
+		return readBufSize
+	}
+	return min(readBufSize, (int(size)+1+4095)&^4095)
 }
 
 // pos is the file offset of the next unread byte.
@@ -80,17 +103,19 @@ func (in *input) fill(n int) int {
 	zero := 0
 	for in.end-in.start < n && in.rerr == nil {
 		if in.end == len(in.buf) {
-			if in.start > 0 {
+			switch {
+			case len(in.buf) < readBufSize:
+				// A small buffer, and more input: enlarge it.
+				in.realloc(min(4*len(in.buf), readBufSize))
+			case in.start > 0:
 				copy(in.buf, in.buf[in.start:in.end])
 				in.base += int64(in.start)
 				in.end -= in.start
 				in.start = 0
-			} else {
+			default:
 				// The buffer holds one incomplete record: grow it, but no
 				// more than double it per step.
-				nb := make([]byte, min(n, 2*len(in.buf)))
-				copy(nb, in.buf[:in.end])
-				in.buf = nb
+				in.realloc(min(n, 2*len(in.buf)))
 			}
 		}
 		m, err := in.src.Read(in.buf[in.end:])
@@ -107,6 +132,16 @@ func (in *input) fill(n int) int {
 		}
 	}
 	return min(n, in.end-in.start)
+}
+
+// realloc moves the unread bytes to the start of a new buffer of size
+// bytes (more than they fill).
+func (in *input) realloc(size int) {
+	nb := make([]byte, size)
+	in.end = copy(nb, in.buf[in.start:in.end])
+	in.base += int64(in.start)
+	in.start = 0
+	in.buf = nb
 }
 
 // peek returns the next n buffered bytes; fill(n) must have returned n.

@@ -3,6 +3,7 @@ package capture
 import (
 	"bufio"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -148,6 +149,149 @@ func (pw *PcapngWriter) WritePacket(p *Packet) error {
 		t = le.AppendUint32(t, optEndOfOpt)
 	}
 	t = le.AppendUint32(t, uint32(total))
+	pw.write(t)
+	return pw.err
+}
+
+// Counter is a statistics count that may be unknown. The zero Counter is
+// unknown: WriteStats leaves it out of the file rather than writing 0.
+type Counter struct {
+	N     uint64
+	Known bool
+}
+
+// Count returns the known count n.
+func Count(n uint64) Counter { return Counter{N: n, Known: true} }
+
+// InterfaceStats are the counters of one interface for an Interface
+// Statistics Block (draft-ietf-opsawg-pcapng, section 4.6). Counts run from
+// the start of the capture. Each field names the option it is written as
+// and what the specification says that option counts.
+type InterfaceStats struct {
+	// Start is when the capture started (isb_starttime); the zero time
+	// leaves the option out.
+	Start time.Time
+	// End is when the counters were read: the block's timestamp and
+	// isb_endtime. It is required.
+	End time.Time
+
+	// Received is isb_ifrecv, "packets received from the physical
+	// interface": before any capture filter (e.g. the interface's
+	// rx_packets over the capture).
+	Received Counter
+	// InterfaceDropped is isb_ifdrop, "packets dropped by the interface
+	// due to lack of resources" (pcap_stat.ps_ifdrop; for a serial port,
+	// UART overruns).
+	InterfaceDropped Counter
+	// FilterAccepted is isb_filteraccept, "packets accepted by filter"
+	// (Linux PACKET_STATISTICS tp_packets, which libpcap reports as
+	// ps_recv).
+	FilterAccepted Counter
+	// KernelDropped is isb_osdrop, "packets dropped by the operating
+	// system" (tp_drops, pcap_stat.ps_drop: no room in the socket buffer;
+	// for a serial port, tty buffer overruns).
+	KernelDropped Counter
+	// Delivered is isb_usrdeliv, "packets delivered to the user": read by
+	// dissect from the kernel, whatever dissect did with them next.
+	Delivered Counter
+	// DissectDropped counts packets delivered to dissect whose payload
+	// its own queue dropped (Packet.Dropped). pcapng has no option for
+	// this, and isb_osdrop counts drops by the operating system, so it is
+	// written as an opt_comment ("dissect: packets dropped by dissect's
+	// queue = N"), which tshark and Wireshark show with the block.
+	DissectDropped Counter
+}
+
+// ISB option codes (draft-ietf-opsawg-pcapng, section 4.6).
+const (
+	blockISB = 0x00000005
+
+	optComment       = 1
+	optIsbStartTime  = 2
+	optIsbEndTime    = 3
+	optIsbIfRecv     = 4
+	optIsbIfDrop     = 5
+	optIsbFilterAcc  = 6
+	optIsbOSDrop     = 7
+	optIsbUsrDeliv   = 8
+	minISBLen        = 24
+	isbMaxOptionsLen = 7*12 + 4 + 80 // times, counters, end of options, comment
+)
+
+// WriteStats writes an Interface Statistics Block for interface iface
+// (an index AddInterface returned) with the options of st that are known,
+// in the order of their option codes, times in nanoseconds like the
+// packets. Write it at the end of a capture, after the interface's last
+// packet; several blocks for one interface are allowed (each holds counts
+// from the start of the capture). Like WritePacket, a rejected call writes
+// nothing and leaves the writer usable.
+func (pw *PcapngWriter) WriteStats(iface int, st InterfaceStats) error {
+	if pw.err != nil {
+		return pw.err
+	}
+	if iface < 0 || iface >= len(pw.ifaces) {
+		return fmt.Errorf("capture: pcapng writer: statistics for interface %d, but %d interfaces were added", iface, len(pw.ifaces))
+	}
+	if st.End.IsZero() {
+		return errors.New("capture: pcapng writer: statistics without an end time")
+	}
+	end, err := unixNanos(st.End)
+	if err != nil {
+		return err
+	}
+	var start uint64
+	if !st.Start.IsZero() {
+		if start, err = unixNanos(st.Start); err != nil {
+			return err
+		}
+		if start > end {
+			return fmt.Errorf("capture: pcapng writer: statistics start %v after their end %v", st.Start, st.End)
+		}
+	}
+	var b [minISBLen + isbMaxOptionsLen]byte
+	t := le.AppendUint32(b[:0], blockISB)
+	t = le.AppendUint32(t, 0) // total length, set below
+	t = le.AppendUint32(t, uint32(iface))
+	t = le.AppendUint32(t, uint32(end>>32))
+	t = le.AppendUint32(t, uint32(end))
+	if st.DissectDropped.Known {
+		t = le.AppendUint16(t, optComment)
+		t = le.AppendUint16(t, 0) // length, set below
+		n := len(t)
+		t = fmt.Appendf(t, "dissect: packets dropped by dissect's queue = %d", st.DissectDropped.N)
+		le.PutUint16(t[n-2:], uint16(len(t)-n))
+		t = append(t, make([]byte, pad4(len(t))-len(t))...)
+	}
+	u64 := func(code uint16, v uint64) {
+		t = le.AppendUint16(t, code)
+		t = le.AppendUint16(t, 8)
+		t = le.AppendUint32(t, uint32(v>>32))
+		t = le.AppendUint32(t, uint32(v))
+	}
+	if !st.Start.IsZero() {
+		u64(optIsbStartTime, start)
+	}
+	u64(optIsbEndTime, end)
+	for _, c := range [...]struct {
+		code uint16
+		c    Counter
+	}{
+		{optIsbIfRecv, st.Received},
+		{optIsbIfDrop, st.InterfaceDropped},
+		{optIsbFilterAcc, st.FilterAccepted},
+		{optIsbOSDrop, st.KernelDropped},
+		{optIsbUsrDeliv, st.Delivered},
+	} {
+		if c.c.Known {
+			t = le.AppendUint16(t, c.code)
+			t = le.AppendUint16(t, 8)
+			t = le.AppendUint64(t, c.c.N)
+		}
+	}
+	t = le.AppendUint32(t, optEndOfOpt)
+	t = le.AppendUint32(t, 0)
+	le.PutUint32(t[4:], uint32(len(t)))
+	le.PutUint32(t[len(t)-4:], uint32(len(t)))
 	pw.write(t)
 	return pw.err
 }

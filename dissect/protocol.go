@@ -121,20 +121,28 @@ type Port struct {
 }
 
 // Info describes a protocol for the registry and for `dissect protocols`.
+// [Protocol.Info] returns a new value on each call: changing it changes
+// nothing else.
 type Info struct {
 	Name       string // decode-as name, e.g. "deltarobot", "neptune-wiki"
 	Proto      string // "proto" key written in records, e.g. "neptune"
 	Title      string // one line, e.g. "Deltarobot VR (Qt leader ↔ Unity follower)"
 	Transports []Transport
 	Ports      []Port // tried when content detection finds nothing
-	Detection  string // how content detection works, one line; "" if none
+	// Detection says how content detection works, in one line; "" if the
+	// protocol has none. A protocol with content detection is also looked
+	// for in byte streams of unknown protocol, from its parser's Sync
+	// points (see [Stream]); one without is chosen only by port or rule.
+	Detection string
 }
 
 // Protocol is one dissector. A Protocol value lives for one run and may hold
 // state shared by the streams of that run (VRPN's UDP flows named by their
 // TCP connection).
 type Protocol interface {
-	Info() *Info
+	// Info describes the protocol; each call returns a new value that
+	// shares nothing with the protocol. The [Registry] calls it once.
+	Info() Info
 	// Detect looks at the first bytes of direction dir of a new stream (TCP,
 	// serial: the first bytes in order; UDP: the first datagram) and says
 	// whether they are this protocol. It must be cheap and look at a bounded

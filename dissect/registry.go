@@ -2,13 +2,15 @@ package dissect
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
 
 // Registry is the set of protocols of one run and the decode-as rules that
 // force a protocol on matching streams. It is a value built from an explicit
-// list (see package dissect/all); nothing registers itself.
+// list (see package dissect/all); nothing registers itself. Each protocol's
+// [Info] is read once, by [NewRegistry].
 //
 // A stream's protocol is chosen in this order:
 //  1. a decode-as rule whose transport and port match either end (serial
@@ -16,10 +18,30 @@ import (
 //  2. content detection: each protocol's Detect, in list order, over the
 //     first bytes of each direction; the first Yes wins;
 //  3. a protocol's default port, matching either end;
-//  4. none: the stream's bytes are reported as skipped.
+//  4. none yet. A UDP flow's bytes are then reported as skipped. A byte
+//     stream (TCP, serial) is skipped too, but keeps looking: the parsers
+//     of the protocols that detect by content (a non-empty
+//     [Info.Detection]) search its latest bytes for a sync point, and the
+//     first found that is followed by two whole messages chooses the
+//     protocol from that point on (see [Stream]). Protocols without
+//     content detection are chosen only by rule or port.
 type Registry struct {
-	protos []Protocol
-	rules  []Rule
+	protos  []Protocol
+	entries []entry
+	rules   []rule
+	// by transport: the protocols that may run over it, and those of them
+	// that detect by content (hunted for on byte streams)
+	cands, hunted [Serial + 1][]*entry
+}
+
+type entry struct {
+	p    Protocol
+	info Info
+}
+
+type rule struct {
+	Rule
+	e *entry
 }
 
 // Rule is a decode-as rule: streams of Transport with Port at either end
@@ -33,10 +55,12 @@ type Rule struct {
 // NewRegistry returns a registry of protos. Two protocols with the same
 // decode-as name, or the same default port, are an error.
 func NewRegistry(protos ...Protocol) (*Registry, error) {
+	r := &Registry{protos: protos, entries: make([]entry, len(protos))}
 	names := map[string]bool{}
 	ports := map[Port]string{}
-	for _, p := range protos {
-		in := p.Info()
+	for i, p := range protos {
+		in := infoOf(p)
+		r.entries[i] = entry{p: p, info: in}
 		if names[in.Name] {
 			return nil, fmt.Errorf("dissect: protocol %q registered twice", in.Name)
 		}
@@ -48,17 +72,44 @@ func NewRegistry(protos ...Protocol) (*Registry, error) {
 			ports[port] = in.Name
 		}
 	}
-	return &Registry{protos: protos}, nil
+	for i := range r.entries {
+		e := &r.entries[i]
+		for _, t := range e.info.Transports {
+			if t > Serial {
+				continue
+			}
+			r.cands[t] = append(r.cands[t], e)
+			if e.info.Detection != "" {
+				r.hunted[t] = append(r.hunted[t], e)
+			}
+		}
+	}
+	return r, nil
+}
+
+// infoOf returns p's Info with slices of its own.
+func infoOf(p Protocol) Info {
+	in := p.Info()
+	in.Transports = slices.Clone(in.Transports)
+	in.Ports = slices.Clone(in.Ports)
+	return in
 }
 
 // Protocols returns the registered protocols in detection order.
-func (r *Registry) Protocols() []Protocol { return r.protos }
+func (r *Registry) Protocols() []Protocol { return slices.Clone(r.protos) }
 
 // Lookup returns the protocol with decode-as name name, or nil.
 func (r *Registry) Lookup(name string) Protocol {
-	for _, p := range r.protos {
-		if p.Info().Name == name {
-			return p
+	if e := r.lookup(name); e != nil {
+		return e.p
+	}
+	return nil
+}
+
+func (r *Registry) lookup(name string) *entry {
+	for i := range r.entries {
+		if r.entries[i].info.Name == name {
+			return &r.entries[i]
 		}
 	}
 	return nil
@@ -66,16 +117,18 @@ func (r *Registry) Lookup(name string) Protocol {
 
 // Names returns the decode-as names, in order.
 func (r *Registry) Names() []string {
-	out := make([]string, len(r.protos))
-	for i, p := range r.protos {
-		out[i] = p.Info().Name
+	out := make([]string, len(r.entries))
+	for i := range r.entries {
+		out[i] = r.entries[i].info.Name
 	}
 	return out
 }
 
 // AddRule adds a decode-as rule. Later rules take precedence over earlier
 // ones for the same transport and port.
-func (r *Registry) AddRule(rule Rule) { r.rules = append(r.rules, rule) }
+func (r *Registry) AddRule(ru Rule) {
+	r.rules = append(r.rules, rule{Rule: ru, e: &entry{p: ru.Proto, info: infoOf(ru.Proto)}})
+}
 
 // ParseDecodeAs parses a decode-as rule in tshark's syntax:
 // "tcp.port==4000,deltarobot", "udp.port==7681,roboid" or
@@ -86,12 +139,12 @@ func (r *Registry) ParseDecodeAs(s string) (Rule, error) {
 		return Rule{}, fmt.Errorf("decode-as %q: want SELECTOR,PROTOCOL, e.g. tcp.port==4000,deltarobot", s)
 	}
 	sel, name = strings.TrimSpace(sel), strings.TrimSpace(name)
-	p := r.Lookup(name)
-	if p == nil {
+	e := r.lookup(name)
+	if e == nil {
 		return Rule{}, fmt.Errorf("decode-as %q: unknown protocol %q (known: %s)", s, name, strings.Join(r.Names(), ", "))
 	}
 	var rule Rule
-	rule.Proto = p
+	rule.Proto = e.p
 	if sel == "serial" {
 		rule.Transport = Serial
 	} else {
@@ -113,7 +166,7 @@ func (r *Registry) ParseDecodeAs(s string) (Rule, error) {
 		}
 		rule.Port = uint16(port)
 	}
-	if !supports(p.Info(), rule.Transport) {
+	if !supports(&e.info, rule.Transport) {
 		return Rule{}, fmt.Errorf("decode-as %q: %s does not run over %s", s, name, rule.Transport)
 	}
 	return rule, nil
@@ -132,37 +185,44 @@ func matchPort(s *StreamInfo, port uint16) bool {
 	return s.Addr[0].Port() == port || s.Addr[1].Port() == port
 }
 
-// forced returns the protocol of the last decode-as rule matching s.
-func (r *Registry) forced(s *StreamInfo) (Protocol, bool) {
+// forced returns the entry of the last decode-as rule matching s, or nil.
+func (r *Registry) forced(s *StreamInfo) *entry {
 	for i := len(r.rules) - 1; i >= 0; i-- {
-		rule := r.rules[i]
-		if rule.Transport != s.Transport {
+		ru := &r.rules[i]
+		if ru.Transport != s.Transport {
 			continue
 		}
-		if rule.Transport == Serial || matchPort(s, rule.Port) {
-			return rule.Proto, true
+		if ru.Transport == Serial || matchPort(s, ru.Port) {
+			return ru.e
 		}
 	}
-	return nil, false
+	return nil
 }
 
 // candidates returns the protocols that may run over t, for detection.
-func (r *Registry) candidates(t Transport) []Protocol {
-	var out []Protocol
-	for _, p := range r.protos {
-		if supports(p.Info(), t) {
-			out = append(out, p)
-		}
+func (r *Registry) candidates(t Transport) []*entry {
+	if t > Serial {
+		return nil
 	}
-	return out
+	return r.cands[t]
 }
 
-// byPort returns the protocol whose default port matches s, or nil.
-func (r *Registry) byPort(s *StreamInfo) Protocol {
-	for _, p := range r.protos {
-		for _, port := range p.Info().Ports {
+// huntable returns the protocols that run over t and detect by content:
+// those whose parsers look for a sync point in a stream of unknown
+// protocol.
+func (r *Registry) huntable(t Transport) []*entry {
+	if t > Serial {
+		return nil
+	}
+	return r.hunted[t]
+}
+
+// byPort returns the entry whose default port matches s, or nil.
+func (r *Registry) byPort(s *StreamInfo) *entry {
+	for i := range r.entries {
+		for _, port := range r.entries[i].info.Ports {
 			if port.Transport == s.Transport && matchPort(s, port.Port) {
-				return p
+				return &r.entries[i]
 			}
 		}
 	}

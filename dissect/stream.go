@@ -4,8 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"time"
-	"unsafe"
 )
+
+// This file holds the Stream type, its options and entry points, and the
+// framing loop. Detection (the held prefix, the protocol choice, the hunt
+// for a sync point on a stream whose protocol is unknown) is in detect.go
+// and hunt.go; byte accounting (skipped runs, gaps, end, records) in
+// account.go.
 
 // Limits bound the memory one stream may hold. Zero fields take the
 // defaults of [DefaultLimits].
@@ -18,31 +23,38 @@ type Limits struct {
 	// for a place to resynchronise; past it the oldest half is skipped.
 	MaxSync int
 	// MaxDetect is how many bytes of a direction are held while content
-	// detection cannot decide; MaxDetectDatagrams the same for UDP.
+	// detection cannot decide, and how many of the latest bytes a
+	// direction of unknown protocol keeps while it looks for a protocol's
+	// sync point; MaxDetectDatagrams bounds detection for UDP.
 	MaxDetect          int
 	MaxDetectDatagrams int
 }
 
-// DefaultLimits are the limits used when a field of [Limits] is zero.
-var DefaultLimits = Limits{
-	MaxMessage:         1 << 20,
-	MaxSync:            64 << 10,
-	MaxDetect:          2 << 10,
-	MaxDetectDatagrams: 4,
+// DefaultLimits returns the limits used when a field of [Limits] is zero:
+// 1 MiB messages, 64 KiB of resynchronisation, 2 KiB or 4 datagrams of
+// detection.
+func DefaultLimits() Limits {
+	return Limits{
+		MaxMessage:         1 << 20,
+		MaxSync:            64 << 10,
+		MaxDetect:          2 << 10,
+		MaxDetectDatagrams: 4,
+	}
 }
 
 func (l Limits) withDefaults() Limits {
+	def := DefaultLimits()
 	if l.MaxMessage <= 0 {
-		l.MaxMessage = DefaultLimits.MaxMessage
+		l.MaxMessage = def.MaxMessage
 	}
 	if l.MaxSync <= 0 {
-		l.MaxSync = DefaultLimits.MaxSync
+		l.MaxSync = def.MaxSync
 	}
 	if l.MaxDetect <= 0 {
-		l.MaxDetect = DefaultLimits.MaxDetect
+		l.MaxDetect = def.MaxDetect
 	}
 	if l.MaxDetectDatagrams <= 0 {
-		l.MaxDetectDatagrams = DefaultLimits.MaxDetectDatagrams
+		l.MaxDetectDatagrams = def.MaxDetectDatagrams
 	}
 	return l
 }
@@ -59,8 +71,19 @@ const (
 // skipped run or a gap. Feed it with [Stream.Data] (TCP, serial),
 // [Stream.Datagram] (UDP), [Stream.Gap] and [Stream.End], in capture order.
 //
-// Until a protocol is chosen the stream holds the first bytes (bounded by
-// [Limits]) for content detection; see [Registry].
+// The protocol is chosen as [Registry] describes. Until then the stream
+// holds the first bytes of each direction (bounded by [Limits.MaxDetect]
+// and [Limits.MaxDetectDatagrams]) for content detection, and replays them
+// once it has decided. When nothing matched, a byte stream (TCP, serial)
+// keeps looking: its bytes are skipped records with reason
+// [ReasonUnknown], but the latest MaxDetect bytes of each direction are
+// held while the content-detected protocols' parsers look for a sync point
+// in them; the first place where one finds a point followed by two whole
+// messages decides the protocol, and the stream is decoded from there.
+//
+// Memory is bounded by [Limits] whatever the input; the work per byte is
+// bounded too (a constant times the number of protocols while looking).
+// A Stream is used from one goroutine.
 type Stream struct {
 	Info StreamInfo
 
@@ -69,18 +92,21 @@ type Stream struct {
 	lim    Limits
 	decode bool
 
+	// detection (detect.go)
 	detecting bool
 	held      []heldUnit
 	heldBytes [2]int
 	heldUnits [2]int
+
+	// hunt for a sync point when no protocol was found (hunt.go)
+	hunt *hunt
 
 	proto  Protocol
 	pname  string
 	parser Parser
 
 	countOnly bool
-	counts    []TypeCount
-	cache     [32]int32 // type string address → index into counts, plus one
+	counts    TypeCounts
 
 	dirs  [2]dirState
 	rec   Record // filled by the parser
@@ -90,9 +116,10 @@ type Stream struct {
 	err   error
 }
 
+// dirState is the framing and accounting state of one direction.
 type dirState struct {
 	next int64  // stream offset of buf[0]: every byte before it is in a record or a pending skip
-	buf  []byte // bytes held for an incomplete message or a sync search
+	buf  []byte // bytes held for an incomplete message, a sync search or the hunt
 
 	skipOff    int64 // pending skipped run [skipOff, skipOff+skipLen)
 	skipLen    int64
@@ -106,23 +133,6 @@ type dirState struct {
 	ended    bool
 }
 
-type unitKind uint8
-
-const (
-	unitData unitKind = iota
-	unitDatagram
-	unitGap
-	unitEnd
-)
-
-type heldUnit struct {
-	kind unitKind
-	dir  Dir
-	t    time.Time
-	data []byte
-	n    int64
-}
-
 // StreamOptions configure [NewStream].
 type StreamOptions struct {
 	Limits Limits
@@ -134,20 +144,14 @@ type StreamOptions struct {
 	CountOnly bool
 }
 
-// TypeCount is the number of messages of one type.
-type TypeCount struct {
-	Type  string
-	Count int64
-}
-
 // NewStream returns the driver for one stream. The registry picks its
 // protocol: at once when a decode-as rule matches, else by content and then
 // by default port.
 func NewStream(info StreamInfo, reg *Registry, sink Sink, opt StreamOptions) *Stream {
 	s := &Stream{Info: info, reg: reg, sink: sink, lim: opt.Limits.withDefaults(), decode: opt.Decode, countOnly: opt.CountOnly}
 	s.ctx = Ctx{Stream: &s.Info, Decode: opt.Decode, Rec: &s.rec, notes: &s.notes}
-	if p, ok := reg.forced(&s.Info); ok {
-		s.choose(p)
+	if e := reg.forced(&s.Info); e != nil {
+		s.choose(e)
 	} else {
 		s.detecting = true
 	}
@@ -155,7 +159,7 @@ func NewStream(info StreamInfo, reg *Registry, sink Sink, opt StreamOptions) *St
 }
 
 // Protocol returns the protocol chosen for the stream, or nil while
-// detecting or when none was found.
+// detecting or when none was found (yet).
 func (s *Stream) Protocol() Protocol { return s.proto }
 
 // Err returns the first error a sink returned; the stream stops at it.
@@ -163,6 +167,12 @@ func (s *Stream) Err() error { return s.err }
 
 // Notes returns the stream-level warnings collected so far (see [Ctx.Note]).
 func (s *Stream) Notes() []string { return s.notes }
+
+// Counts returns the messages counted instead of sent, with
+// [StreamOptions.CountOnly], per protocol and type in order of first
+// appearance. The value belongs to the stream: read it or merge it
+// ([TypeCounts.Merge]), do not add to it.
+func (s *Stream) Counts() *TypeCounts { return &s.counts }
 
 // Data gives the next contiguous bytes of direction dir. data is not kept.
 func (s *Stream) Data(dir Dir, t time.Time, data []byte) {
@@ -215,98 +225,8 @@ func (s *Stream) End(dir Dir, t time.Time) {
 	s.end(dir, t)
 }
 
-// hold keeps a unit while detection cannot decide, then tries to decide.
-func (s *Stream) hold(u heldUnit) {
-	s.held = append(s.held, u)
-	switch u.kind {
-	case unitData:
-		s.heldBytes[u.dir] += len(u.data)
-	case unitDatagram:
-		s.heldBytes[u.dir] += len(u.data)
-		s.heldUnits[u.dir]++
-	}
-	s.detect(u.kind == unitGap || u.kind == unitEnd)
-}
-
-// detect runs content detection over the held prefix of each direction.
-func (s *Stream) detect(force bool) {
-	var prefix [2][]byte
-	var cut [2]bool // a gap or end was seen: the prefix is final
-	for _, u := range s.held {
-		switch u.kind {
-		case unitData:
-			if !cut[u.dir] {
-				prefix[u.dir] = append(prefix[u.dir], u.data...)
-			}
-		case unitDatagram:
-			if prefix[u.dir] == nil {
-				prefix[u.dir] = u.data
-			}
-			cut[u.dir] = true
-		default:
-			cut[u.dir] = true
-		}
-	}
-	undecided := false
-	for _, p := range s.reg.candidates(s.Info.Transport) {
-		for d := Dir(0); d < 2; d++ {
-			if len(prefix[d]) == 0 {
-				continue
-			}
-			switch p.Detect(&s.Info, d, prefix[d]) {
-			case Yes:
-				s.decide(p)
-				return
-			case Maybe:
-				if !cut[d] {
-					undecided = true
-				}
-			}
-		}
-	}
-	full := false
-	for d := 0; d < 2; d++ {
-		if s.heldBytes[d] >= s.lim.MaxDetect || s.heldUnits[d] >= s.lim.MaxDetectDatagrams {
-			full = true
-		}
-	}
-	if undecided && !force && !full {
-		return
-	}
-	s.decide(s.reg.byPort(&s.Info))
-}
-
-// decide chooses p (nil: unknown) and replays the held units through it.
-func (s *Stream) decide(p Protocol) {
-	s.choose(p)
-	held := s.held
-	s.held = nil
-	for _, u := range held {
-		if s.err != nil {
-			return
-		}
-		switch u.kind {
-		case unitData:
-			s.feed(u.dir, u.t, u.data)
-		case unitDatagram:
-			s.datagram(u.dir, u.t, u.data)
-		case unitGap:
-			s.gap(u.dir, u.t, u.n)
-		case unitEnd:
-			s.end(u.dir, u.t)
-		}
-	}
-}
-
-func (s *Stream) choose(p Protocol) {
-	s.detecting = false
-	s.proto = p
-	if p != nil {
-		s.pname = p.Info().Proto
-		s.parser = p.NewParser(&s.Info)
-	}
-}
-
+// feed frames the next bytes of a byte-stream direction once detection is
+// over: through the parser, or, with no protocol, through the hunt.
 func (s *Stream) feed(dir Dir, t time.Time, data []byte) {
 	d := &s.dirs[dir]
 	if d.ended {
@@ -325,6 +245,10 @@ func (s *Stream) feed(dir Dir, t time.Time, data []byte) {
 		}
 	}
 	if s.parser == nil {
+		if s.hunt != nil {
+			s.huntData(dir, t, data)
+			return
+		}
 		s.skip(d, int64(len(data)), ReasonUnknown)
 		return
 	}
@@ -345,6 +269,7 @@ func (s *Stream) feed(dir Dir, t time.Time, data []byte) {
 	}
 }
 
+// datagram frames one UDP datagram on its own.
 func (s *Stream) datagram(dir Dir, t time.Time, data []byte) {
 	d := &s.dirs[dir]
 	if d.ended {
@@ -440,6 +365,7 @@ func (s *Stream) malformed(d *dirState, reason string) {
 	d.needSync = true
 }
 
+// describe is the reason of a skipped run that starts where Parse failed.
 func (s *Stream) describe(err error, n int) string {
 	d := &s.dirs[s.ctx.Dir]
 	var e *Error
@@ -450,143 +376,4 @@ func (s *Stream) describe(err error, n int) string {
 		return fmt.Sprintf("%s: malformed at offset %d: %v", s.pname, d.next, err)
 	}
 	return fmt.Sprintf("%s: parser returned a bad length %d at offset %d", s.pname, n, d.next)
-}
-
-// skip adds n bytes at d.next to the pending skipped run. reason is used
-// when it starts the run ("" keeps an earlier reason, or says "resync").
-func (s *Stream) skip(d *dirState, n int64, reason string) {
-	if d.skipLen == 0 {
-		d.skipOff = d.next
-		d.skipReason = reason
-	} else if d.skipReason == "" {
-		d.skipReason = reason
-	}
-	d.skipLen += n
-	d.next += n
-}
-
-func (s *Stream) flushSkip(dir Dir, t time.Time) {
-	d := &s.dirs[dir]
-	if d.skipLen == 0 {
-		return
-	}
-	reason := d.skipReason
-	if reason == "" {
-		reason = s.pname + ": bytes passed over while resynchronising"
-	}
-	off, n := d.skipOff, d.skipLen
-	d.skipLen = 0
-	d.skipReason = ""
-	s.emitEvent(dir, t, TypeSkipped, off, n, reason)
-}
-
-// flushHeld turns everything held for direction dir into records: the
-// incomplete message buffer, an oversize message cut short, the skipped run.
-func (s *Stream) flushHeld(dir Dir, t time.Time, why string) {
-	d := &s.dirs[dir]
-	if d.discard > 0 {
-		s.emitEvent(dir, t, TypeSkipped, d.discardOff, d.next-d.discardOff, d.discardReason+" (cut short)")
-		d.discard = 0
-	}
-	if len(d.buf) > 0 {
-		if d.needSync {
-			s.skip(d, int64(len(d.buf)), "")
-		} else {
-			s.skip(d, int64(len(d.buf)), fmt.Sprintf("%s: %s (%d bytes at offset %d)", s.pname, why, len(d.buf), d.next))
-		}
-		d.buf = d.buf[:0]
-	}
-	s.flushSkip(dir, t)
-}
-
-func (s *Stream) gap(dir Dir, t time.Time, n int64) {
-	d := &s.dirs[dir]
-	if d.ended {
-		return
-	}
-	s.flushHeld(dir, t, ReasonBeforeGap)
-	s.emitEvent(dir, t, TypeGap, d.next, n, "")
-	d.next += n
-	if s.parser != nil {
-		d.needSync = true
-	}
-}
-
-func (s *Stream) end(dir Dir, t time.Time) {
-	d := &s.dirs[dir]
-	if d.ended {
-		return
-	}
-	s.flushHeld(dir, t, ReasonIncomplete)
-	d.ended = true
-	if e, ok := s.parser.(Ender); ok && s.dirs[dir^1].ended {
-		s.ctx.Dir, s.ctx.Time = dir, t
-		e.End(&s.ctx)
-	}
-}
-
-func (s *Stream) fill(r *Record, dir Dir, t time.Time, off, n int64) {
-	r.Time = t
-	r.Proto = s.pname
-	r.Transport = s.Info.Transport
-	r.Stream = s.Info.ID
-	r.Src = s.Info.Name[dir]
-	r.Dst = s.Info.Name[dir^1]
-	r.Offset = off
-	r.Length = n
-}
-
-func (s *Stream) emitMessage(dir Dir, t time.Time, off, n int64) {
-	if s.rec.Type == "" {
-		s.rec.Type = "unknown"
-	}
-	if s.countOnly && len(s.rec.Warnings) == 0 {
-		s.count(s.rec.Type)
-		return
-	}
-	s.fill(&s.rec, dir, t, off, n)
-	if err := s.sink.Record(&s.rec); err != nil {
-		s.err = err
-	}
-}
-
-// count adds one message of type typ to the stream's counts. Protocols name
-// types with string constants, so the address of the string's bytes finds
-// its slot without hashing; a hit is confirmed by comparing the strings.
-func (s *Stream) count(typ string) {
-	slot := uint64(uintptr(unsafe.Pointer(unsafe.StringData(typ)))) * 0x9E3779B97F4A7C15 >> 59 // top 5 bits: 32 slots
-	if i := s.cache[slot] - 1; i >= 0 {
-		c := &s.counts[i]
-		if len(c.Type) == len(typ) && (unsafe.StringData(c.Type) == unsafe.StringData(typ) || c.Type == typ) {
-			c.Count++
-			return
-		}
-	}
-	for i := range s.counts {
-		if s.counts[i].Type == typ {
-			s.counts[i].Count++
-			s.cache[slot] = int32(i + 1)
-			return
-		}
-	}
-	s.counts = append(s.counts, TypeCount{Type: typ, Count: 1})
-	s.cache[slot] = int32(len(s.counts))
-}
-
-// Counts returns the messages counted instead of sent, with
-// [StreamOptions.CountOnly], per type in order of first appearance, and the
-// protocol they belong to.
-func (s *Stream) Counts() (proto string, counts []TypeCount) { return s.pname, s.counts }
-
-func (s *Stream) emitEvent(dir Dir, t time.Time, typ string, off, n int64, reason string) {
-	r := &s.ev
-	r.Reset()
-	s.fill(r, dir, t, off, n)
-	r.Type = typ
-	if typ == TypeSkipped {
-		r.Add("reason", Str(reason))
-	}
-	if err := s.sink.Record(r); err != nil {
-		s.err = err
-	}
 }

@@ -22,8 +22,8 @@ type toy struct {
 
 const toyMax = 100
 
-func (t *toy) Info() *dissect.Info {
-	return &dissect.Info{Name: "toy", Proto: "toy", Transports: []dissect.Transport{dissect.TCP, dissect.UDP}, Ports: t.ports}
+func (t *toy) Info() dissect.Info {
+	return dissect.Info{Name: "toy", Proto: "toy", Transports: []dissect.Transport{dissect.TCP, dissect.UDP}, Ports: t.ports}
 }
 
 func (t *toy) Detect(s *dissect.StreamInfo, dir dissect.Dir, b []byte) dissect.Verdict {

@@ -2,6 +2,7 @@ package reassembly
 
 import (
 	"net/netip"
+	"slices"
 	"strconv"
 	"time"
 
@@ -9,7 +10,7 @@ import (
 )
 
 // Config bounds the memory of an [Assembler]. Zero fields take the
-// defaults of [DefaultConfig].
+// values of [DefaultConfig].
 type Config struct {
 	// MaxBuffered is how many out-of-order bytes one TCP direction may
 	// hold; past it the first hole is declared lost (a Gap event) and the
@@ -24,33 +25,43 @@ type Config struct {
 	MaxFinished int
 }
 
-// DefaultConfig holds the values used for zero fields of [Config].
-var DefaultConfig = Config{
-	MaxBuffered: 4 << 20,
-	MaxSegments: 1024,
-	MaxFinished: 4096,
+// DefaultConfig returns the values used for zero fields of [Config]:
+// 4 MiB and 1024 segments held per TCP direction, 4096 finished
+// connections remembered.
+func DefaultConfig() Config {
+	return Config{
+		MaxBuffered: 4 << 20,
+		MaxSegments: 1024,
+		MaxFinished: 4096,
+	}
 }
 
 func (c Config) withDefaults() Config {
+	d := DefaultConfig()
 	if c.MaxBuffered <= 0 {
-		c.MaxBuffered = DefaultConfig.MaxBuffered
+		c.MaxBuffered = d.MaxBuffered
 	}
 	if c.MaxSegments <= 0 {
-		c.MaxSegments = DefaultConfig.MaxSegments
+		c.MaxSegments = d.MaxSegments
 	}
 	if c.MaxFinished <= 0 {
-		c.MaxFinished = DefaultConfig.MaxFinished
+		c.MaxFinished = d.MaxFinished
 	}
 	return c
 }
 
 // Stats counts what an [Assembler] has seen. Byte counts are of
-// transport payload unless said otherwise.
+// transport payload unless said otherwise. It is plain data: a copy
+// shares nothing with the Assembler.
 type Stats struct {
 	Packets int64 // packets given to Packet
 	Bytes   int64 // captured bytes of those packets, all headers included
 
-	NonStream int64 // valid packets that are not TCP, UDP or serial (ARP, ICMP, other EtherTypes and link types)
+	// Other counts the valid packets that are neither TCP, UDP nor
+	// serial data, by kind ("ARP", "ICMP", "IP protocol 89", "EtherType
+	// 0x88cc", "link type 105"...), in order of first appearance; past
+	// 32 kinds the rest share one entry named "other".
+	Other     []NamedCount
 	Malformed int64 // packets with invalid headers, or headers cut short by the snap length
 	Fragments int64 // IP fragments; only a first fragment can carry stream data (TCP)
 
@@ -58,9 +69,20 @@ type Stats struct {
 
 	TCPRetransmitted int64 // bytes dropped because they were already delivered, reported as a gap, or already held
 	TCPOutOfOrder    int64 // segments held because they arrived before a hole was filled
-	TCPGapBytes      int64 // bytes reported by Gap events (lost, or cut by the snap length)
+	TCPGapBytes      int64 // bytes reported by Gap events (lost, cut by the snap length, dropped, or a lost tail)
+	TCPTailGapBytes  int64 // of TCPGapBytes: bytes after a direction's last captured byte, known sent from a later segment's or ACK's sequence number
 	TCPBeforeStart   int64 // bytes dropped because they came from before the point a mid-stream capture started
 	TCPAfterClose    int64 // bytes dropped because they came past a FIN, after a reset or on a finished connection
+
+	// Packets marked [capture.Packet].Dropped: their payload was dropped
+	// by dissect itself (decoding fell behind). The bytes are declared
+	// payload lengths; TCP's are reported in Gap events unless they were
+	// retransmissions, UDP's as one Gap event per datagram (none for an
+	// empty one), serial's as a Gap event per read.
+	DroppedPackets     int64
+	DroppedTCPBytes    int64
+	DroppedUDPBytes    int64
+	DroppedSerialBytes int64
 
 	Streams StreamCounts // streams opened
 }
@@ -100,16 +122,34 @@ type conn struct {
 //
 // Link layers, by [capture.LinkType]: Ethernet II (802.1Q/802.1ad tags,
 // stacked), Linux SLL and SLL2, raw IP (101, 228, 229), BSD null (0: the
-// family in either byte order; AF_INET 2, AF_INET6 24, 28 or 30) and
-// OpenBSD loop (108: network order). Then IPv4 (options skipped, link
+// family in either byte order; AF_INET 2, AF_INET6 24, 28 or 30), OpenBSD
+// loop (108: network order), PPP (9; 204 with a direction byte; 50 in
+// HDLC-like framing, or Cisco HDLC) and Linux NFLOG (239: the
+// NFULA_PAYLOAD TLV). Inside: MPLS label stacks (EtherType 0x8847,
+// 0x8848), PPPoE sessions (0x8864), then IPv4 (options skipped, link
 // padding trimmed to the total length) or IPv6 (hop-by-hop, routing,
 // destination options, fragment and AH headers skipped), then TCP or UDP.
-// Anything else (ARP, ICMP, other link types) gives no event and is
-// counted in [Stats].NonStream; invalid or cut-short headers in
-// [Stats].Malformed. IP fragments are counted in [Stats].Fragments and
-// not reassembled: a non-first fragment gives no event; a first fragment
-// opens its stream, and for TCP delivers its bytes (the missing rest shows
-// up as a hole), for UDP nothing.
+// Tunnels are followed to the inner packet, at most 4 deep: GRE version 0
+// (IP protocol 47; checksum, key and sequence fields skipped; carrying
+// IPv4, IPv6, MPLS or Ethernet, 0x6558), VXLAN (UDP destination port 4789
+// with the I flag set: an Ethernet frame) and IP in IP (4, 41). An
+// encapsulated packet belongs to the flow of its innermost TCP/UDP
+// header, as in tshark's tcp.stream; [HeaderLen] covers all its headers.
+//
+// Anything else gives no event and is counted by kind in [Stats].Other
+// ("ARP", "ICMP", "IP protocol 89", "EtherType 0x88cc", "GRE version 1",
+// "link type 105"...); invalid or cut-short headers in [Stats].Malformed.
+// IP fragments are counted in [Stats].Fragments and not reassembled: a
+// non-first fragment gives no event; a first fragment opens its stream,
+// and for TCP delivers its bytes (the missing rest shows up as a hole),
+// for UDP nothing.
+//
+// Dropped packets ([capture.Packet].Dropped: dissect kept only their
+// headers, as cut by [HeaderLen]) stand for their declared payload, all
+// lost: a TCP segment's becomes a Gap at its place in the stream (as a
+// segment cut by the snap length), a UDP datagram gives a Gap event of its
+// UDP payload length on its flow, a serial read a Gap of its Length. They
+// are counted in [Stats].DroppedPackets and the per-transport byte counts.
 //
 // Streams are numbered from 0 in order of first appearance, TCP, UDP and
 // serial alike; Open is called on the first packet of a stream, before any
@@ -129,7 +169,13 @@ type conn struct {
 // captured bytes, then a Gap for the rest. A direction closes when all its
 // data up to its FIN is delivered; once both sides sent a FIN, holes left
 // before a FIN become gaps and both close. A RST delivers what is held
-// (holes as gaps) and closes both directions. A finished connection is
+// (holes as gaps) and closes both directions. A direction that ends
+// without its FIN (reset, Flush, Expire) ends with a Gap up to the highest
+// sequence number known to have been sent in it: the end of any segment
+// seen (its declared length, cut or dropped alike), or an acknowledgment
+// number of the peer (at most 2^30 ahead) — a connection whose tail was
+// dropped ends with a gap up to the last sequence number seen in any of
+// its packets ([Stats].TCPTailGapBytes). A finished connection is
 // remembered (bounded by [Config].MaxFinished) so that trailing packets
 // open nothing; a new SYN on its 4-tuple, or a SYN with another ISN on a
 // connection still open, starts a new stream.
@@ -138,13 +184,15 @@ type conn struct {
 // sender. Each datagram, empty ones included, is one Datagram event. A
 // datagram cut by the snap length is not delivered (a cut datagram would
 // be mis-framed by the protocol above) and is counted in
-// [Stats].TruncatedUDP; it still opens its flow if it is the first.
+// [Stats].TruncatedUDP; it still opens its flow if it is the first. A
+// dropped datagram is a Gap event (see above).
 //
 // Serial: packets of link type [capture.LinkUser0] are reads of a serial
 // link, keyed by [capture.Packet].InterfaceName (or "if<N>" from the
 // interface index). Outbound and unknown directions are direction 0 (host
 // to device), inbound is direction 1. Each non-empty read is one Data
-// event.
+// event; the bytes of a read's Length that Data lacks (a dropped read, or
+// one cut by the snap length) follow as a Gap event.
 //
 // UDP flows, serial links and TCP connections whose end was not seen stay
 // open until [Assembler.Flush] or [Assembler.Expire]. A Handler must not
@@ -162,6 +210,9 @@ type Assembler struct {
 	finished  []*conn // tombstones, oldest first (may hold gone entries)
 	nFinished int     // tombstones still in flows
 
+	other     []NamedCount // Stats.Other
+	otherKeys []otherKey   // the key of each entry of other
+
 	nextID int
 }
 
@@ -176,7 +227,11 @@ func New(h Handler, cfg Config) *Assembler {
 }
 
 // Stats returns the counters so far.
-func (a *Assembler) Stats() Stats { return a.stats }
+func (a *Assembler) Stats() Stats {
+	s := a.stats
+	s.Other = slices.Clone(a.other)
+	return s
+}
 
 // Packet processes one captured packet; see [Assembler] for what each
 // link type and transport produces. p.Data is not retained.
@@ -186,14 +241,21 @@ func (a *Assembler) Packet(p *capture.Packet) {
 	}
 	a.stats.Packets++
 	a.stats.Bytes += int64(len(p.Data))
+	if p.Dropped {
+		a.stats.DroppedPackets++
+	}
 	if p.LinkType == capture.LinkUser0 {
 		a.serialData(p)
 		return
 	}
+	if p.Dropped && len(p.Data) == 0 {
+		a.countOther(otherKey{kind: otherDropped})
+		return
+	}
 	var pk packet
 	switch decode(p.LinkType, p.Data, &pk) {
-	case outNonStream:
-		a.stats.NonStream++
+	case outOther:
+		a.countOther(pk.other)
 		return
 	case outMalformed:
 		a.stats.Malformed++
@@ -205,10 +267,18 @@ func (a *Assembler) Packet(p *capture.Packet) {
 	if pk.frag {
 		a.stats.Fragments++
 	}
+	if p.Dropped {
+		// Whatever payload is left is not used: the packet stands for
+		// its declared length, all of it lost.
+		pk.payload = nil
+	}
 	if pk.proto == ipProtoTCP {
+		if p.Dropped {
+			a.stats.DroppedTCPBytes += int64(pk.plen)
+		}
 		a.tcp(&pk, p.Time)
 	} else {
-		a.udp(&pk, p.Time)
+		a.udp(&pk, p.Dropped, p.Time)
 	}
 }
 
@@ -294,7 +364,7 @@ func (a *Assembler) newFlow(pk *packet, k flowKey, srcIsA, srcIsDir0 bool, tr Tr
 	return c
 }
 
-func (a *Assembler) udp(pk *packet, t time.Time) {
+func (a *Assembler) udp(pk *packet, dropped bool, t time.Time) {
 	k, srcIsA := pk.key()
 	c := a.flows[k]
 	if c == nil {
@@ -303,6 +373,15 @@ func (a *Assembler) udp(pk *packet, t time.Time) {
 	c.last = t
 	if pk.frag {
 		// Counted as a fragment: the rest of the datagram is elsewhere.
+		return
+	}
+	if dropped {
+		// The datagram shows up as a gap of its flow, of the length its
+		// UDP header declares.
+		a.stats.DroppedUDPBytes += int64(pk.plen)
+		if pk.plen > 0 {
+			a.h.Gap(&c.s, c.dir(srcIsA), t, int64(pk.plen))
+		}
 		return
 	}
 	if pk.trunc {
@@ -334,6 +413,13 @@ func (a *Assembler) serialData(p *capture.Packet) {
 	}
 	if len(p.Data) > 0 {
 		a.h.Data(&c.s, d, p.Time, p.Data)
+	}
+	if n := int64(p.Length) - int64(len(p.Data)); n > 0 {
+		// A dropped read (or one cut by the snap length).
+		if p.Dropped {
+			a.stats.DroppedSerialBytes += n
+		}
+		a.h.Gap(&c.s, d, p.Time, n)
 	}
 }
 

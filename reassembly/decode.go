@@ -6,16 +6,30 @@ import (
 	"dissect/capture"
 )
 
-// EtherTypes, IP protocol numbers and address families the decoder knows.
+// EtherTypes, IP protocol numbers, PPP protocols and address families the
+// decoder knows.
 const (
-	etherIPv4 = 0x0800
-	etherIPv6 = 0x86dd
-	etherVLAN = 0x8100 // 802.1Q
-	etherQinQ = 0x88a8 // 802.1ad
-	etherQ91  = 0x9100 // pre-standard QinQ
+	etherIPv4      = 0x0800
+	etherARP       = 0x0806
+	etherTEB       = 0x6558 // transparent Ethernet bridging (GRE)
+	etherIPv6      = 0x86dd
+	etherVLAN      = 0x8100 // 802.1Q
+	etherMPLS      = 0x8847
+	etherMPLSMulti = 0x8848
+	etherPPPoEDisc = 0x8863
+	etherPPPoE     = 0x8864 // PPPoE session stage
+	etherQinQ      = 0x88a8 // 802.1ad
+	etherQ91       = 0x9100 // pre-standard QinQ
 
-	ipProtoTCP = 6
-	ipProtoUDP = 17
+	ipProtoICMP   = 1
+	ipProtoIGMP   = 2
+	ipProtoIPIP   = 4
+	ipProtoTCP    = 6
+	ipProtoUDP    = 17
+	ipProtoIPv6   = 41
+	ipProtoGRE    = 47
+	ipProtoESP    = 50
+	ipProtoICMPv6 = 58
 
 	ip6HopByHop = 0
 	ip6Routing  = 43
@@ -24,12 +38,15 @@ const (
 	ip6NoNext   = 59
 	ip6DestOpts = 60
 
-	afInet          = 2
-	afInet6BSD      = 24
-	afInet6FreeBSD  = 28
-	afInet6Darwin   = 30
+	afInet         = 2
+	afInet6BSD     = 24
+	afInet6FreeBSD = 28
+	afInet6Darwin  = 30
+
 	maxVLANTags     = 8  // more stacked tags than this is malformed
 	maxIP6ExtHeader = 16 // more extension headers than this is malformed
+	maxMPLSLabels   = 16 // a deeper label stack is malformed
+	maxTunnels      = 4  // tunnels (GRE, VXLAN, IP in IP) inside one another
 )
 
 // outcome classifies a decoded packet.
@@ -37,12 +54,13 @@ type outcome uint8
 
 const (
 	outStream    outcome = iota // a TCP segment or UDP datagram to process
-	outNonStream                // valid but not TCP/UDP (ARP, ICMP, other EtherTypes)
+	outOther                    // valid but not TCP/UDP: packet.other names it
 	outMalformed                // invalid or cut-short headers
 	outFragment                 // a non-first IP fragment
 )
 
-// packet is a decoded TCP segment or UDP datagram.
+// packet is a decoded TCP segment or UDP datagram. For an encapsulated
+// packet the fields are those of the innermost IP and transport headers.
 type packet struct {
 	v4       bool
 	src, dst [16]byte // IPv4 addresses in the first 4 bytes
@@ -54,7 +72,9 @@ type packet struct {
 	payload  []byte // captured payload bytes
 	plen     int    // declared payload length (TCP: >= len(payload))
 	trunc    bool   // UDP: the datagram was cut by the snap length
-	frag     bool   // first fragment of a fragmented datagram
+	frag     bool   // part of a first fragment of a fragmented datagram
+	tunnels  int    // tunnels entered so far
+	other    otherKey
 }
 
 // TCP header flag bits.
@@ -67,40 +87,51 @@ const (
 
 func be16(b []byte) uint16 { return binary.BigEndian.Uint16(b) }
 
+// HeaderLen returns how many leading bytes of a captured frame of link
+// type lt reassembly needs to place it in its stream: the link layer, any
+// encapsulation, the IP header(s) with IPv6 extension headers and the TCP
+// or UDP header of the innermost packet. A frame cut there and marked
+// [capture.Packet].Dropped is placed in the same stream, at the same
+// sequence number, with the same declared payload length, as the whole
+// frame. It is 0 for frames that are not TCP or UDP (or cannot be
+// decoded, or are non-first IP fragments) and for serial reads
+// ([capture.LinkUser0]). It does not allocate.
+func HeaderLen(lt capture.LinkType, data []byte) int {
+	var pk packet
+	if decode(lt, data, &pk) != outStream {
+		return 0
+	}
+	// Every layer reslices from the front (b = b[n:]) or trims the end
+	// (b = b[:n]), which keeps the capacity: the difference of the
+	// capacities is the offset of the payload in data.
+	return cap(data) - cap(pk.payload)
+}
+
 // decode parses the link, network and transport headers of one captured
-// frame into pk.
+// frame into pk (which must be zero).
 func decode(lt capture.LinkType, b []byte, pk *packet) outcome {
 	switch lt {
 	case capture.LinkEthernet:
 		if len(b) < 14 {
 			return outMalformed
 		}
-		return decodeEther(be16(b[12:14]), b[14:], pk)
+		return pk.ether(be16(b[12:14]), b[14:])
 	case capture.LinkLinuxSLL:
 		if len(b) < 16 {
 			return outMalformed
 		}
-		return decodeEther(be16(b[14:16]), b[16:], pk)
+		return pk.ether(be16(b[14:16]), b[16:])
 	case capture.LinkLinuxSLL2:
 		if len(b) < 20 {
 			return outMalformed
 		}
-		return decodeEther(be16(b[0:2]), b[20:], pk)
+		return pk.ether(be16(b[0:2]), b[20:])
 	case capture.LinkRaw:
-		if len(b) == 0 {
-			return outMalformed
-		}
-		switch b[0] >> 4 {
-		case 4:
-			return decodeIPv4(b, pk)
-		case 6:
-			return decodeIPv6(b, pk)
-		}
-		return outMalformed
+		return pk.ip(b)
 	case capture.LinkIPv4:
-		return decodeIPv4(b, pk)
+		return pk.ipv4(b)
 	case capture.LinkIPv6:
-		return decodeIPv6(b, pk)
+		return pk.ipv6(b)
 	case capture.LinkNull:
 		// The family is in the capturing host's byte order; the values
 		// are small, so only one of the two readings can match.
@@ -108,33 +139,52 @@ func decode(lt capture.LinkType, b []byte, pk *packet) outcome {
 			return outMalformed
 		}
 		le, be := binary.LittleEndian.Uint32(b), binary.BigEndian.Uint32(b)
-		return decodeFamily(le, be, b[4:], pk)
+		return pk.family(le, be, b[4:])
 	case capture.LinkLoop:
 		if len(b) < 4 {
 			return outMalformed
 		}
 		be := binary.BigEndian.Uint32(b)
-		return decodeFamily(be, be, b[4:], pk)
+		return pk.family(be, be, b[4:])
+	case capture.LinkPPP:
+		return pk.ppp(b)
+	case capture.LinkPPPWithDir:
+		if len(b) < 1 {
+			return outMalformed
+		}
+		return pk.ppp(b[1:]) // byte 0: direction
+	case capture.LinkPPPHDLC:
+		return pk.pppHDLC(b)
+	case capture.LinkNFLOG:
+		return pk.nflog(b)
 	}
-	return outNonStream
+	return pk.otherIs(otherLinkType, uint32(lt))
 }
 
-func decodeFamily(f1, f2 uint32, b []byte, pk *packet) outcome {
+// otherIs records what a valid packet that is not TCP or UDP is.
+func (pk *packet) otherIs(k otherKind, num uint32) outcome {
+	pk.other = otherKey{kind: k, num: num}
+	return outOther
+}
+
+func (pk *packet) family(f1, f2 uint32, b []byte) outcome {
 	switch {
 	case f1 == afInet || f2 == afInet:
-		return decodeIPv4(b, pk)
+		return pk.ipv4(b)
 	case isAFInet6(f1) || isAFInet6(f2):
-		return decodeIPv6(b, pk)
+		return pk.ipv6(b)
 	}
-	return outNonStream
+	return pk.otherIs(otherFamily, min(f1, f2))
 }
 
 func isAFInet6(f uint32) bool {
 	return f == afInet6BSD || f == afInet6FreeBSD || f == afInet6Darwin
 }
 
-// decodeEther follows VLAN tags (possibly stacked) to the IP header.
-func decodeEther(et uint16, b []byte, pk *packet) outcome {
+// ether decodes the payload of an Ethernet frame (or of anything else
+// that names its payload by EtherType) of type et, following VLAN tags
+// (possibly stacked).
+func (pk *packet) ether(et uint16, b []byte) outcome {
 	for tags := 0; et == etherVLAN || et == etherQinQ || et == etherQ91; tags++ {
 		if tags == maxVLANTags || len(b) < 4 {
 			return outMalformed
@@ -144,14 +194,41 @@ func decodeEther(et uint16, b []byte, pk *packet) outcome {
 	}
 	switch et {
 	case etherIPv4:
-		return decodeIPv4(b, pk)
+		return pk.ipv4(b)
 	case etherIPv6:
-		return decodeIPv6(b, pk)
+		return pk.ipv6(b)
+	case etherMPLS, etherMPLSMulti:
+		return pk.mpls(b)
+	case etherPPPoE:
+		return pk.pppoe(b)
+	case etherARP:
+		return pk.otherIs(otherARP, 0)
+	case etherPPPoEDisc:
+		return pk.otherIs(otherPPPoEDiscovery, 0)
 	}
-	return outNonStream
+	if et < 0x0600 {
+		// An 802.3 length field (LLC frames: STP, CDP...), or a Linux
+		// SLL pseudo-protocol below 0x0600.
+		return pk.otherIs(otherLLC, 0)
+	}
+	return pk.otherIs(otherEtherType, uint32(et))
 }
 
-func decodeIPv4(b []byte, pk *packet) outcome {
+// ip decodes an IPv4 or IPv6 packet, by its version nibble.
+func (pk *packet) ip(b []byte) outcome {
+	if len(b) == 0 {
+		return outMalformed
+	}
+	switch b[0] >> 4 {
+	case 4:
+		return pk.ipv4(b)
+	case 6:
+		return pk.ipv6(b)
+	}
+	return outMalformed
+}
+
+func (pk *packet) ipv4(b []byte) outcome {
 	if len(b) < 20 || b[0]>>4 != 4 {
 		return outMalformed
 	}
@@ -167,16 +244,18 @@ func decodeIPv4(b []byte, pk *packet) outcome {
 	if ff&0x1fff != 0 {
 		return outFragment
 	}
-	pk.frag = ff&0x2000 != 0
+	if ff&0x2000 != 0 {
+		pk.frag = true
+	}
 	pk.v4 = true
 	pk.src = [16]byte{}
 	pk.dst = [16]byte{}
 	copy(pk.src[:4], b[12:16])
 	copy(pk.dst[:4], b[16:20])
-	return decodeTransport(b[9], b[ihl:], total-ihl, pk)
+	return pk.transport(b[9], b[ihl:], total-ihl)
 }
 
-func decodeIPv6(b []byte, pk *packet) outcome {
+func (pk *packet) ipv6(b []byte) outcome {
 	if len(b) < 40 || b[0]>>4 != 6 {
 		return outMalformed
 	}
@@ -192,7 +271,6 @@ func decodeIPv6(b []byte, pk *packet) outcome {
 	pk.v4 = false
 	copy(pk.src[:], b[8:24])
 	copy(pk.dst[:], b[24:40])
-	pk.frag = false
 	next := b[6]
 	off := 40
 	for n := 0; ; n++ {
@@ -220,10 +298,8 @@ func decodeIPv6(b []byte, pk *packet) outcome {
 				pk.frag = true
 			}
 			hl = 8
-		case ip6NoNext:
-			return outNonStream
 		default:
-			return decodeTransport(next, b[off:], end-off, pk)
+			return pk.transport(next, b[off:], end-off)
 		}
 		if n == maxIP6ExtHeader || len(b) < off+hl {
 			return outMalformed
@@ -233,9 +309,10 @@ func decodeIPv6(b []byte, pk *packet) outcome {
 	}
 }
 
-// decodeTransport parses a TCP or UDP header; b holds the captured bytes
-// of the IP payload and declared its length per the IP header.
-func decodeTransport(proto uint8, b []byte, declared int, pk *packet) outcome {
+// transport parses a TCP or UDP header, or enters a tunnel; b holds the
+// captured bytes of the IP payload and declared its length per the IP
+// header.
+func (pk *packet) transport(proto uint8, b []byte, declared int) outcome {
 	pk.proto = proto
 	switch proto {
 	case ipProtoTCP:
@@ -273,7 +350,20 @@ func decodeTransport(proto uint8, b []byte, declared int, pk *packet) outcome {
 			pk.trunc = false
 			pk.payload = b[8:ulen]
 		}
+		if pk.dport == vxlanPort && isVXLAN(pk.payload) {
+			return pk.vxlan(pk.payload)
+		}
 		return outStream
+	case ipProtoGRE:
+		return pk.gre(b)
+	case ipProtoIPIP, ipProtoIPv6:
+		if !pk.enter() {
+			return outMalformed
+		}
+		if proto == ipProtoIPIP {
+			return pk.ipv4(b)
+		}
+		return pk.ipv6(b)
 	}
-	return outNonStream
+	return pk.otherIs(otherIPProto, uint32(proto))
 }

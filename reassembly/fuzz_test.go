@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"net/netip"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 var fuzzLinks = []capture.LinkType{
 	capture.LinkEthernet, capture.LinkLinuxSLL, capture.LinkLinuxSLL2, capture.LinkRaw,
 	capture.LinkIPv4, capture.LinkIPv6, capture.LinkNull, capture.LinkLoop, capture.LinkUser0, 105,
+	capture.LinkPPP, capture.LinkPPPWithDir, capture.LinkPPPHDLC, capture.LinkNFLOG,
 }
 
 // fuzzEncaps frame the structured segments.
@@ -37,12 +39,16 @@ func fuzzAddr(i int, side pktbuild.Side) netip.AddrPort {
 
 // Fuzz record kinds (first byte of a record, modulo 8).
 const (
-	recRaw    = 0 // 0, 1: [kind][link][len lo][len hi][dir] then len bytes, a raw frame
+	// 0, 1: [kind][link][len lo][len hi][dir] then len bytes, a raw
+	// frame (dir bit 7: cut at HeaderLen and marked Dropped; bit 6:
+	// marked Dropped as it is, with Length 2*len).
+	recRaw    = 0
 	recExpire = 7 // [kind][idle ms]: Expire
 	// Any other kind: [kind][ctl][off lo][off hi][len][encap], a
 	// structured TCP segment. ctl bit 0: connection, bit 1: side, bit 2:
 	// SYN, bit 3: FIN, bits 4-5 == 3: RST, bit 6: truncate, bit 7: a SYN
-	// with a different ISN. The segment starts 16 bytes before the
+	// with a different ISN; encap bit 7: cut at HeaderLen and marked
+	// Dropped. The segment starts 16 bytes before the
 	// side's first data byte plus (off & 0x3fff); its payload byte at
 	// sequence number s is byte(s).
 )
@@ -117,7 +123,8 @@ type fuzzChecker struct {
 	t      *testing.T
 	off    map[[2]int]int64
 	base   map[[2]int]byte
-	gapSum int64
+	gapSum int64 // TCP
+	udpGap int64
 }
 
 func (c *fuzzChecker) structured(s *Stream) bool {
@@ -147,7 +154,12 @@ func (c *fuzzChecker) Data(s *Stream, dir Dir, t time.Time, data []byte) {
 func (c *fuzzChecker) Gap(s *Stream, dir Dir, t time.Time, n int64) {
 	c.recorder.Gap(s, dir, t, n)
 	c.off[[2]int{s.ID, int(dir)}] += n
-	c.gapSum += n
+	switch s.Transport {
+	case TCP:
+		c.gapSum += n
+	case UDP:
+		c.udpGap += n
+	}
 }
 
 // fuzzRun interprets data as a sequence of records (see recRaw) and checks
@@ -173,14 +185,22 @@ func fuzzRun(t *testing.T, data []byte) {
 			}
 			lt := fuzzLinks[int(data[1])%len(fuzzLinks)]
 			n := min(int(binary.LittleEndian.Uint16(data[2:])), len(data)-5)
-			dir := capture.Direction(data[4] % 3)
+			ctl := data[4]
+			dir := capture.Direction((ctl & 0x3f) % 3)
 			frame := data[5 : 5+n]
 			data = data[5+n:]
 			if isFuzzTuple(lt, frame) {
 				continue
 			}
-			a.Packet(&capture.Packet{Time: now, LinkType: lt, Data: frame, Length: n,
-				Interface: int(dir), Direction: dir})
+			p := &capture.Packet{Time: now, LinkType: lt, Data: frame, Length: n,
+				Interface: int(dir), Direction: dir}
+			switch {
+			case ctl&0x80 != 0:
+				p.Data, p.Dropped = frame[:HeaderLen(lt, frame)], true
+			case ctl&0x40 != 0:
+				p.Dropped, p.Length = true, 2*n
+			}
+			a.Packet(p)
 		case kind == recExpire:
 			if len(data) < 2 {
 				data = nil
@@ -194,13 +214,18 @@ func fuzzRun(t *testing.T, data []byte) {
 				continue
 			}
 			seg, trunc := fuzzSegment(data[1], binary.LittleEndian.Uint16(data[2:]), int(data[4]))
-			e := fuzzEncaps[int(data[5])%len(fuzzEncaps)]
+			e := fuzzEncaps[int(data[5]&0x7f)%len(fuzzEncaps)]
+			drop := data[5]&0x80 != 0
 			data = data[6:]
 			f := seg.Frame(e)
 			if trunc {
 				f = f.Truncate(len(f.Data) - len(seg.TCP.Payload)/2)
 			}
-			a.Packet(f.Packet(now))
+			p := f.Packet(now)
+			if drop {
+				p.Data, p.Dropped = p.Data[:HeaderLen(p.LinkType, p.Data)], true
+			}
+			a.Packet(p)
 		}
 		a.checkInternal(t)
 	}
@@ -223,6 +248,9 @@ func fuzzRun(t *testing.T, data []byte) {
 	}
 	if st.TCPGapBytes != fc.gapSum {
 		r.fail("stats count %d gap bytes, events %d", st.TCPGapBytes, fc.gapSum)
+	}
+	if st.DroppedUDPBytes != fc.udpGap {
+		r.fail("stats count %d dropped UDP bytes, events %d", st.DroppedUDPBytes, fc.udpGap)
 	}
 	if len(a.flows) != 0 || len(a.order) != 0 || len(a.finished) != 0 {
 		r.fail("state left after Flush")
@@ -248,6 +276,13 @@ func FuzzAssembler(f *testing.F) {
 	s = append(s, segRecord(0x31, 16, 3, 0)...)    // RST on the other connection
 	s = append(s, 7, 0)                            // Expire
 	f.Add(s)
+	// Dropped segments (encap bit 7), a lost tail acknowledged.
+	var d []byte
+	d = append(d, segRecord(0x00, 16, 10, 0)...)    // client data 0..9
+	d = append(d, segRecord(0x00, 26, 10, 0x81)...) // 10..19 dropped
+	d = append(d, segRecord(0x02, 16, 0, 2)...)     // server ACK
+	d = append(d, segRecord(0x00, 60, 0, 0)...)     // client bare ACK at 44: tail 20..43 lost
+	f.Add(d)
 	f.Add(append(segRecord(0x01, 5000, 255, 0), segRecord(0x01, 16, 255, 1)...))
 	// Raw frames of various link types, from the builders and from a real
 	// capture.
@@ -261,6 +296,17 @@ func FuzzAssembler(f *testing.F) {
 	r = append(r, rawRecord(8, 2, []byte("serial write"))...)
 	r = append(r, rawRecord(0, 0, pktbuild.Encap{}.Ether(pktbuild.EtherTypeARP, make([]byte, 28)).Data)...)
 	f.Add(r)
+	// Encapsulations (data segments and the UDP exchange), whole and
+	// dropped, and a dropped serial read.
+	var en []byte
+	for i, w := range encapCases {
+		pkts, _ := encapConversation(w, cli6, srv6)
+		for _, p := range pkts[3:] {
+			en = append(en, rawRecord(slices.Index(fuzzLinks, p.LinkType), byte(i%2)<<7, p.Data)...)
+		}
+	}
+	en = append(en, rawRecord(8, 0x41, []byte("x"))...)
+	f.Add(en)
 	if pkts, err := readPcap(filepath.Join(vrpnDir, "b_udp_tcp.pcap")); err == nil {
 		var v []byte
 		for _, p := range pkts[:12] {

@@ -2,6 +2,16 @@
 // connections as two ordered byte streams with gaps, UDP flows as datagrams,
 // serial links as reads. It numbers streams in order of first appearance and
 // keeps memory bounded. It knows nothing of protocols.
+//
+// It decodes the link layers and encapsulations found in real captures
+// (Ethernet with VLAN tags, Linux SLL/SLL2, raw IP, BSD loopback, PPP,
+// PPPoE, MPLS, NFLOG, GRE, VXLAN, IP in IP) down to the innermost TCP or
+// UDP header, and names everything else in [Stats].Other. [HeaderLen]
+// tells a capture loop how much of a packet to keep when it must drop the
+// payload ([dissect/capture.Packet].Dropped): reassembly then reports the lost
+// bytes as gaps of the right stream, so that nothing is lost silently.
+// A TCP direction whose tail was not captured ends with a gap up to the
+// last sequence number seen in any packet of its connection.
 package reassembly
 
 import (
@@ -74,8 +84,10 @@ type Handler interface {
 	Data(s *Stream, dir Dir, t time.Time, data []byte)
 	// Datagram gives one UDP datagram of direction dir.
 	Datagram(s *Stream, dir Dir, t time.Time, data []byte)
-	// Gap reports n bytes of direction dir that were never captured; the
-	// next Data continues after them.
+	// Gap reports n bytes of direction dir that were never captured, or
+	// that dissect dropped ([dissect/capture.Packet].Dropped); the next Data
+	// continues after them. On a UDP flow it stands for one lost
+	// datagram of n bytes.
 	Gap(s *Stream, dir Dir, t time.Time, n int64)
 	// Close reports that direction dir has ended; no event of that
 	// direction follows.

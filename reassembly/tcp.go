@@ -27,6 +27,11 @@ type half struct {
 	base    uint32
 	off     int64 // offset of the next byte to deliver
 	finOff  int64
+	// sent is the highest offset known to have been sent: the end of a
+	// segment seen (its declared length, a FIN's slot included) or a
+	// sequence number the peer acknowledged. What lies between the last
+	// byte delivered and sent when the direction ends is a lost tail.
+	sent    int64
 	held    []piece // sorted, disjoint, every start > off
 	heldLen int     // captured bytes in held
 }
@@ -38,6 +43,25 @@ func (h *half) release() {
 
 // nextSeq is the sequence number of the next byte to deliver.
 func (h *half) nextSeq() uint32 { return h.base + uint32(h.off) }
+
+// maxAhead bounds how far past the delivery point a bare sequence or
+// acknowledgment number is believed: the largest TCP window (RFC 7323). A
+// wilder one (a stale or forged packet) would otherwise turn into a huge
+// invented gap.
+const maxAhead = 1 << 30
+
+// offset maps sequence number seq to a stream offset, within 2^31 of the
+// delivery point.
+func (h *half) offset(seq uint32) int64 { return h.off + int64(int32(seq-h.nextSeq())) }
+
+// sentUpTo records that everything before sequence number seq was sent.
+func (h *half) sentUpTo(seq uint32) {
+	if h.started && !h.closed {
+		if o := h.offset(seq); o-h.off <= maxAhead {
+			h.sent = max(h.sent, o)
+		}
+	}
+}
 
 // sameSYN reports whether a SYN with sequence number seq belongs to the
 // connection this direction is part of: its own SYN again, or a SYN
@@ -86,6 +110,11 @@ func (a *Assembler) tcp(pk *packet, t time.Time) {
 
 	if pk.flags&flagRST != 0 {
 		a.stats.TCPAfterClose += int64(pk.plen) // a reset's text is not stream data
+		if ack {
+			// Its sequence number may be 0 (RFC 9293 3.10.7.1); its
+			// acknowledgment number is what the peer sent.
+			a.acked(c, 1-d, pk.ack, t)
+		}
 		a.complete(c, 0, t)
 		a.complete(c, 1, t)
 		a.tombstone(c)
@@ -112,6 +141,11 @@ func (a *Assembler) tcp(pk *packet, t time.Time) {
 	if pk.plen > 0 || fin {
 		a.segment(c, d, h, t, seq, pk.payload, pk.plen, fin)
 	}
+	end := seq + uint32(pk.plen)
+	if fin {
+		end++
+	}
+	h.sentUpTo(end) // even a bare ACK's sequence number says what was sent
 	if ack {
 		a.acked(c, 1-d, pk.ack, t)
 	}
@@ -134,7 +168,7 @@ func (a *Assembler) segment(c *conn, d Dir, h *half, t time.Time, seq uint32, da
 	if len(data) > plen {
 		data = data[:plen]
 	}
-	s := h.off + int64(int32(seq-h.nextSeq()))
+	s := h.offset(seq)
 	e := s + int64(plen)
 	if h.closed {
 		behind := min(max(h.off-s, 0), e-s)
@@ -194,13 +228,19 @@ func (a *Assembler) segment(c *conn, d Dir, h *half, t time.Time, seq uint32, da
 // buffer limit) would only delay the data behind the hole. A hole with
 // nothing held behind it is left alone: some captures (tcpdump -i any)
 // can show an ACK before the data it acknowledges.
+//
+// The acknowledged point also counts as sent, for the tail gap.
 func (a *Assembler) acked(c *conn, d Dir, ackSeq uint32, t time.Time) {
 	h := &c.h[d]
-	if !h.started || h.closed || len(h.held) == 0 {
+	if !h.started || h.closed {
 		return
 	}
-	ackOff := h.off + int64(int32(ackSeq-h.nextSeq()))
-	if ackOff <= h.off {
+	ackOff := h.offset(ackSeq)
+	if ackOff <= h.off || ackOff-h.off > maxAhead {
+		return
+	}
+	h.sent = max(h.sent, ackOff)
+	if len(h.held) == 0 {
 		return
 	}
 	a.gap(c, d, h, t, min(ackOff, h.held[0].start)-h.off)
@@ -324,7 +364,8 @@ func (a *Assembler) trimHeld(h *half, end int64) {
 
 // complete ends direction d of TCP connection c: each remaining hole
 // becomes a Gap before the held data after it, a hole before a FIN too,
-// and the direction is closed.
+// or without a FIN the lost tail up to the highest offset known sent, and
+// the direction is closed.
 func (a *Assembler) complete(c *conn, d Dir, t time.Time) {
 	h := &c.h[d]
 	if h.closed {
@@ -334,8 +375,14 @@ func (a *Assembler) complete(c *conn, d Dir, t time.Time) {
 		a.gap(c, d, h, t, h.held[0].start-h.off)
 		a.pump(c, d, h, t)
 	}
-	if h.fin && h.off < h.finOff {
+	switch {
+	case h.closed:
+	case h.fin:
+		// sent may count the FIN's slot, and nothing follows a FIN.
 		a.gap(c, d, h, t, h.finOff-h.off)
+	case h.sent > h.off:
+		a.stats.TCPTailGapBytes += h.sent - h.off
+		a.gap(c, d, h, t, h.sent-h.off)
 	}
 	if !h.closed {
 		h.closed = true

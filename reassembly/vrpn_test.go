@@ -156,7 +156,7 @@ func TestVRPNCaptures(t *testing.T) {
 				}
 			}
 			st := a.Stats()
-			if st.Malformed != 0 || st.NonStream != 0 || st.TCPGapBytes != 0 || st.TruncatedUDP != 0 {
+			if st.Malformed != 0 || len(st.Other) != 0 || st.TCPGapBytes != 0 || st.TruncatedUDP != 0 {
 				t.Errorf("stats %+v", st)
 			}
 		})

@@ -2,10 +2,13 @@
 // as a [capture.Source], so that the same reassembly and dissectors serve
 // live traffic and capture files.
 //
-// On Linux it uses an AF_PACKET socket through golang.org/x/sys/unix (no
-// libpcap, no cgo): an optional tcpdump-syntax filter is compiled by
-// dissect/capture/filter (AssembleSocket) and attached to the socket in the kernel, packets
-// are timestamped by the kernel (SO_TIMESTAMPNS), and the kernel's drop
+// On Linux it reads an AF_PACKET socket (no libpcap, no cgo) in one of two
+// ways ([Method]): a TPACKET_V3 memory-mapped ring shared with the kernel
+// (gopacket's afpacket package), used for Ethernet, loopback and raw-IP
+// interfaces, or recvmsg, one packet per system call, used for "any" and
+// cooked captures. Either way an optional tcpdump-syntax filter is compiled
+// by dissect/capture/filter (AssembleSocket) and run in the kernel, packets
+// are timestamped by the kernel (nanoseconds), and the kernel's drop
 // counter is read with PACKET_STATISTICS. On other systems [Open] returns
 // [ErrUnsupported]; [Interfaces] works everywhere.
 //
@@ -31,8 +34,55 @@ import (
 // (libpcap's MAXIMUM_SNAPLEN): in practice every packet is kept whole.
 const DefaultSnaplen = 262144
 
-// DefaultBufferSize is the default kernel receive buffer, in bytes.
+// DefaultBufferSize is the default kernel buffer (the ring, or the socket's
+// receive buffer), in bytes.
 const DefaultBufferSize = 32 << 20
+
+// BlockTimeout is how long the kernel fills a block of the ring before it
+// hands the block over partly filled: packets reach Next at most about two
+// block timeouts after they arrived, however slow the traffic.
+const BlockTimeout = 10 * time.Millisecond
+
+// DrainTimeout is how long a read waits, after a stop, for packets the
+// kernel already captured: long enough for the kernel to hand over a partly
+// filled block of the ring (it does so within two BlockTimeouts) with room
+// for a busy machine. [Source.Stop] uses it; a caller that drains by itself
+// calls [Source.SetTimeout] with it and reads until ErrTimeout.
+const DrainTimeout = 100 * time.Millisecond
+
+// Method is how packets are read from the kernel (Linux).
+type Method uint8
+
+const (
+	// MethodAuto picks MethodRing for Ethernet, loopback and raw-IP
+	// interfaces and MethodSocket for "any" and cooked captures (the ring
+	// does not give the link-layer address those need); if the ring cannot
+	// be set up (an old kernel), the socket is used.
+	MethodAuto Method = iota
+	// MethodRing reads a TPACKET_V3 ring of Config.BufferSize bytes mapped
+	// into the process: the kernel writes packets into blocks and hands
+	// over a block when it is full or after BlockTimeout, so one wake-up
+	// serves many packets and no system call is made per packet. Open
+	// fails for "any" and cooked captures. Packets have no direction
+	// (capture.DirUnknown), except on loopback (all inbound).
+	MethodRing
+	// MethodSocket reads one packet per recvmsg system call from a socket
+	// whose receive buffer is Config.BufferSize bytes.
+	MethodSocket
+)
+
+// String returns "auto", "ring" or "socket".
+func (m Method) String() string {
+	switch m {
+	case MethodAuto:
+		return "auto"
+	case MethodRing:
+		return "ring"
+	case MethodSocket:
+		return "socket"
+	}
+	return fmt.Sprintf("method %d", m)
+}
 
 // AnyInterface is the pseudo-interface that captures on every interface.
 const AnyInterface = "any"
@@ -76,17 +126,22 @@ type Config struct {
 	// DefaultSnaplen. Longer packets are cut, and Packet.Length keeps their
 	// length on the wire.
 	Snaplen uint32
-	// BufferSize is the kernel receive buffer in bytes; 0 means
-	// DefaultBufferSize. When it fills up (dissect cannot keep up), the
-	// kernel drops packets and counts them (Stats.Dropped).
+	// BufferSize is the kernel's buffer in bytes; 0 means
+	// DefaultBufferSize. With the ring it is the ring's size (blocks of
+	// 512 KiB for the default snap length, at least two blocks); with the
+	// socket, its receive buffer. When it fills up (dissect cannot keep
+	// up), the kernel drops packets and counts them (Stats.Dropped).
 	BufferSize int
 	// NoPromiscuous leaves the interface out of promiscuous mode, so that
 	// only traffic to and from this host is seen.
 	NoPromiscuous bool
 	// Timeout, when positive, makes Next return ErrTimeout after waiting
 	// that long for a packet, so the caller can do periodic work and check
-	// for cancellation.
+	// for cancellation. [Source.SetTimeout] changes it after Open.
 	Timeout time.Duration
+	// Method chooses how packets are read; the zero value, MethodAuto,
+	// picks the best one for the interface.
+	Method Method
 }
 
 // Stats are a source's counters since it was opened.

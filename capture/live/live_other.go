@@ -4,6 +4,7 @@ package live
 
 import (
 	"fmt"
+	"time"
 
 	"dissect/capture"
 )
@@ -33,6 +34,15 @@ func (s *Source) LinkType() capture.LinkType { return 0 }
 
 // Snaplen is the most bytes kept of each packet.
 func (s *Source) Snaplen() uint32 { return 0 }
+
+// Method is the zero Method: nothing is read.
+func (s *Source) Method() Method { return MethodAuto }
+
+// SetTimeout does nothing.
+func (s *Source) SetTimeout(time.Duration) {}
+
+// Stop does nothing.
+func (s *Source) Stop() {}
 
 // Next always fails: see Open.
 func (s *Source) Next() (*capture.Packet, error) { return nil, ErrUnsupported }

@@ -20,7 +20,11 @@
 //
 // Both are built on [Tap], which merges any number of [Input] readers, so
 // everything can be tested with pseudo-terminals or in-memory readers.
-// Reading goroutines hand buffers from a bounded pool to the consumer, so
-// steady-state reading does not allocate, and a slow consumer holds at most
-// [MaxQueued] reads before the readers wait.
+// Reading goroutines never wait for the consumer, so the ports are drained
+// at line speed (and a proxy keeps forwarding) whatever it does: reads are
+// copied into a queue bounded in bytes (TapConfig.QueueBytes, default
+// [DefaultQueueBytes]), and while it is full they are dropped, counted
+// ([Tap.Stats]) and handed out as one packet with [capture.Packet.Dropped]
+// set and the bytes dropped as its Length, which reassembly reports as a
+// gap. Steady-state reading does not allocate.
 package serial

@@ -94,7 +94,11 @@ func checkPackets(t *testing.T, ps []capture.Packet, link string, iface int) {
 		if p.LinkType != capture.LinkUser0 || p.InterfaceName != link || p.Interface != iface {
 			t.Fatalf("packet %d: link type %d, interface %d %q; want 147, %d %q", i, p.LinkType, p.Interface, p.InterfaceName, iface, link)
 		}
-		if len(p.Data) == 0 || len(p.Data) > ReadSize || p.Length != len(p.Data) {
+		if p.Dropped {
+			if len(p.Data) != 0 || p.Length <= 0 {
+				t.Fatalf("packet %d: dropped marker with %d bytes, length %d", i, len(p.Data), p.Length)
+			}
+		} else if len(p.Data) == 0 || len(p.Data) > ReadSize || p.Length != len(p.Data) {
 			t.Fatalf("packet %d: %d bytes, length %d", i, len(p.Data), p.Length)
 		}
 		if p.Time.Location() != time.UTC {

@@ -81,8 +81,11 @@ type Mode struct {
 	StopBits StopBits
 }
 
-// DefaultMode is 115200 baud, 8 data bits, no parity, 1 stop bit (8N1).
-var DefaultMode = Mode{Baud: 115200, DataBits: 8, Parity: ParityNone, StopBits: StopBits1}
+// DefaultMode returns 115200 baud, 8 data bits, no parity, 1 stop bit
+// (8N1).
+func DefaultMode() Mode {
+	return Mode{Baud: 115200, DataBits: 8, Parity: ParityNone, StopBits: StopBits1}
+}
 
 // String returns the mode in the usual short form, e.g. "115200 8N1".
 func (m Mode) String() string {

@@ -2,6 +2,7 @@ package serial
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"sync"
@@ -12,15 +13,23 @@ import (
 // NewProxy forwards bytes both ways between host and device and taps them:
 // every read from host is written to device, then queued as a host→device
 // packet; every read from device is written to host, then queued as a
-// device→host packet. Nothing is added, dropped or delayed beyond the read
-// itself. link names the serial link; hostName and deviceName name the two
-// sides in errors. Closing the tap closes both sides (those that are
-// io.Closers).
+// device→host packet. Nothing is added to, dropped from or delayed in the
+// forwarded bytes beyond the read itself, and forwarding never waits for
+// the consumer: reads the queue has no room for are forwarded all the
+// same, and dropped from the tap only (see [Tap.Next]). link names the
+// serial link; hostName and deviceName name the two sides in errors.
+// Closing the tap closes both sides (those that are io.Closers). The queue
+// holds [DefaultQueueBytes].
 func NewProxy(link string, iface int, host io.ReadWriter, hostName string, device io.ReadWriter, deviceName string) (*Tap, error) {
-	return NewTap(link, iface,
-		Input{Name: hostName, R: host, Dir: capture.DirOutbound, Forward: device, ForwardName: deviceName},
-		Input{Name: deviceName, R: device, Dir: capture.DirInbound, Forward: host, ForwardName: hostName},
-	)
+	return NewTapQueue(link, iface, 0, proxyInputs(host, hostName, device, deviceName)...)
+}
+
+// proxyInputs returns the two inputs of a proxy between host and device.
+func proxyInputs(host io.ReadWriter, hostName string, device io.ReadWriter, deviceName string) []Input {
+	return []Input{
+		{Name: hostName, R: host, Dir: capture.DirOutbound, Forward: device, ForwardName: deviceName},
+		{Name: deviceName, R: device, Dir: capture.DirInbound, Forward: host, ForwardName: hostName},
+	}
 }
 
 // ProxyConfig configures [OpenProxy].
@@ -35,6 +44,11 @@ type ProxyConfig struct {
 	Mode Mode
 	// Interface is the interface index the packets carry.
 	Interface int
+	// QueueBytes bounds the memory held by reads waiting for a slow
+	// consumer, as [TapConfig.QueueBytes]. Forwarding never waits for the
+	// consumer; past the bound, reads are forwarded but dropped from the
+	// tap, and counted.
+	QueueBytes int
 }
 
 // Proxy is a [Tap] that forwards between a real device and a
@@ -53,6 +67,9 @@ func OpenProxy(cfg ProxyConfig) (*Proxy, error) {
 	if cfg.Device == "" || cfg.Link == "" {
 		return nil, errors.New("serial: proxy needs a device and a link path")
 	}
+	if cfg.QueueBytes < 0 {
+		return nil, fmt.Errorf("serial: queue of %d bytes: must not be negative", cfg.QueueBytes)
+	}
 	dev, err := Open(cfg.Device, cfg.Mode)
 	if err != nil {
 		return nil, err
@@ -67,7 +84,7 @@ func OpenProxy(cfg ProxyConfig) (*Proxy, error) {
 		pt.Close()
 		return nil, err
 	}
-	tap, err := NewProxy(cfg.Device, cfg.Interface, pt.Master, cfg.Link, dev, cfg.Device)
+	tap, err := NewTapQueue(cfg.Device, cfg.Interface, cfg.QueueBytes, proxyInputs(pt.Master, cfg.Link, dev, cfg.Device)...)
 	if err != nil {
 		removeLink(pt.Path, cfg.Link)
 		dev.Close()

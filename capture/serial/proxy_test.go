@@ -22,7 +22,7 @@ func startProxy(t *testing.T) (p *Proxy, dev *PTY, host *os.File, link string) {
 	t.Helper()
 	dev = newPTY(t)
 	link = filepath.Join(t.TempDir(), "ttyPROSTHESIS")
-	p, err := OpenProxy(ProxyConfig{Device: dev.Path, Link: link, Mode: DefaultMode})
+	p, err := OpenProxy(ProxyConfig{Device: dev.Path, Link: link, Mode: DefaultMode()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +127,7 @@ func TestProxyLinkPath(t *testing.T) {
 
 	plain := filepath.Join(dir, "plain")
 	os.WriteFile(plain, nil, 0o600)
-	if _, err := OpenProxy(ProxyConfig{Device: dev.Path, Link: plain, Mode: DefaultMode}); err == nil || !strings.HasPrefix(err.Error(), plain+": ") {
+	if _, err := OpenProxy(ProxyConfig{Device: dev.Path, Link: plain, Mode: DefaultMode()}); err == nil || !strings.HasPrefix(err.Error(), plain+": ") {
 		t.Fatalf("a regular file at the link path: %v", err)
 	}
 	if b, err := os.ReadFile(plain); err != nil || len(b) != 0 {
@@ -136,13 +136,13 @@ func TestProxyLinkPath(t *testing.T) {
 
 	live := filepath.Join(dir, "live")
 	os.Symlink(plain, live)
-	if _, err := OpenProxy(ProxyConfig{Device: dev.Path, Link: live, Mode: DefaultMode}); err == nil {
+	if _, err := OpenProxy(ProxyConfig{Device: dev.Path, Link: live, Mode: DefaultMode()}); err == nil {
 		t.Fatal("a live symlink was replaced")
 	}
 
 	stale := filepath.Join(dir, "stale")
 	os.Symlink(filepath.Join(dir, "gone"), stale)
-	p, err := OpenProxy(ProxyConfig{Device: dev.Path, Link: stale, Mode: DefaultMode})
+	p, err := OpenProxy(ProxyConfig{Device: dev.Path, Link: stale, Mode: DefaultMode()})
 	if err != nil {
 		t.Fatalf("a stale symlink was not replaced: %v", err)
 	}
@@ -154,7 +154,7 @@ func TestProxyLinkPath(t *testing.T) {
 	// A missing device: no link is left behind.
 	missing := filepath.Join(dir, "ttyUSB9")
 	link := filepath.Join(dir, "link")
-	if _, err := OpenProxy(ProxyConfig{Device: missing, Link: link, Mode: DefaultMode}); !isPortError(err, missing, ErrNotFound) {
+	if _, err := OpenProxy(ProxyConfig{Device: missing, Link: link, Mode: DefaultMode()}); !isPortError(err, missing, ErrNotFound) {
 		t.Fatalf("missing device: %v", err)
 	}
 	if _, err := os.Lstat(link); !errors.Is(err, os.ErrNotExist) {
@@ -163,7 +163,7 @@ func TestProxyLinkPath(t *testing.T) {
 
 	// A link whose directory does not exist.
 	bad := filepath.Join(dir, "no", "such", "dir")
-	if _, err := OpenProxy(ProxyConfig{Device: dev.Path, Link: bad, Mode: DefaultMode}); err == nil || !strings.HasPrefix(err.Error(), bad+": ") {
+	if _, err := OpenProxy(ProxyConfig{Device: dev.Path, Link: bad, Mode: DefaultMode()}); err == nil || !strings.HasPrefix(err.Error(), bad+": ") {
 		t.Fatalf("link in a missing directory: %v", err)
 	}
 }

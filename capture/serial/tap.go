@@ -18,10 +18,12 @@ const (
 	// ReadSize is the largest read, and so the largest packet: the buffer
 	// each read is made into.
 	ReadSize = 4096
-	// MaxQueued is how many reads may wait for the consumer; past it the
-	// readers wait (and a proxy stops forwarding) until the consumer
-	// catches up. Buffers are allocated only as the queue first grows.
-	MaxQueued = 1024
+	// DefaultQueueBytes is the default bound on the memory that reads
+	// waiting for a slow consumer may hold (TapConfig.QueueBytes).
+	DefaultQueueBytes = 16 << 20
+	// MinQueueBytes is the smallest queue; smaller settings are raised to
+	// it.
+	MinQueueBytes = 2 * ReadSize
 	// Snaplen is the largest packet a tap yields, for capture file headers.
 	Snaplen = ReadSize
 	// maxZeroReads is how many empty reads in a row end an input.
@@ -49,46 +51,88 @@ type Input struct {
 }
 
 // Tap merges the reads of its inputs into packets of one serial link, in
-// the order the reads completed. Each input is read by its own goroutine;
-// [Tap.Next] hands the packets out.
+// the order the reads completed. Each input is read by its own goroutine,
+// which never waits for the consumer: reads are copied into a queue of at
+// most QueueBytes bytes; while it is full they are counted and dropped,
+// and [Tap.Next] hands out a packet with Dropped set in their place.
 type Tap struct {
 	link    string
 	iface   int
 	inputs  []Input
 	closers []io.Closer
+	reserve int // queue room kept for one marker per input
 
-	mu   sync.Mutex // orders time stamps with the queue
-	last time.Time
-	q    chan item
-	free chan []byte
-	nbuf atomic.Int32
+	mu     sync.Mutex // guards everything below up to the consumer's fields
+	ready  sync.Cond  // a record was queued, an input failed or ended
+	q      ring
+	last   time.Time // the last time stamp given
+	runs   []run     // per input
+	stats  [2]DirStats
+	live   int        // inputs still being read
+	failed *PortError // the first input failure
+	failAt int64      // records queued before it
 
-	done    chan struct{}
 	closing atomic.Bool
 	once    sync.Once
 	wg      sync.WaitGroup
 
-	cur    capture.Packet
-	curBuf []byte
-	err    error
-	atEnd  bool
+	// The consumer's (Next's) own.
+	cur   capture.Packet
+	out   []byte
+	err   error
+	atEnd bool
 }
 
-// item is a queued read, or a reader's terminal error.
-type item struct {
-	t   time.Time
-	dir capture.Direction
-	buf []byte
-	n   int
-	err error
+// run is an input's current run of dropped reads.
+type run struct {
+	open   bool   // the input's last read was dropped
+	marker int64  // the run's marker's position in the queue
+	rec    record // the marker
+}
+
+// DirStats count the reads of one direction of a tap.
+type DirStats struct {
+	Reads        int64 // reads that returned bytes
+	Bytes        int64 // bytes read from the port: queued or dropped
+	DroppedReads int64 // reads not queued because the queue was full
+	Dropped      int64 // bytes of those reads
+	Markers      int64 // Dropped packets queued in their place
+}
+
+// TapStats count a tap's reads per direction since it was opened.
+type TapStats struct {
+	Outbound DirStats // host→device ([capture.DirOutbound])
+	Inbound  DirStats // device→host ([capture.DirInbound])
+}
+
+// Total returns the sums over both directions.
+func (s TapStats) Total() DirStats {
+	return DirStats{
+		Reads:        s.Outbound.Reads + s.Inbound.Reads,
+		Bytes:        s.Outbound.Bytes + s.Inbound.Bytes,
+		DroppedReads: s.Outbound.DroppedReads + s.Inbound.DroppedReads,
+		Dropped:      s.Outbound.Dropped + s.Inbound.Dropped,
+		Markers:      s.Outbound.Markers + s.Inbound.Markers,
+	}
 }
 
 // NewTap starts reading inputs as the directions of the serial link named
-// link (the name reassembly keys the stream by, and the pcapng if_name).
-// Packets carry interface index iface. Inputs must have distinct readers.
+// link (the name reassembly keys the stream by, and the pcapng if_name),
+// with a queue of [DefaultQueueBytes]. Packets carry interface index iface.
+// Inputs must have distinct readers.
 func NewTap(link string, iface int, inputs ...Input) (*Tap, error) {
+	return NewTapQueue(link, iface, 0, inputs...)
+}
+
+// NewTapQueue is [NewTap] with a queue of at most queueBytes bytes (0:
+// [DefaultQueueBytes]; at least [MinQueueBytes]). Each queued read takes
+// its length plus 16 bytes.
+func NewTapQueue(link string, iface, queueBytes int, inputs ...Input) (*Tap, error) {
 	if len(inputs) == 0 {
 		return nil, errors.New("serial: tap with no input")
+	}
+	if queueBytes < 0 {
+		return nil, fmt.Errorf("serial: queue of %d bytes: must not be negative", queueBytes)
 	}
 	for _, in := range inputs {
 		if in.R == nil {
@@ -98,14 +142,21 @@ func NewTap(link string, iface int, inputs ...Input) (*Tap, error) {
 			return nil, fmt.Errorf("serial: input %q: direction must be inbound or outbound", in.Name)
 		}
 	}
-	t := &Tap{
-		link:   link,
-		iface:  iface,
-		inputs: slices.Clone(inputs),
-		q:      make(chan item, MaxQueued+len(inputs)),
-		free:   make(chan []byte, MaxQueued),
-		done:   make(chan struct{}),
+	if queueBytes == 0 {
+		queueBytes = DefaultQueueBytes
 	}
+	reserve := hdrSize * len(inputs)
+	t := &Tap{
+		link:    link,
+		iface:   iface,
+		inputs:  slices.Clone(inputs),
+		reserve: reserve,
+		q:       ring{limit: max(queueBytes, MinQueueBytes, ReadSize+hdrSize+reserve)},
+		runs:    make([]run, len(inputs)),
+		live:    len(inputs),
+		out:     make([]byte, ReadSize),
+	}
+	t.ready.L = &t.mu
 	// Each closer once (a proxy's sides are both a reader and a forward
 	// target); closers of types that cannot be compared are kept as they
 	// are.
@@ -127,12 +178,8 @@ func NewTap(link string, iface int, inputs ...Input) (*Tap, error) {
 	}
 	t.wg.Add(len(inputs))
 	for i := range inputs {
-		go t.read(&t.inputs[i])
+		go t.read(i)
 	}
-	go func() {
-		t.wg.Wait()
-		close(t.q)
-	}()
 	return t, nil
 }
 
@@ -144,39 +191,65 @@ func (t *Tap) Link() string { return t.link }
 // returned) and when every input has ended, and the first *[PortError]
 // after the reads before it; the tap should then be closed. The packet and
 // its Data are valid until the next call to Next.
+//
+// While the queue is full, reads are dropped; the first dropped read of a
+// run queues, in its place, a packet with Dropped set, no Data, the time
+// of that read and, as Length, the bytes of the run dropped so far (the
+// reads dropped after Next returned it start a new run). So within a
+// direction, the Data and the Lengths of Dropped packets account for every
+// byte read, in order.
 func (t *Tap) Next() (*capture.Packet, error) {
-	t.release()
 	if t.err != nil {
 		return nil, t.err
 	}
 	if t.atEnd {
 		return nil, io.EOF
 	}
-	it, ok := <-t.q
-	if !ok {
-		t.atEnd = true
-		return nil, io.EOF
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for {
+		if t.failed != nil && t.q.popped == t.failAt {
+			t.err = t.failed
+			return nil, t.err
+		}
+		if t.q.count > 0 {
+			break
+		}
+		if t.live == 0 {
+			t.atEnd = true
+			return nil, io.EOF
+		}
+		t.ready.Wait()
 	}
-	if it.err != nil {
-		t.err = it.err
-		return nil, it.err
-	}
-	t.curBuf = it.buf
+	rec, data := t.q.pop(t.out)
 	t.cur = capture.Packet{
-		Time:          it.t,
+		Time:          rec.t,
 		LinkType:      capture.LinkUser0,
 		Interface:     t.iface,
 		InterfaceName: t.link,
-		Direction:     it.dir,
-		Data:          it.buf[:it.n],
-		Length:        it.n,
+		Direction:     rec.dir,
+		Data:          data,
+		Length:        int(rec.n),
+		Dropped:       rec.marker,
 	}
 	return &t.cur, nil
 }
 
-// Pending returns how many reads are queued: 0 means the consumer has
+// Pending returns how many packets are queued: 0 means the consumer has
 // caught up, a good time to flush output.
-func (t *Tap) Pending() int { return len(t.q) }
+func (t *Tap) Pending() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.q.count
+}
+
+// Stats returns the tap's counts so far. It is safe to call from any
+// goroutine, also after Close.
+func (t *Tap) Stats() TapStats {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return TapStats{Outbound: t.stats[0], Inbound: t.stats[1]}
+}
 
 // Close stops reading: it closes the inputs (unblocking their reads) and
 // waits for the reading goroutines to end. Reads queued before are still
@@ -185,7 +258,6 @@ func (t *Tap) Pending() int { return len(t.q) }
 func (t *Tap) Close() error {
 	t.once.Do(func() {
 		t.closing.Store(true)
-		close(t.done)
 		for _, c := range t.closers {
 			c.Close()
 		}
@@ -194,65 +266,27 @@ func (t *Tap) Close() error {
 	return nil
 }
 
-// release returns the buffer of the packet last handed out.
-func (t *Tap) release() {
-	if t.curBuf != nil {
-		t.put(t.curBuf)
-		t.curBuf = nil
-		t.cur.Data = nil
-	}
-}
+// Stop is Close, for callers that stop a live source from another
+// goroutine and close it later.
+func (t *Tap) Stop() { t.Close() }
 
-// get returns a free buffer, allocating while fewer than MaxQueued exist,
-// else waiting for one; false when the tap is closing.
-func (t *Tap) get() ([]byte, bool) {
-	select {
-	case b := <-t.free:
-		return b, true
-	default:
-	}
-	if t.nbuf.Add(1) <= MaxQueued {
-		return make([]byte, ReadSize), true
-	}
-	t.nbuf.Add(-1)
-	select {
-	case b := <-t.free:
-		return b, true
-	case <-t.done:
-		return nil, false
-	}
-}
-
-// put returns b to the pool; the pool holds every buffer, so it never
-// blocks.
-func (t *Tap) put(b []byte) {
-	select {
-	case t.free <- b:
-	default:
-	}
-}
-
-// read is the goroutine of one input.
-func (t *Tap) read(in *Input) {
-	defer t.wg.Done()
+// read is the goroutine of input i. It reads into one buffer, which push
+// copies into the queue or drops, so it never waits for the consumer.
+func (t *Tap) read(i int) {
+	defer t.end()
+	in := &t.inputs[i]
+	buf := make([]byte, ReadSize)
 	zero := 0
-	for {
-		buf, ok := t.get()
-		if !ok {
-			return
-		}
+	for !t.closing.Load() {
 		n, err := in.R.Read(buf)
 		if n > 0 {
 			if in.Forward != nil {
 				if _, werr := writeAll(in.Forward, buf[:n]); werr != nil {
-					t.put(buf)
 					t.fail(portError(in.ForwardName, opWrite, werr))
 					return
 				}
 			}
-			t.push(item{dir: in.Dir, buf: buf, n: n})
-		} else {
-			t.put(buf)
+			t.push(i, buf[:n])
 		}
 		if err != nil {
 			if !errors.Is(err, io.EOF) {
@@ -271,28 +305,78 @@ func (t *Tap) read(in *Input) {
 	}
 }
 
-// push stamps it with the current time and queues it. Stamping under the
-// lock keeps the times of the merged queue in order.
-func (t *Tap) push(it item) {
+// end marks a reading goroutine's end.
+func (t *Tap) end() {
 	t.mu.Lock()
+	t.live--
+	t.ready.Broadcast()
+	t.mu.Unlock()
+	t.wg.Done()
+}
+
+// push stamps read b of input i with the current time and queues it, or,
+// when the queue is full, counts it as dropped: the input's open marker
+// grows, or a new one is queued. Stamping under the lock keeps the times
+// of the merged queue in order.
+//
+// The queue always keeps room for one marker per input (t.reserve): a read
+// is queued only if that much room is left after it, and an input's run of
+// drops uses it for one marker, given back when the marker is handed out.
+// So a marker can always be queued, and no byte goes uncounted.
+func (t *Tap) push(i int, b []byte) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	now := time.Now().UTC()
 	if now.Before(t.last) { // the wall clock stepped back
 		now = t.last
 	}
 	t.last = now
-	it.t = now
-	t.q <- it
-	t.mu.Unlock()
+	dir := t.inputs[i].Dir
+	st := &t.stats[dirIndex(dir)]
+	st.Reads++
+	st.Bytes += int64(len(b))
+	r := &t.runs[i]
+	if t.q.used+hdrSize+len(b)+t.reserve <= t.q.limit {
+		t.q.push(record{t: now, n: int64(len(b)), dir: dir}, b)
+		r.open = false
+		t.ready.Signal()
+		return
+	}
+	st.DroppedReads++
+	st.Dropped += int64(len(b))
+	if r.open && t.q.holds(r.marker) {
+		r.rec.n += int64(len(b))
+		t.q.setLength(r.marker, r.rec)
+		return
+	}
+	r.open = true
+	r.rec = record{t: now, n: int64(len(b)), dir: dir, marker: true}
+	r.marker = t.q.push(r.rec, nil)
+	st.Markers++
+	t.ready.Signal()
 }
 
-// fail queues a reader's terminal error, unless the tap is closing (then
-// the error is the close itself).
+// dirIndex is the index of d in Tap.stats.
+func dirIndex(d capture.Direction) int {
+	if d == capture.DirInbound {
+		return 1
+	}
+	return 0
+}
+
+// fail records a reader's terminal error, to be returned after the reads
+// queued before it, unless the tap is closing (then the error is the close
+// itself). Only the first counts.
 func (t *Tap) fail(err *PortError) {
 	if t.closing.Load() {
 		return
 	}
 	t.mu.Lock()
-	t.q <- item{err: err}
+	if t.failed == nil {
+		t.failed = err
+		t.failAt = t.q.pushed
+		t.ready.Broadcast()
+	}
 	t.mu.Unlock()
 }
 
@@ -324,6 +408,12 @@ type TapConfig struct {
 	Mode Mode
 	// Interface is the interface index the packets carry.
 	Interface int
+	// QueueBytes bounds the memory held by reads waiting for a slow
+	// consumer: their bytes plus 16 per read (0: [DefaultQueueBytes];
+	// at least [MinQueueBytes]). The ports are read at line speed
+	// whatever the consumer does; past the bound, reads are dropped and
+	// counted (see [Tap.Next], [Tap.Stats]).
+	QueueBytes int
 }
 
 // LinkName returns the name of the tapped link: the one port's path, or
@@ -347,6 +437,9 @@ func OpenTap(cfg TapConfig) (*Tap, error) {
 	if cfg.HostTx == cfg.DeviceTx {
 		return nil, fmt.Errorf("serial: %s given as both host-tx and device-tx", cfg.HostTx)
 	}
+	if cfg.QueueBytes < 0 {
+		return nil, fmt.Errorf("serial: queue of %d bytes: must not be negative", cfg.QueueBytes)
+	}
 	var inputs []Input
 	var opened []Port
 	for _, s := range []struct {
@@ -366,5 +459,11 @@ func OpenTap(cfg TapConfig) (*Tap, error) {
 		opened = append(opened, p)
 		inputs = append(inputs, Input{Name: s.path, R: p, Dir: s.dir})
 	}
-	return NewTap(cfg.LinkName(), cfg.Interface, inputs...)
+	t, err := NewTapQueue(cfg.LinkName(), cfg.Interface, cfg.QueueBytes, inputs...)
+	if err != nil {
+		for _, o := range opened {
+			o.Close()
+		}
+	}
+	return t, err
 }

@@ -18,7 +18,7 @@ import (
 // carry. Writes alternate, each waited for, so the merged order is known.
 func TestTapTwoPorts(t *testing.T) {
 	hostWire, devWire := newPTY(t), newPTY(t)
-	tap, err := OpenTap(TapConfig{HostTx: hostWire.Path, DeviceTx: devWire.Path, Mode: DefaultMode, Interface: 3})
+	tap, err := OpenTap(TapConfig{HostTx: hostWire.Path, DeviceTx: devWire.Path, Mode: DefaultMode(), Interface: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +83,7 @@ func TestTapOnePort(t *testing.T) {
 // error naming the port.
 func TestTapDisconnect(t *testing.T) {
 	wire := newPTY(t)
-	tap, err := OpenTap(TapConfig{HostTx: wire.Path, Mode: DefaultMode})
+	tap, err := OpenTap(TapConfig{HostTx: wire.Path, Mode: DefaultMode()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +112,7 @@ func TestTapDisconnect(t *testing.T) {
 // reads queued before Close are still handed out.
 func TestTapCloseDrains(t *testing.T) {
 	wire := newPTY(t)
-	tap, err := OpenTap(TapConfig{HostTx: wire.Path, Mode: DefaultMode})
+	tap, err := OpenTap(TapConfig{HostTx: wire.Path, Mode: DefaultMode()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +146,7 @@ func TestTapCloseDrains(t *testing.T) {
 	}
 
 	// Close while Next waits.
-	tap2, err := OpenTap(TapConfig{HostTx: wire.Path, Mode: DefaultMode})
+	tap2, err := OpenTap(TapConfig{HostTx: wire.Path, Mode: DefaultMode()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,29 +161,29 @@ func TestTapCloseDrains(t *testing.T) {
 
 func TestOpenErrors(t *testing.T) {
 	missing := "/nonexistent/ttyUSB9"
-	_, err := OpenTap(TapConfig{HostTx: missing, Mode: DefaultMode})
+	_, err := OpenTap(TapConfig{HostTx: missing, Mode: DefaultMode()})
 	if !isPortError(err, missing, ErrNotFound) || err.Error() != missing+": no such device" {
 		t.Fatalf("missing port: %v", err)
 	}
 
 	// A second port that fails: the error names it.
 	wire := newPTY(t)
-	_, err = OpenTap(TapConfig{HostTx: wire.Path, DeviceTx: missing, Mode: DefaultMode})
+	_, err = OpenTap(TapConfig{HostTx: wire.Path, DeviceTx: missing, Mode: DefaultMode()})
 	if !isPortError(err, missing, ErrNotFound) {
 		t.Fatalf("missing second port: %v", err)
 	}
 
 	plain := filepath.Join(t.TempDir(), "plain")
 	os.WriteFile(plain, []byte("x"), 0o600)
-	_, err = OpenTap(TapConfig{DeviceTx: plain, Mode: DefaultMode})
+	_, err = OpenTap(TapConfig{DeviceTx: plain, Mode: DefaultMode()})
 	if !isPortError(err, plain, ErrNotSerial) || !strings.HasPrefix(err.Error(), plain+": not a serial port") {
 		t.Fatalf("regular file: %v", err)
 	}
 
-	if _, err := OpenTap(TapConfig{HostTx: wire.Path, DeviceTx: wire.Path, Mode: DefaultMode}); err == nil {
+	if _, err := OpenTap(TapConfig{HostTx: wire.Path, DeviceTx: wire.Path, Mode: DefaultMode()}); err == nil {
 		t.Fatal("the same port twice was accepted")
 	}
-	if _, err := OpenTap(TapConfig{Mode: DefaultMode}); err == nil {
+	if _, err := OpenTap(TapConfig{Mode: DefaultMode()}); err == nil {
 		t.Fatal("a tap with no port was accepted")
 	}
 	if _, err := OpenTap(TapConfig{HostTx: wire.Path, Mode: Mode{Baud: 115200, DataBits: 9}}); err == nil {
@@ -198,12 +198,12 @@ func TestOpenBusyAndPermission(t *testing.T) {
 		t.Skip("running as root, which ignores exclusive opens and file modes")
 	}
 	wire := newPTY(t)
-	p, err := Open(wire.Path, DefaultMode)
+	p, err := Open(wire.Path, DefaultMode())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer p.Close()
-	_, err = Open(wire.Path, DefaultMode)
+	_, err = Open(wire.Path, DefaultMode())
 	if !isPortError(err, wire.Path, ErrBusy) || !strings.HasPrefix(err.Error(), wire.Path+": busy") {
 		t.Fatalf("second open: %v", err)
 	}
@@ -212,7 +212,7 @@ func TestOpenBusyAndPermission(t *testing.T) {
 	if err := os.Chmod(wire2.Path, 0); err != nil {
 		t.Skip("cannot chmod the pseudo-terminal:", err)
 	}
-	_, err = Open(wire2.Path, DefaultMode)
+	_, err = Open(wire2.Path, DefaultMode())
 	if !isPortError(err, wire2.Path, ErrPermission) || !strings.Contains(err.Error(), "dialout") {
 		t.Fatalf("unreadable port: %v", err)
 	}
@@ -275,41 +275,6 @@ type zeroReader struct{}
 
 func (zeroReader) Read([]byte) (int, error) { return 0, nil }
 
-// TestTapBackpressure: a consumer that does not keep up makes the readers
-// wait once MaxQueued reads are queued; nothing is lost.
-func TestTapBackpressure(t *testing.T) {
-	const reads = MaxQueued + 50
-	chunks := make([][]byte, reads)
-	for i := range chunks {
-		chunks[i] = []byte{byte(i), byte(i >> 8)}
-	}
-	tap, err := NewTap("mem", 0, Input{Name: "a", R: &chunkReader{chunks: chunks}, Dir: capture.DirOutbound})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tap.Close()
-	deadline := time.Now().Add(waitTime)
-	for tap.Pending() < MaxQueued {
-		if time.Now().After(deadline) {
-			t.Fatalf("only %d reads queued", tap.Pending())
-		}
-		time.Sleep(time.Millisecond)
-	}
-	time.Sleep(20 * time.Millisecond)
-	if n := tap.Pending(); n != MaxQueued {
-		t.Fatalf("%d reads queued, want the cap %d", n, MaxQueued)
-	}
-	for i := 0; i < reads; i++ {
-		p, err := nextWithin(t, tap)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(p.Data, []byte{byte(i), byte(i >> 8)}) {
-			t.Fatalf("read %d: % x", i, p.Data)
-		}
-	}
-}
-
 func TestModeFlags(t *testing.T) {
 	for _, c := range []struct {
 		in   string
@@ -336,8 +301,8 @@ func TestModeFlags(t *testing.T) {
 			t.Errorf("ParseStopBits(%q) accepted", bad)
 		}
 	}
-	if s := DefaultMode.String(); s != "115200 8N1" {
-		t.Errorf("DefaultMode = %q", s)
+	if s := DefaultMode().String(); s != "115200 8N1" {
+		t.Errorf("DefaultMode() = %q", s)
 	}
 	if s := (Mode{Baud: 9600, DataBits: 7, Parity: ParityEven, StopBits: StopBits1_5}).String(); s != "9600 7E1.5" {
 		t.Errorf("mode = %q", s)

@@ -554,23 +554,36 @@ func TestProtocolsCommand(t *testing.T) {
 	}
 }
 
+// A capture joined mid-stream (no handshake) is decoded from the first
+// place where Deltarobot messages parse again, also without -d: the bytes
+// before it are skipped as an unknown protocol, every byte accounted for.
+// With -d the same messages are decoded.
 func TestDecodeAsMidStream(t *testing.T) {
 	f := filepath.Join(pcapDir, "deltarobot_midstream.pcap")
-	out, _, _ := cli(t, "-o", "json", f)
-	for _, r := range parseJSONL(t, out) {
-		if r.Type != "skipped" || *r.Proto != "" {
-			t.Fatalf("without -d the mid-stream capture is not identifiable, got %s/%s", *r.Proto, r.Type)
+	count := func(args ...string) (positions int, recs []jsonRecord) {
+		out, _, code := cli(t, append(append([]string{"-o", "json"}, args...), f)...)
+		if code != 0 {
+			t.Fatalf("exit %d", code)
 		}
-	}
-	out, _, _ = cli(t, "-o", "json", "-d", "tcp.port==4000,deltarobot", f)
-	n := 0
-	for _, r := range parseJSONL(t, out) {
-		if r.Type == "actuator_position" {
-			n++
+		recs = parseJSONL(t, out)
+		for _, r := range recs {
+			if r.Type == "actuator_position" {
+				positions++
+			}
 		}
+		tiling(t, recs)
+		return positions, recs
 	}
-	if n == 0 {
-		t.Error("-d did not decode the mid-stream capture")
+	auto, recs := count()
+	if auto == 0 {
+		t.Fatal("without -d, no position was decoded after the sync point")
+	}
+	if recs[0].Type != "skipped" || *recs[0].Proto != "" {
+		t.Errorf("the first record is %s/%s, want the bytes before the sync point skipped as unknown", *recs[0].Proto, recs[0].Type)
+	}
+	forced, _ := count("-d", "tcp.port==4000,deltarobot")
+	if forced < auto {
+		t.Errorf("-d decodes %d positions, detection %d", forced, auto)
 	}
 }
 

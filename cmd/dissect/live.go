@@ -18,8 +18,8 @@ import (
 	"dissect/capture"
 	"dissect/capture/live"
 	"dissect/dissect"
-	"dissect/dissect/engine"
 	"dissect/dissect/output"
+	"dissect/pipeline"
 )
 
 // liveOpts are the flags of live capture, on the root command (dissect -i
@@ -35,10 +35,11 @@ type liveOpts struct {
 	bufferMiB int
 	noPromisc bool
 	idle      time.Duration
+	queue     int
 }
 
 // liveFlagNames are the flags that only make sense with -i.
-var liveFlagNames = []string{"filter", "write", "count", "autostop", "snapshot-length", "buffer-size", "no-promiscuous-mode", "idle"}
+var liveFlagNames = []string{"filter", "write", "count", "autostop", "snapshot-length", "buffer-size", "no-promiscuous-mode", "idle", "decode-queue"}
 
 func addLiveFlags(cmd *cobra.Command, o *liveOpts) {
 	f := cmd.Flags()
@@ -52,6 +53,14 @@ func addLiveFlags(cmd *cobra.Command, o *liveOpts) {
 	f.IntVarP(&o.bufferMiB, "buffer-size", "B", live.DefaultBufferSize>>20, "live: kernel receive buffer in MiB; raise it if the kernel drops packets")
 	f.BoolVarP(&o.noPromisc, "no-promiscuous-mode", "p", false, "live: do not put the interface in promiscuous mode (see only this host's traffic)")
 	f.DurationVar(&o.idle, "idle", 5*time.Minute, "live: end streams with no packet for this long, so memory stays bounded over long captures (0: never)")
+	addQueueFlag(cmd, &o.queue)
+}
+
+// addQueueFlag adds the hidden flag that bounds the queue between capture
+// and decoding (for tests of what happens when it overflows).
+func addQueueFlag(cmd *cobra.Command, v *int) {
+	cmd.Flags().IntVar(v, "decode-queue", 0, "bytes of packets queued for decoding (0: 64 MiB)")
+	_ = cmd.Flags().MarkHidden("decode-queue")
 }
 
 // liveRequested reports whether the root command was asked for live
@@ -187,12 +196,9 @@ func (o *liveOpts) config() (live.Config, stopRule, error) {
 }
 
 // tick is how often a capture with no traffic wakes up to look at the
-// clock, the kernel's drop counter and idle streams.
-const tick = 250 * time.Millisecond
-
-// housekeeping is how often streams are expired, the kernel's counters
-// read and the -w file flushed.
-const housekeeping = time.Second
+// clock, the kernel's drop counter and idle streams; a stop waits at most
+// this long for packets still in the kernel's buffer.
+const tick = 100 * time.Millisecond
 
 // liveError turns an error of live.Open into the message for the user.
 func liveError(name string, err error) error {
@@ -250,6 +256,8 @@ func runLive(cmd *cobra.Command, ro *readOpts, lo *liveOpts, stderr io.Writer) e
 		return err
 	}
 	defer stopProfile()
+	ctx, abort, stopSignals := catchSignals(cmd.Context())
+	defer stopSignals()
 	name := resolveInterface(lo.iface)
 	src, err := live.Open(name, cfg)
 	if err != nil {
@@ -258,216 +266,97 @@ func runLive(cmd *cobra.Command, ro *readOpts, lo *liveOpts, stderr io.Writer) e
 	defer src.Close()
 	it := src.Interface()
 
-	var save *liveSave
+	lc := &pipeline.LiveConfig{
+		Name:       it.Name,
+		Packets:    rule.packets,
+		Duration:   rule.duration,
+		Idle:       lo.idle,
+		QueueBytes: lo.queue,
+		Abort:      abort,
+		TimeoutErr: live.ErrTimeout,
+		Warn:       func(msg string) { fmt.Fprintf(stderr, "dissect: warning: %s\n", msg) },
+		Kernel: func() (pipeline.KernelStats, error) {
+			st, err := src.Stats()
+			return pipeline.KernelStats{PassedFilter: st.Received, Dropped: st.Dropped}, err
+		},
+	}
 	if lo.write != "" {
-		if save, err = createLiveSave(lo.write, it.Name, src.LinkType(), src.Snaplen()); err != nil {
+		if lc.Save, err = pipeline.CreateSave(lo.write, it.Name, src.LinkType(), src.Snaplen()); err != nil {
 			return err
 		}
-		defer save.close()
 	}
-
-	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-	// When the reader of stdout goes away (dissect -i eth0 | head), writes
-	// fail with EPIPE instead of killing the program, so the capture ends
-	// as on Ctrl-C and the -w file is complete.
-	pipe := make(chan os.Signal, 1)
-	signal.Notify(pipe, syscall.SIGPIPE)
-	defer signal.Stop(pipe)
-	defer stop()
-	// Ctrl-C closes the socket, which wakes Next at once.
-	stopClose := context.AfterFunc(ctx, func() { src.Close() })
-	defer stopClose()
-
 	desc := fmt.Sprintf("%s (%s", it.Name, live.LinkTypeName(src.LinkType()))
 	if lo.filter != "" {
 		desc += fmt.Sprintf(", filter %q", lo.filter)
 	}
 	fmt.Fprintf(stderr, "dissect: capturing on %s); Ctrl-C stops\n", desc)
+	return runCapture(ctx, ro, reg, out, src, lc, stderr)
+}
 
-	e := engine.New(engine.Config{Registry: reg, Decode: !ro.quiet, CountOnly: ro.quiet}, sinkOrNil(out))
-	start := time.Now()
-	var deadline time.Time
-	if rule.duration > 0 {
-		deadline = start.Add(rule.duration)
-	}
-	c := &captureLoop{src: src, e: e, save: save, stderr: stderr, idle: lo.idle, name: it.Name}
-	runErr := c.loop(ctx, rule, deadline, start)
-	stop() // a second Ctrl-C while finishing kills the program
-	// Close first: the kernel's counters are read a last time, and no more
-	// packets are buffered while the streams are flushed.
-	src.Close()
-	stats, _ := src.Stats()
-	finErr := e.Finish()
-	if out != nil && finErr == nil {
-		finErr = out.Flush()
-	}
-	if finErr != nil && runErr == nil {
-		runErr = &engine.ErrSink{Err: finErr}
-	}
-	var saveErr error
-	if save != nil {
-		saveErr = save.close()
+// runCapture runs a live capture or serial tap through the pipeline. ctx
+// and lc.Abort come from catchSignals: the first Ctrl-C (or SIGTERM) stops
+// the capture and decodes what was captured, a second one ends the run at
+// once.
+func runCapture(ctx context.Context, ro *readOpts, reg *dissect.Registry, out sink, src capture.Source, lc *pipeline.LiveConfig, stderr io.Writer) error {
+	cfg := ro.pipelineConfig(reg, out)
+	cfg.Live = lc
+	sum, err := pipeline.Run(ctx, src, cfg)
+	if errors.Is(err, pipeline.ErrAborted) {
+		c := sum.Capture
+		fmt.Fprintf(stderr, "dissect: stopped at once: %d packets captured", c.Captured)
+		if c.WritePath != "" {
+			fmt.Fprintf(stderr, ", %d written to %s", c.Written, c.WritePath)
+		}
+		fmt.Fprintln(stderr, "; records still queued for output were not written")
+		return silentError{}
 	}
 	if !ro.noSummary {
-		output.WriteSummary(stderr, e.Summary(), time.Since(start))
-		writeKernelSummary(stderr, it.Name, stats)
+		output.WriteSummary(stderr, sum)
 	}
-	if errors.Is(runErr, syscall.EPIPE) {
-		runErr = nil // the reader of the output is gone: a normal end
+	if errors.Is(err, syscall.EPIPE) {
+		return nil // the reader of the output is gone: a normal end
 	}
-	if runErr != nil {
-		return runErr
-	}
-	return saveErr
+	return err
 }
 
-func sinkOrNil(out sink) dissect.Sink {
-	if out == nil {
-		return nil
-	}
-	return out
-}
-
-// captureLoop is the state of one capture loop.
-type captureLoop struct {
-	src     *live.Source
-	e       *engine.Engine
-	save    *liveSave
-	stderr  io.Writer
-	idle    time.Duration
-	name    string
-	warned  bool
-	packets int64
-}
-
-// loop feeds packets to the engine until a stop condition, the context's
-// end (Ctrl-C) or a read error.
-func (c *captureLoop) loop(ctx context.Context, rule stopRule, deadline, start time.Time) error {
-	next := start.Add(housekeeping)
-	for {
-		if ctx.Err() != nil {
-			return nil
-		}
-		p, err := c.src.Next()
-		now := time.Now()
-		switch {
-		case err == nil:
-		case errors.Is(err, live.ErrTimeout):
-		case errors.Is(err, io.EOF): // closed by Ctrl-C
-			return nil
-		default:
-			return err
-		}
-		if p != nil {
-			if c.save != nil {
-				if err := c.save.write(p); err != nil {
-					return err
+// catchSignals returns a context cancelled by the first SIGINT or SIGTERM
+// and a channel closed by the second. While it runs, a write to a closed
+// pipe fails with EPIPE instead of killing the program (dissect -i eth0 |
+// head), so the capture ends as on Ctrl-C and -w is complete.
+func catchSignals(parent context.Context) (ctx context.Context, abort <-chan struct{}, stop func()) {
+	ctx, cancel := context.WithCancel(parent)
+	ab := make(chan struct{})
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	pipe := make(chan os.Signal, 1)
+	signal.Notify(pipe, syscall.SIGPIPE)
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		n := 0
+		for {
+			select {
+			case <-sigs:
+				n++
+				if n == 1 {
+					cancel()
+				} else {
+					close(ab)
+					return
 				}
-			}
-			if err := c.e.Packet(p); err != nil {
-				return &engine.ErrSink{Err: err}
-			}
-			c.packets++
-			if rule.packets > 0 && c.packets >= rule.packets {
-				return nil
+			case <-done:
+				return
 			}
 		}
-		if !deadline.IsZero() && !now.Before(deadline) {
-			return nil
-		}
-		if !now.Before(next) {
-			next = now.Add(housekeeping)
-			if err := c.housekeeping(now); err != nil {
-				return err
-			}
-		}
+	}()
+	return ctx, ab, func() {
+		signal.Stop(sigs)
+		signal.Stop(pipe)
+		close(done)
+		<-finished
+		cancel()
 	}
-}
-
-// housekeeping runs about once a second: it ends idle streams, warns when
-// the kernel starts dropping packets and flushes the -w file.
-func (c *captureLoop) housekeeping(now time.Time) error {
-	if c.idle > 0 {
-		if err := c.e.Expire(now, c.idle); err != nil {
-			return &engine.ErrSink{Err: err}
-		}
-	}
-	if st, err := c.src.Stats(); err == nil && st.Dropped > 0 && !c.warned {
-		c.warned = true
-		fmt.Fprintf(c.stderr, "dissect: warning: the kernel dropped %d packets on %s (dissect is not keeping up): their bytes become gap records; raise -B, narrow -f or use -q\n", st.Dropped, c.name)
-	}
-	if c.save != nil {
-		return c.save.flush()
-	}
-	return nil
-}
-
-// writeKernelSummary adds the capture counters to the summary.
-func writeKernelSummary(w io.Writer, name string, st live.Stats) {
-	fmt.Fprintf(w, "live:     %s: %d packets captured, %d passed the filter in the kernel, %d dropped by the kernel", name, st.Delivered, st.Received, st.Dropped)
-	if st.Dropped > 0 {
-		fmt.Fprint(w, " (receive buffer full: raise -B, narrow -f or use -q)")
-	}
-	fmt.Fprintln(w)
-}
-
-// liveSave is the -w output.
-type liveSave struct {
-	f    *os.File
-	w    *capture.PcapngWriter
-	path string
-	done bool
-}
-
-func createLiveSave(path, ifname string, lt capture.LinkType, snaplen uint32) (*liveSave, error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, err
-	}
-	w, err := capture.NewPcapngWriter(f)
-	if err == nil {
-		_, err = w.AddInterface(ifname, lt, snaplen)
-	}
-	if err == nil {
-		err = w.Flush()
-	}
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return &liveSave{f: f, w: w, path: path}, nil
-}
-
-func (s *liveSave) write(p *capture.Packet) error {
-	q := *p
-	q.Interface = 0
-	if err := s.w.WritePacket(&q); err != nil {
-		return fmt.Errorf("%s: %w", s.path, err)
-	}
-	return nil
-}
-
-func (s *liveSave) flush() error {
-	if err := s.w.Flush(); err != nil {
-		return fmt.Errorf("%s: %w", s.path, err)
-	}
-	return nil
-}
-
-// close flushes and closes the file; later calls do nothing.
-func (s *liveSave) close() error {
-	if s.done {
-		return nil
-	}
-	s.done = true
-	err := s.w.Flush()
-	if cerr := s.f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("%s: %w", s.path, err)
-	}
-	return nil
 }
 
 // listInterfaces prints the interfaces like tshark -D: number (the

@@ -6,16 +6,14 @@ import (
 	"io"
 	"os"
 	"runtime/pprof"
-	"time"
 
 	"github.com/spf13/cobra"
 
-	"dissect/capture"
 	"dissect/dissect"
 	"dissect/dissect/all"
-	"dissect/dissect/engine"
 	"dissect/dissect/handcontrol"
 	"dissect/dissect/output"
+	"dissect/pipeline"
 )
 
 // readOpts are the flags shared by every command that decodes.
@@ -152,90 +150,57 @@ func runRead(cmd *cobra.Command, o *readOpts, files []string, stdin io.Reader, s
 		return err
 	}
 	defer stopProfile()
-	cfg := engine.Config{Registry: reg, Decode: !o.quiet, CountOnly: o.quiet}
-	var recSink dissect.Sink
-	if out != nil {
-		recSink = out
-	}
-	e := engine.New(cfg, recSink)
+	src := pipeline.NewFiles(files, stdin)
+	defer src.Close()
+	cfg := o.pipelineConfig(reg, out)
 	var bar *output.Progress
 	if o.progress == "always" || (o.progress == "auto" && isTerminal(stderr)) {
 		bar = output.NewProgress(stderr)
-	}
-	start := time.Now()
-	var fileErrs []error
-	for i, name := range files {
-		src, err := openCapture(name, stdin)
-		if err != nil {
-			fileErrs = append(fileErrs, err)
-			continue
-		}
-		var tick func()
-		if bar != nil {
-			if p, ok := src.(capture.Progresser); ok {
-				label := name
-				if len(files) > 1 {
-					label = fmt.Sprintf("%s (%d/%d)", name, i+1, len(files))
-				}
-				tick = bar.Tracker(label, p)
+		cfg.Progress = func() {
+			name, i, n, p, ok := src.Current()
+			if !ok || p == nil {
+				return
 			}
-		}
-		err = feed(src, e, tick)
-		src.Close()
-		if err != nil {
-			var se *engine.ErrSink
-			if errors.As(err, &se) {
-				return err
+			if n > 1 {
+				name = fmt.Sprintf("%s (%d/%d)", name, i, n)
 			}
-			fileErrs = append(fileErrs, err)
+			done, total := p.Progress()
+			bar.Update(name, done, total)
 		}
 	}
+	sum, err := pipeline.Run(cmd.Context(), src, cfg)
 	if bar != nil {
 		bar.Done()
 	}
-	if err := e.Finish(); err != nil {
-		return &engine.ErrSink{Err: err}
-	}
-	if out != nil {
-		if err := out.Flush(); err != nil {
-			return &engine.ErrSink{Err: err}
-		}
+	var oe *pipeline.OutputError
+	if errors.As(err, &oe) {
+		return err
 	}
 	if !o.noSummary {
-		output.WriteSummary(stderr, e.Summary(), time.Since(start))
+		output.WriteSummary(stderr, sum)
 	}
-	return joinFileErrors(stderr, fileErrs)
+	return joinFileErrors(stderr, err)
 }
 
-// feed reads src into e until its end or a read error.
-func feed(src capture.Source, e *engine.Engine, tick func()) error {
-	for n := 0; ; n++ {
-		p, err := src.Next()
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			return err
-		}
-		if err := e.Packet(p); err != nil {
-			return &engine.ErrSink{Err: err}
-		}
-		if tick != nil && n&1023 == 0 {
-			tick()
-		}
+// pipelineConfig is the part of a run's configuration that the shared
+// flags set.
+func (o *readOpts) pipelineConfig(reg *dissect.Registry, out sink) pipeline.Config {
+	cfg := pipeline.Config{Registry: reg, CountOnly: o.quiet}
+	if out != nil {
+		cfg.Sink = out
 	}
-}
-
-func openCapture(name string, stdin io.Reader) (capture.Source, error) {
-	if name == "-" {
-		return capture.NewReader(stdin, "stdin")
-	}
-	return capture.OpenFile(name)
+	return cfg
 }
 
 // joinFileErrors reports every file error on its own line and returns a
 // silent error for the exit code; a single error is returned as it is.
-func joinFileErrors(stderr io.Writer, errs []error) error {
+func joinFileErrors(stderr io.Writer, err error) error {
+	var errs []error
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	} else if err != nil {
+		errs = []error{err}
+	}
 	switch len(errs) {
 	case 0:
 		return nil

@@ -1,22 +1,15 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
-	"syscall"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"dissect/capture"
 	"dissect/capture/serial"
-	"dissect/dissect"
-	"dissect/dissect/engine"
-	"dissect/dissect/output"
+	"dissect/pipeline"
 )
 
 // serialOpts are the flags of 'dissect serial'.
@@ -31,6 +24,7 @@ type serialOpts struct {
 	parity   string
 	stopBits string
 	write    string
+	queue    int
 }
 
 // serialSource is what a tap and a proxy have in common.
@@ -40,6 +34,10 @@ type serialSource interface {
 	Pending() int
 	// Link is the serial link's name.
 	Link() string
+	// Stats counts the bytes read and those that could not be queued.
+	Stats() serial.TapStats
+	// Stop closes the ports: Next returns what was read, then io.EOF.
+	Stop()
 }
 
 func newSerialCmd(stderr io.Writer) *cobra.Command {
@@ -86,11 +84,12 @@ file closed and the summary printed.`,
 	f.StringVar(&o.deviceTx, "device-tx", "", "port whose RX is wired to the device's TX line (hears device→host bytes)")
 	f.StringVar(&o.proxy, "proxy", "", "proxy mode: the real device to open (the host application opens --link instead)")
 	f.StringVar(&o.link, "link", "", "proxy mode: where to make the symlink to the pseudo-terminal, e.g. /tmp/ttyPROSTHESIS")
-	f.IntVar(&o.baud, "baud", serial.DefaultMode.Baud, "line speed in bits per second")
-	f.IntVar(&o.dataBits, "data-bits", serial.DefaultMode.DataBits, "data bits per character: 5, 6, 7 or 8")
-	f.StringVar(&o.parity, "parity", serial.DefaultMode.Parity.String(), "parity: none, odd, even, mark or space")
-	f.StringVar(&o.stopBits, "stop-bits", serial.DefaultMode.StopBits.String(), "stop bits: 1, 1.5 or 2")
+	f.IntVar(&o.baud, "baud", serial.DefaultMode().Baud, "line speed in bits per second")
+	f.IntVar(&o.dataBits, "data-bits", serial.DefaultMode().DataBits, "data bits per character: 5, 6, 7 or 8")
+	f.StringVar(&o.parity, "parity", serial.DefaultMode().Parity.String(), "parity: none, odd, even, mark or space")
+	f.StringVar(&o.stopBits, "stop-bits", serial.DefaultMode().StopBits.String(), "stop bits: 1, 1.5 or 2")
 	f.StringVarP(&o.write, "write", "w", "", "save every read to this pcapng file (read it back with 'dissect FILE')")
+	addQueueFlag(cmd, &o.queue)
 	_ = cmd.RegisterFlagCompletionFunc("parity", cobra.FixedCompletions([]string{"none", "odd", "even", "mark", "space"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("stop-bits", cobra.FixedCompletions([]string{"1", "1.5", "2"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
@@ -150,13 +149,13 @@ func (o *serialOpts) ports(args []string) (hostTx, deviceTx string, err error) {
 // open starts the tap or the proxy and describes it for the user.
 func (o *serialOpts) open(mode serial.Mode, hostTx, deviceTx string) (serialSource, string, error) {
 	if o.proxy != "" {
-		p, err := serial.OpenProxy(serial.ProxyConfig{Device: o.proxy, Link: o.link, Mode: mode})
+		p, err := serial.OpenProxy(serial.ProxyConfig{Device: o.proxy, Link: o.link, Mode: mode, QueueBytes: o.queue})
 		if err != nil {
 			return nil, "", err
 		}
 		return p, fmt.Sprintf("proxying %s (%s) for %s -> %s", o.proxy, mode, p.LinkPath(), p.PTYPath()), nil
 	}
-	t, err := serial.OpenTap(serial.TapConfig{HostTx: hostTx, DeviceTx: deviceTx, Mode: mode})
+	t, err := serial.OpenTap(serial.TapConfig{HostTx: hostTx, DeviceTx: deviceTx, Mode: mode, QueueBytes: o.queue})
 	if err != nil {
 		return nil, "", err
 	}
@@ -171,43 +170,6 @@ func (o *serialOpts) open(mode serial.Mode, hostTx, deviceTx string) (serialSour
 		desc += deviceTx + " (device→host)"
 	}
 	return t, desc + " at " + mode.String(), nil
-}
-
-// pcapngFile is the -w output.
-type pcapngFile struct {
-	f  *os.File
-	pw *capture.PcapngWriter
-}
-
-func createPcapng(path, link string) (*pcapngFile, error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, err
-	}
-	pw, err := capture.NewPcapngWriter(f)
-	if err == nil {
-		_, err = pw.AddInterface(link, capture.LinkUser0, serial.Snaplen)
-	}
-	if err == nil {
-		err = pw.Flush()
-	}
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return &pcapngFile{f: f, pw: pw}, nil
-}
-
-// close flushes and closes the file.
-func (p *pcapngFile) close() error {
-	err := p.pw.Flush()
-	if e := p.f.Close(); err == nil {
-		err = e
-	}
-	if err != nil {
-		return fmt.Errorf("%s: %w", p.f.Name(), err)
-	}
-	return nil
 }
 
 func runSerial(cmd *cobra.Command, o *serialOpts, args []string, stderr io.Writer) error {
@@ -234,90 +196,27 @@ func runSerial(cmd *cobra.Command, o *serialOpts, args []string, stderr io.Write
 
 	// Signals are caught before any port is opened, so that Ctrl-C always
 	// ends the run cleanly (and a proxy's symlink is removed).
-	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-
+	ctx, abort, stopSignals := catchSignals(cmd.Context())
+	defer stopSignals()
 	src, desc, err := o.open(mode, hostTx, deviceTx)
 	if err != nil {
 		return err
 	}
 	defer src.Close()
-	var file *pcapngFile
+	lc := &pipeline.LiveConfig{
+		Name:       src.Link(),
+		Abort:      abort,
+		QueueBytes: o.queue,
+		// Reads the tap could not queue reach reassembly as Dropped
+		// markers, so they are gap records; this counts their bytes.
+		SerialDropped: func() int64 { return src.Stats().Total().Dropped },
+		Warn:       func(msg string) { fmt.Fprintf(stderr, "dissect: warning: %s\n", msg) },
+	}
 	if o.write != "" {
-		if file, err = createPcapng(o.write, src.Link()); err != nil {
+		if lc.Save, err = pipeline.CreateSave(o.write, src.Link(), capture.LinkUser0, serial.Snaplen); err != nil {
 			return err
 		}
 	}
 	fmt.Fprintf(stderr, "dissect: %s; Ctrl-C to stop\n", desc)
-	// Cancelling closes the ports; Next then returns what was already read,
-	// then io.EOF.
-	defer context.AfterFunc(ctx, func() { src.Close() })()
-
-	cfg := engine.Config{Registry: reg, Decode: !o.read.quiet, CountOnly: o.read.quiet}
-	var recSink dissect.Sink
-	if out != nil {
-		recSink = out
-	}
-	e := engine.New(cfg, recSink)
-	start := time.Now()
-	readErr, outErr, fileErr := pump(src, e, file)
-	src.Close()
-
-	if outErr == nil {
-		if err := e.Finish(); err != nil {
-			outErr = &engine.ErrSink{Err: err}
-		} else if out != nil {
-			if err := out.Flush(); err != nil {
-				outErr = &engine.ErrSink{Err: err}
-			}
-		}
-	}
-	if file != nil {
-		if err := file.close(); err != nil && fileErr == nil {
-			fileErr = err
-		}
-	}
-	if !o.read.noSummary {
-		output.WriteSummary(stderr, e.Summary(), time.Since(start))
-	}
-	return firstErr(outErr, fileErr, readErr)
-}
-
-// pump feeds every read of src to the file and the engine, in read order,
-// until src ends (closed: io.EOF) or fails. The file is flushed whenever
-// the reads have been caught up with, so a crash loses little.
-func pump(src serialSource, e *engine.Engine, file *pcapngFile) (readErr, outErr, fileErr error) {
-	for {
-		p, err := src.Next()
-		if err != nil {
-			if !errors.Is(err, io.EOF) {
-				readErr = err
-			}
-			return
-		}
-		if file != nil && fileErr == nil {
-			fileErr = file.pw.WritePacket(p)
-			if fileErr == nil && src.Pending() == 0 {
-				fileErr = file.pw.Flush()
-			}
-			if fileErr != nil {
-				fileErr = fmt.Errorf("%s: %w", file.f.Name(), fileErr)
-				return
-			}
-		}
-		if err := e.Packet(p); err != nil {
-			outErr = &engine.ErrSink{Err: err}
-			return
-		}
-	}
-}
-
-// firstErr returns the first non-nil error.
-func firstErr(errs ...error) error {
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return runCapture(ctx, &o.read, reg, out, src, lc, stderr)
 }

@@ -66,14 +66,6 @@ var magicBytes = [10]byte{0x01, 0x30, 'D', 'e', 'l', 't', 'a', 'R', 'V', 'r'}
 // typeByLow maps a 12-bit type to its known full id (0: none).
 var typeByLow = [10]uint16{0, idMagic, idVersion, idPosition, idPing, idPong, idEOT, idDirection, idDesired, idCurve}
 
-var info = dissect.Info{
-	Name:       proto,
-	Proto:      proto,
-	Title:      "Deltarobot VR (Qt leader ↔ Unity follower)",
-	Transports: []dissect.Transport{dissect.TCP, dissect.Serial},
-	Detection:  `the handshake message 0x3001 "DeltaRVr" (01 30 44 65 6c 74 61 52 56 72) at the start of a direction`,
-}
-
 type protocol struct{}
 
 // New returns the Deltarobot VR protocol. It has no default port: streams
@@ -81,7 +73,17 @@ type protocol struct{}
 // "tcp.port==4000,deltarobot".
 func New() dissect.Protocol { return protocol{} }
 
-func (protocol) Info() *dissect.Info { return &info }
+// Info describes the protocol (a new value on each call).
+func (protocol) Info() dissect.Info {
+	return dissect.Info{
+		Name:       proto,
+		Proto:      proto,
+		Title:      "Deltarobot VR (Qt leader ↔ Unity follower)",
+		Transports: []dissect.Transport{dissect.TCP, dissect.Serial},
+		Detection: `the handshake message 0x3001 "DeltaRVr" (01 30 44 65 6c 74 61 52 56 72) at the start of a direction; ` +
+			"mid-stream (no handshake seen), three known messages in a row",
+	}
+}
 
 // Detect answers Yes when b starts with the protocol_magic message, Maybe
 // when b is a shorter prefix of it, and No otherwise.

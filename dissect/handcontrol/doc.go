@@ -58,13 +58,13 @@
 // # Payloads
 //
 // Payloads are decoded with the built-in schema v2 (embedded .proto files,
-// compiled at run time with protocompile), by a wire walker over
-// protowire driven by the descriptors: fields come out in wire order,
-// repeated fields as arrays (at the position of their first occurrence),
-// enums as their value names, uuid.UUID messages as their string, nested
-// messages as objects. A field number the message lacks, or a wire type
-// that does not fit the field, is shown raw under its number as a string
-// key ("14"), with a warning. The message of each code and role:
+// compiled at run time with protocompile), by the wire walker of package
+// [dissect/dissect/pbwalk] driven by the descriptors: fields come out in
+// wire order, repeated fields as arrays (at the position of their first
+// occurrence), enums as their value names, uuid.UUID messages as their
+// string, nested messages as objects. A field number the message lacks, or
+// a wire type that does not fit the field, is shown raw under its number as
+// a string key ("14"), with a warning. The message of each code and role:
 //
 //	request  5 settings.SetSettings          response  2 errors.Error
 //	request  7 telemetry.SaveGesture         response  4 settings.GetSettings

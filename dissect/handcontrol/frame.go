@@ -3,21 +3,27 @@ package handcontrol
 import (
 	"bytes"
 	"encoding/hex"
+	"errors"
 	"strconv"
 	"time"
 
 	"dissect/dissect"
+	"dissect/dissect/pbwalk"
 )
 
 // parser is the parser of one stream: the requests in flight and the
-// decoder's scratch space.
+// payload decoder's scratch space.
 type parser struct {
 	proto *protocol
 	info  *dissect.StreamInfo
-	strs  map[string]string
-	dec   decoder
+	dec   pbwalk.Decoder
 	q     queue
 	sum   []byte
+}
+
+// newParser returns the parser of stream s.
+func newParser(p *protocol, s *dissect.StreamInfo) *parser {
+	return &parser{proto: p, info: s, dec: pbwalk.Decoder{WarnPrefix: "payload: "}}
 }
 
 // Error codes of the malformed errors.
@@ -134,7 +140,7 @@ func side(host bool) string {
 
 // message returns the message for a payload of code from that side: the
 // schema's message, its name, the v1 alternative; nil for raw decoding.
-func (p *parser) message(code byte, host, quirk bool) (m *msgInfo, name string, alt *msgInfo) {
+func (p *parser) message(code byte, host, quirk bool) (m *pbwalk.Message, name string, alt *pbwalk.Message) {
 	s := p.proto.schema
 	if s.raw || code == codeEmpty || int(code) >= numCodes {
 		return nil, schemaRaw, nil
@@ -209,22 +215,20 @@ func (p *parser) record(c *dissect.Ctx, code byte, host bool, payload []byte, wi
 		r.Warnf("code %d (%s) from the %s carries no payload, yet has %d bytes; decoded raw", code, r.Type, side(host), len(payload))
 		m, schema = nil, schemaRaw
 	}
-	d := &p.dec
-	d.rec, d.strs, d.build, d.warn = r, p.strs, c.Decode, true
 	nw := len(r.Warnings)
-	fields, ok, e := d.decode(m, payload)
-	if ok && d.issues > 0 && alt != nil && d.check(alt, payload) {
+	fields, issues, err := p.dec.Decode(r, m, payload, c.Decode)
+	if err == nil && issues > 0 && alt != nil && p.dec.Check(alt, payload) {
 		r.Warnings = r.Warnings[:nw]
-		d.warn = true
-		fields, ok, e = d.decode(alt, payload)
+		fields, _, err = p.dec.Decode(r, alt, payload, c.Decode)
 		schema = schemaV1
 	}
+	ok := err == nil
 	if !ok {
 		name := "raw"
 		if m != nil {
-			name = m.name
+			name = m.Name()
 		}
-		r.Warnf("payload of %d bytes does not parse as protobuf (%s): %s", len(payload), name, e)
+		r.Warnf("payload of %d bytes does not parse as protobuf (%s): %s", len(payload), name, wireReason(err))
 	}
 	if !c.Decode {
 		return
@@ -246,6 +250,16 @@ func (p *parser) record(c *dissect.Ctx, code byte, host bool, payload []byte, wi
 		r.Add("latency_ms", dissect.Float(float64(latency)/float64(time.Millisecond)))
 	}
 	r.Summary = p.summary(r.Type, host, fields, ok, payload, matched, req.code, latency)
+}
+
+// wireReason renders a pbwalk error without its package prefix: "truncated
+// tag at offset 0".
+func wireReason(err error) string {
+	var we *pbwalk.Error
+	if errors.As(err, &we) {
+		return we.Reason + " at offset " + strconv.Itoa(we.Offset)
+	}
+	return err.Error()
 }
 
 // Summary limits.

@@ -1,6 +1,7 @@
 package handcontrol
 
 import (
+	"errors"
 	"math/rand/v2"
 	"slices"
 	"sort"
@@ -9,6 +10,7 @@ import (
 
 	"dissect/dissect"
 	"dissect/dissect/dissecttest"
+	"dissect/dissect/pbwalk"
 )
 
 var recordTypes = append(typeNames[:], TypeUnknown, dissect.TypeSkipped, dissect.TypeGap)
@@ -94,8 +96,9 @@ func countFields(v dissect.Value) int {
 	return n
 }
 
-// FuzzPayload runs the wire walker over arbitrary bytes against every
-// built-in message (v2 and v1) and raw.
+// FuzzPayload runs the payload decoder over arbitrary bytes against every
+// built-in message (v2 and v1) and raw. The walker's own invariants are
+// fuzzed in dissect/pbwalk (FuzzWalk).
 func FuzzPayload(f *testing.F) {
 	f.Add(getGestures118, uint8(0))
 	f.Add(telemetryV1, uint8(1))
@@ -107,8 +110,8 @@ func FuzzPayload(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	msgs := []*msgInfo{nil, emptyMsg}
-	for _, set := range []map[string]*msgInfo{v2, v1} {
+	msgs := []*pbwalk.Message{nil, emptyMsg}
+	for _, set := range []map[string]*pbwalk.Message{v2, v1} {
 		names := make([]string, 0, len(set))
 		for n := range set {
 			names = append(names, n)
@@ -121,46 +124,31 @@ func FuzzPayload(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte, pick uint8) {
 		m := msgs[int(pick)%len(msgs)]
 		var rec dissect.Record
-		d := decoder{rec: &rec, strs: map[string]string{}, build: true, warn: true}
-		fields, ok, e := d.decode(m, data)
-		issues := d.issues
-		if !ok {
-			if e.what == "" || e.off < 0 || e.off > len(data) || fields != nil {
-				t.Fatalf("decode failed with %+v, fields %v", e, fields)
+		d := pbwalk.Decoder{WarnPrefix: "payload: "}
+		fields, issues, err := d.Decode(&rec, m, data, true)
+		if err != nil {
+			var we *pbwalk.Error
+			if !errors.As(err, &we) || we.Offset < 0 || we.Offset > len(data) || fields != nil {
+				t.Fatalf("decode failed with %v, fields %v", err, fields)
 			}
 		} else if n := countFields(dissect.Object(fields)); n > 2*len(data)+64 {
 			t.Fatalf("%d fields for %d bytes", n, len(data))
 		}
-		if len(rec.Warnings) > maxPayloadWarnings+1 {
+		if len(rec.Warnings) > pbwalk.MaxWarnings+1 {
 			t.Fatalf("%d warnings", len(rec.Warnings))
 		}
-		if m == nil && ok && issues != 0 {
+		if m == nil && err == nil && issues != 0 {
 			t.Fatalf("raw decoding has issues: %q", rec.Warnings)
 		}
 		// Building nothing gives the same verdict.
 		var rec2 dissect.Record
-		d2 := decoder{rec: &rec2, strs: map[string]string{}, build: false, warn: true}
-		_, ok2, e2 := d2.decode(m, data)
-		if ok2 != ok || e2 != e || d2.issues != issues || !slices.Equal(rec.Warnings, rec2.Warnings) {
-			t.Fatalf("build=false: ok %v issues %d %q; build=true: ok %v issues %d %q", ok2, d2.issues, rec2.Warnings, ok, issues, rec.Warnings)
+		d2 := pbwalk.Decoder{WarnPrefix: "payload: "}
+		_, issues2, err2 := d2.Decode(&rec2, m, data, false)
+		if (err2 == nil) != (err == nil) || err != nil && err2.Error() != err.Error() || issues2 != issues || !slices.Equal(rec.Warnings, rec2.Warnings) {
+			t.Fatalf("build=false: %v issues %d %q; build=true: %v issues %d %q", err2, issues2, rec2.Warnings, err, issues, rec.Warnings)
 		}
-		if d2.check(m, data) != (ok && issues == 0) {
+		if d2.Check(m, data) != (err == nil && issues == 0) {
 			t.Fatal("check disagrees with decode")
-		}
-		// The one-pass path gives what the two passes give.
-		if m != nil && m.simple && ok {
-			var rec3 dissect.Record
-			d3 := decoder{rec: &rec3, strs: map[string]string{}, build: true, warn: true}
-			d3.reset(len(data))
-			sc, e3 := d3.scan(m, data, 0)
-			if e3.what != "" {
-				t.Fatalf("two passes fail where the decode worked: %s", e3)
-			}
-			slow := d3.fill(m, data, 0, sc)
-			d3.finish()
-			if !dissect.Object(slow).Equal(dissect.Object(fields)) || d3.issues != issues || !slices.Equal(rec3.Warnings, rec.Warnings) {
-				t.Fatalf("two passes: %s %q\ndecode: %s %q", showFields(slow), rec3.Warnings, showFields(fields), rec.Warnings)
-			}
 		}
 	})
 }

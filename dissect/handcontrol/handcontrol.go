@@ -104,7 +104,6 @@ type Options struct {
 }
 
 type protocol struct {
-	info   dissect.Info
 	schema *schemaSet
 	// missingNoted is set once the run was told about messages a user
 	// schema lacks.
@@ -123,21 +122,21 @@ func New(opt Options) (dissect.Protocol, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &protocol{
-		info: dissect.Info{
-			Name:       protoName,
-			Proto:      protoName,
-			Title:      "HandControl prosthesis (Bluetooth RFCOMM / UART: SFD + CRC-8 + protobuf)",
-			Transports: []dissect.Transport{dissect.Serial, dissect.TCP},
-			Detection: "the start-of-frame delimiter fd ba dc 01 50 b4 11 ff followed by a frame with a valid CRC-8 " +
-				"(serial: within the first 512 bytes of a direction; TCP: at its start)",
-		},
-		schema: s,
-	}, nil
+	return &protocol{schema: s}, nil
 }
 
-// Info describes the protocol.
-func (p *protocol) Info() *dissect.Info { return &p.info }
+// Info describes the protocol (a new value on each call).
+func (p *protocol) Info() dissect.Info {
+	return dissect.Info{
+		Name:       protoName,
+		Proto:      protoName,
+		Title:      "HandControl prosthesis (Bluetooth RFCOMM / UART: SFD + CRC-8 + protobuf)",
+		Transports: []dissect.Transport{dissect.Serial, dissect.TCP},
+		Detection: "the start-of-frame delimiter fd ba dc 01 50 b4 11 ff followed by a frame with a valid CRC-8 " +
+			"(serial: within the first 512 bytes of a direction; TCP: at its start); " +
+			"mid-stream, a delimiter followed by two whole frames",
+	}
+}
 
 // Detection bounds.
 const (
@@ -201,7 +200,7 @@ func (p *protocol) Detect(s *dissect.StreamInfo, _ dissect.Dir, b []byte) dissec
 
 // NewParser returns the parser of one stream.
 func (p *protocol) NewParser(s *dissect.StreamInfo) dissect.Parser {
-	return &parser{proto: p, info: s, strs: make(map[string]string)}
+	return newParser(p, s)
 }
 
 // missingNote returns the note about messages a user schema lacks, once per

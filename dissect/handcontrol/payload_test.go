@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"dissect/dissect"
+	"dissect/dissect/pbwalk"
 )
 
 // Protobuf-only vectors of protocols.md §1.9, with the values listed there.
@@ -81,12 +82,13 @@ func TestTelemetryV1WithV2(t *testing.T) {
 		t.Fatal(err)
 	}
 	var rec dissect.Record
-	d := decoder{rec: &rec, strs: map[string]string{}, build: true, warn: true}
-	if _, ok, e := d.decode(v2[msgTelemetry], telemetryV1); !ok {
-		t.Fatalf("v2 walk failed: %s", e)
+	var d pbwalk.Decoder
+	_, issues, err := d.Decode(&rec, v2[msgTelemetry], telemetryV1, true)
+	if err != nil {
+		t.Fatalf("v2 walk failed: %s", err)
 	}
-	if d.issues < 3 {
-		t.Fatalf("v2 issues %d, warnings %q", d.issues, rec.Warnings)
+	if issues < 3 {
+		t.Fatalf("v2 issues %d, warnings %q", issues, rec.Warnings)
 	}
 	want := []string{
 		"telemetry.Telemetry.emg_status: 40 is not a value of enums.ModuleStatusType",

@@ -12,9 +12,10 @@ import (
 	"strings"
 	"sync"
 
+	"dissect/dissect/pbwalk"
+
 	"github.com/bufbuild/protocompile"
 	"github.com/bufbuild/protocompile/linker"
-	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
@@ -34,23 +35,22 @@ const (
 // A user schema overrides a code's message by defining one with the same
 // full name (or, failing that, the only message with the same short name).
 const (
-	msgSetSettings      = "settings.SetSettings"
-	msgGetSettings      = "settings.GetSettings"
-	msgSaveGesture      = "telemetry.SaveGesture"
-	msgDeleteGesture    = "telemetry.DeleteGesture"
-	msgPerformById      = "telemetry.PerformGestureById"
-	msgPerformRaw       = "telemetry.PerformGestureRaw"
-	msgSetPositions     = "telemetry.SetPositions"
-	msgUpdateTimeSync   = "telemetry.UpdateLastTimeSync"
-	msgStartTelemetry   = "telemetry.StartTelemetry"
-	msgSetMioPatterns   = "patterns.SetMioPatterns"
-	msgError            = "errors.Error"
-	msgGetGestures      = "telemetry.GetGestures"
-	msgGetTelemetry     = "telemetry.GetTelemetry"
-	msgGetMioPatterns   = "patterns.GetMioPatterns"
-	msgTelemetry        = "telemetry.Telemetry"
-	uuidName            = "uuid.UUID"
-	maxDenseFieldNumber = 64
+	msgSetSettings    = "settings.SetSettings"
+	msgGetSettings    = "settings.GetSettings"
+	msgSaveGesture    = "telemetry.SaveGesture"
+	msgDeleteGesture  = "telemetry.DeleteGesture"
+	msgPerformById    = "telemetry.PerformGestureById"
+	msgPerformRaw     = "telemetry.PerformGestureRaw"
+	msgSetPositions   = "telemetry.SetPositions"
+	msgUpdateTimeSync = "telemetry.UpdateLastTimeSync"
+	msgStartTelemetry = "telemetry.StartTelemetry"
+	msgSetMioPatterns = "patterns.SetMioPatterns"
+	msgError          = "errors.Error"
+	msgGetGestures    = "telemetry.GetGestures"
+	msgGetTelemetry   = "telemetry.GetTelemetry"
+	msgGetMioPatterns = "patterns.GetMioPatterns"
+	msgTelemetry      = "telemetry.Telemetry"
+	uuidName          = "uuid.UUID" // shown as its string (pbwalk.BuildOptions)
 )
 
 // requestMsg and responseMsg give the message of each code sent by the host
@@ -77,172 +77,22 @@ var responseMsg = [numCodes]string{
 	codeGetMioPatterns: msgGetMioPatterns,
 }
 
-// msgInfo is a message type prepared for the wire walker: its fields by
-// number, with names, kinds, enums and nested messages resolved once.
-type msgInfo struct {
-	name   string
-	fields []fieldInfo // sorted by number
-	dense  []int8      // field index + 1 by number, for numbers < len(dense)
-	uuid   bool        // uuid.UUID: rendered as its string
-	simple bool        // no repeated field and at most 64 fields: see decoder.fast
-}
-
-type fieldInfo struct {
-	num    protowire.Number
-	name   string
-	kind   protoreflect.Kind
-	list   bool // repeated (map fields are repeated entry messages)
-	packed bool // a repeated scalar number: may come packed (wire type 2)
-	msg    *msgInfo
-	enum   *enumInfo
-}
-
-type enumInfo struct {
-	name  string
-	dense []string         // names of values 0..len-1, "" for holes
-	other map[int32]string // values outside dense
-}
-
-func (e *enumInfo) lookup(v int32) (string, bool) {
-	if v >= 0 && int(v) < len(e.dense) {
-		s := e.dense[v]
-		return s, s != ""
-	}
-	s, ok := e.other[v]
-	return s, ok
-}
-
-// index returns the index in m.fields of the field with number num, or -1.
-func (m *msgInfo) index(num protowire.Number) int {
-	if m == nil {
-		return -1
-	}
-	if num < protowire.Number(len(m.dense)) {
-		return int(m.dense[num]) - 1
-	}
-	i, ok := slices.BinarySearchFunc(m.fields, num, func(f fieldInfo, n protowire.Number) int { return int(f.num - n) })
-	if ok {
-		return i
-	}
-	return -1
-}
-
-// field returns the field with number num, or nil.
-func (m *msgInfo) field(num protowire.Number) *fieldInfo {
-	if i := m.index(num); i >= 0 {
-		return &m.fields[i]
-	}
-	return nil
-}
-
 // emptyMsg is the message of codes that carry no payload.
-var emptyMsg = &msgInfo{name: "(empty)"}
-
-// builder turns descriptors into msgInfo, once per message.
-type builder struct {
-	msgs  map[protoreflect.FullName]*msgInfo
-	enums map[protoreflect.FullName]*enumInfo
-}
-
-func newBuilder() *builder {
-	return &builder{msgs: map[protoreflect.FullName]*msgInfo{}, enums: map[protoreflect.FullName]*enumInfo{}}
-}
-
-func (b *builder) message(md protoreflect.MessageDescriptor) *msgInfo {
-	if m, ok := b.msgs[md.FullName()]; ok {
-		return m
-	}
-	m := &msgInfo{name: string(md.FullName()), uuid: md.FullName() == uuidName}
-	b.msgs[md.FullName()] = m // before the fields: messages may nest themselves
-	fds := md.Fields()
-	m.fields = make([]fieldInfo, 0, fds.Len())
-	for i := range fds.Len() {
-		fd := fds.Get(i)
-		f := fieldInfo{num: fd.Number(), name: string(fd.Name()), kind: fd.Kind(), list: fd.IsList() || fd.IsMap()}
-		switch fd.Kind() {
-		case protoreflect.MessageKind, protoreflect.GroupKind:
-			f.msg = b.message(fd.Message())
-		case protoreflect.EnumKind:
-			f.enum = b.enum(fd.Enum())
-		}
-		f.packed = f.list && !fd.IsMap() && scalarNumber(fd.Kind())
-		m.fields = append(m.fields, f)
-	}
-	slices.SortFunc(m.fields, func(a, b fieldInfo) int { return int(a.num - b.num) })
-	m.simple = len(m.fields) <= 64
-	for _, f := range m.fields {
-		if f.list {
-			m.simple = false
-		}
-	}
-	top := 0
-	for _, f := range m.fields {
-		if f.num < maxDenseFieldNumber {
-			top = int(f.num) + 1
-		}
-	}
-	if top > 0 && len(m.fields) < 127 {
-		m.dense = make([]int8, top)
-		for i, f := range m.fields {
-			if f.num < protowire.Number(top) {
-				m.dense[f.num] = int8(i + 1)
-			}
-		}
-	}
-	return m
-}
-
-func (b *builder) enum(ed protoreflect.EnumDescriptor) *enumInfo {
-	if e, ok := b.enums[ed.FullName()]; ok {
-		return e
-	}
-	e := &enumInfo{name: string(ed.FullName())}
-	vs := ed.Values()
-	for i := range vs.Len() {
-		v := vs.Get(i)
-		n := v.Number()
-		if n >= 0 && n < 256 {
-			for len(e.dense) <= int(n) {
-				e.dense = append(e.dense, "")
-			}
-			if e.dense[n] == "" {
-				e.dense[n] = string(v.Name())
-			}
-			continue
-		}
-		if e.other == nil {
-			e.other = map[int32]string{}
-		}
-		if _, dup := e.other[int32(n)]; !dup {
-			e.other[int32(n)] = string(v.Name())
-		}
-	}
-	b.enums[ed.FullName()] = e
-	return e
-}
-
-// scalarNumber reports whether a repeated field of kind k may be packed.
-func scalarNumber(k protoreflect.Kind) bool {
-	switch k {
-	case protoreflect.StringKind, protoreflect.BytesKind, protoreflect.MessageKind, protoreflect.GroupKind:
-		return false
-	}
-	return true
-}
+var emptyMsg = pbwalk.EmptyMessage("(empty)")
 
 // schemaSet is the set of messages used for the codes: one per code and
 // role, the v1 alternative where v1 differs, and the name written in the
 // schema field.
 type schemaSet struct {
 	raw           bool // Options.Raw: no schema
-	req, resp     [numCodes]*msgInfo
+	req, resp     [numCodes]*pbwalk.Message
 	reqName       [numCodes]string // schema name per message ("v2" or the user's)
 	respName      [numCodes]string
-	reqV1, respV1 [numCodes]*msgInfo
+	reqV1, respV1 [numCodes]*pbwalk.Message
 	// quirk is the message of a type-13 reply to GetMioPatterns (16).
-	quirk     *msgInfo
+	quirk     *pbwalk.Message
 	quirkName string
-	quirkV1   *msgInfo
+	quirkV1   *pbwalk.Message
 	// missing lists the code messages a user schema lacks (built-in v2
 	// messages are used for them).
 	missing []string
@@ -251,7 +101,7 @@ type schemaSet struct {
 // builtin holds the compiled v2 and v1 schemas, shared by all runs.
 var builtin struct {
 	once   sync.Once
-	v2, v1 map[string]*msgInfo
+	v2, v1 map[string]*pbwalk.Message
 	err    error
 }
 
@@ -273,10 +123,11 @@ func compileFS(fsys fs.FS, dir string) (linker.Files, error) {
 	return c.Compile(context.Background(), names...)
 }
 
-// index builds msgInfo for every message of files (and their imports).
-func index(files linker.Files) map[string]*msgInfo {
-	b := newBuilder()
-	out := map[string]*msgInfo{}
+// index builds a pbwalk.Message for every message of files (and their
+// imports).
+func index(files linker.Files) map[string]*pbwalk.Message {
+	b := pbwalk.NewBuilder(pbwalk.BuildOptions{StringWrappers: []protoreflect.FullName{uuidName}})
+	out := map[string]*pbwalk.Message{}
 	var walk func(ms protoreflect.MessageDescriptors)
 	walk = func(ms protoreflect.MessageDescriptors) {
 		for i := range ms.Len() {
@@ -284,7 +135,7 @@ func index(files linker.Files) map[string]*msgInfo {
 			if md.IsMapEntry() {
 				continue
 			}
-			out[string(md.FullName())] = b.message(md)
+			out[string(md.FullName())] = b.Message(md)
 			walk(md.Messages())
 		}
 	}
@@ -307,7 +158,7 @@ func index(files linker.Files) map[string]*msgInfo {
 	return out
 }
 
-func loadBuiltin() (v2, v1 map[string]*msgInfo, err error) {
+func loadBuiltin() (v2, v1 map[string]*pbwalk.Message, err error) {
 	builtin.once.Do(func() {
 		f2, err := compileFS(schemaFS, "schema/v2")
 		if err != nil {
@@ -327,7 +178,7 @@ func loadBuiltin() (v2, v1 map[string]*msgInfo, err error) {
 // compileUser compiles the user's .proto files. Files are looked up in the
 // import paths like protoc does; a file given by a path under one of them is
 // named relative to it.
-func compileUser(opt Options) (map[string]*msgInfo, error) {
+func compileUser(opt Options) (map[string]*pbwalk.Message, error) {
 	names := make([]string, len(opt.ProtoFiles))
 	for i, f := range opt.ProtoFiles {
 		names[i] = f
@@ -365,12 +216,12 @@ func userName(files []string) string {
 
 // find returns the message named full in msgs, or else the only message
 // whose short name matches.
-func find(msgs map[string]*msgInfo, full string) *msgInfo {
+func find(msgs map[string]*pbwalk.Message, full string) *pbwalk.Message {
 	if m, ok := msgs[full]; ok {
 		return m
 	}
 	short := full[strings.LastIndexByte(full, '.')+1:]
-	var found *msgInfo
+	var found *pbwalk.Message
 	for name, m := range msgs {
 		if name == short || strings.HasSuffix(name, "."+short) {
 			if found != nil {
@@ -389,7 +240,7 @@ func newSchemaSet(opt Options) (*schemaSet, error) {
 		return nil, err
 	}
 	s := &schemaSet{}
-	var user map[string]*msgInfo
+	var user map[string]*pbwalk.Message
 	uname := ""
 	if len(opt.ProtoFiles) > 0 {
 		// Compiled even with Raw, so that a broken file is reported.
@@ -402,7 +253,7 @@ func newSchemaSet(opt Options) (*schemaSet, error) {
 		s.raw = true
 		return s, nil
 	}
-	pick := func(full string) (m *msgInfo, name string, alt *msgInfo) {
+	pick := func(full string) (m *pbwalk.Message, name string, alt *pbwalk.Message) {
 		if full == "" {
 			return emptyMsg, schemaV2, nil
 		}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"dissect/dissect"
+	"dissect/dissect/pbwalk"
 )
 
 func writeFile(t *testing.T, path, text string) {
@@ -117,15 +118,15 @@ func TestBuiltinSchema(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	names := func(m *msgInfo) string {
+	names := func(m *pbwalk.Message) string {
 		var b []string
-		for _, f := range m.fields {
-			b = append(b, f.name)
+		for _, f := range m.Fields() {
+			b = append(b, f.Name)
 		}
 		return strings.Join(b, ",")
 	}
 	for _, c := range []struct {
-		m    *msgInfo
+		m    *pbwalk.Message
 		want string
 	}{
 		{v2[msgTelemetry], "emg_status,display_status,gyro_status,driver_status,last_time_sync,emg,executable_gesture,power,pointer_finger_position,middle_finger_position,ring_finger_position,little_finger_position,thumb_finger_position"},
@@ -139,22 +140,25 @@ func TestBuiltinSchema(t *testing.T) {
 			t.Fatalf("missing message for %q", c.want)
 		}
 		if got := names(c.m); got != c.want {
-			t.Errorf("%s: fields %s, want %s", c.m.name, got, c.want)
+			t.Errorf("%s: fields %s, want %s", c.m.Name(), got, c.want)
 		}
 	}
-	for i, f := range v1[msgTelemetry].fields {
-		if int(f.num) != i+1 {
-			t.Errorf("v1 Telemetry field %s is %d", f.name, f.num)
+	for i, f := range v1[msgTelemetry].Fields() {
+		if int(f.Number) != i+1 {
+			t.Errorf("v1 Telemetry field %s is %d", f.Name, f.Number)
 		}
 	}
-	e := v2[msgTelemetry].field(4).enum
-	if s, ok := e.lookup(5); !ok || s != "DRIVER_STATUS_SETTING_POSITION" {
-		t.Errorf("DriverStatusType 5 = %q", s)
+	// driver_status (4) = 5 is DRIVER_STATUS_SETTING_POSITION (§1.6).
+	var rec dissect.Record
+	var d pbwalk.Decoder
+	got, _, err := d.Decode(&rec, v2[msgTelemetry], pvar(4, 5), true)
+	if err != nil {
+		t.Fatal(err)
 	}
+	checkFields(t, got, []kv{{"driver_status", str("DRIVER_STATUS_SETTING_POSITION")}})
 	s, _ := newSchemaSet(Options{})
-	if s.req[codeSetPositions].name != msgSetPositions || s.resp[codeGetTelemetry].name != msgGetTelemetry || s.quirk.name != msgGetMioPatterns ||
-		s.resp[codeTelemetry].name != msgTelemetry || s.respV1[codeTelemetry] != v1[msgTelemetry] || s.req[codeGetSettings] != emptyMsg {
+	if s.req[codeSetPositions].Name() != msgSetPositions || s.resp[codeGetTelemetry].Name() != msgGetTelemetry || s.quirk.Name() != msgGetMioPatterns ||
+		s.resp[codeTelemetry].Name() != msgTelemetry || s.respV1[codeTelemetry] != v1[msgTelemetry] || s.req[codeGetSettings] != emptyMsg {
 		t.Error("code table")
 	}
-	_ = dissect.Int
 }

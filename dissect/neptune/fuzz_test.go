@@ -151,7 +151,7 @@ func FuzzParse(f *testing.F) {
 		dissecttest.CheckTiling(t, chunked, size, dirOf)
 		whole := feed(t, info, reg, false, false, evs, nil)
 		dissecttest.CheckTiling(t, whole, size, dirOf)
-		if len(data) <= dissect.DefaultLimits.MaxSync/2 && !slices.Equal(lines(chunked), lines(whole)) {
+		if len(data) <= dissect.DefaultLimits().MaxSync/2 && !slices.Equal(lines(chunked), lines(whole)) {
 			t.Fatalf("chunked (decode) and whole (no decode) records differ:\n%v\n%v", lines(chunked), lines(whole))
 		}
 

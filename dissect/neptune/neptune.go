@@ -59,15 +59,6 @@ var directions = [2]string{"forward", "reverse"}
 // switches a relay.
 var relaySummary = [2][2]string{{"relay 5 off", "relay 5 on"}, {"relay 6 off", "relay 6 on"}}
 
-var deviceInfo = dissect.Info{
-	Name:       proto,
-	Proto:      proto,
-	Title:      "Neptune ROV device commands (length byte, type, arguments; nep_network.ino)",
-	Transports: []dissect.Transport{dissect.TCP, dissect.Serial},
-	Ports:      []dissect.Port{{Transport: dissect.TCP, Port: 1493}},
-	Detection:  "",
-}
-
 type device struct{}
 
 // New returns the Neptune ROV device protocol: the length-prefixed commands
@@ -76,7 +67,17 @@ type device struct{}
 // need a decode-as rule ("tcp.port==N,neptune", "serial,neptune").
 func New() dissect.Protocol { return device{} }
 
-func (device) Info() *dissect.Info { return &deviceInfo }
+// Info describes the protocol (a new value on each call).
+func (device) Info() dissect.Info {
+	return dissect.Info{
+		Name:       proto,
+		Proto:      proto,
+		Title:      "Neptune ROV device commands (length byte, type, arguments; nep_network.ino)",
+		Transports: []dissect.Transport{dissect.TCP, dissect.Serial},
+		Ports:      []dissect.Port{{Transport: dissect.TCP, Port: 1493}},
+		Detection:  "",
+	}
+}
 
 // Detect always answers No: a one-byte length prefix is no signature.
 func (device) Detect(*dissect.StreamInfo, dissect.Dir, []byte) dissect.Verdict { return dissect.No }

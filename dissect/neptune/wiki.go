@@ -66,7 +66,6 @@ type WikiOptions struct {
 }
 
 type wiki struct {
-	info  dissect.Info
 	int16 bool
 }
 
@@ -77,22 +76,23 @@ type wiki struct {
 // port and no content detection, and is used only with a decode-as rule
 // such as "udp.port==9000,neptune-wiki".
 func NewWiki(opt WikiOptions) dissect.Protocol {
-	w := &wiki{int16: opt.Int16}
+	return &wiki{int16: opt.Int16}
+}
+
+// Info describes the format (a new value on each call).
+func (w *wiki) Info() dissect.Info {
 	width := "int32"
-	if opt.Int16 {
+	if w.int16 {
 		width = "int16"
 	}
-	w.info = dissect.Info{
+	return dissect.Info{
 		Name:       wikiName,
 		Proto:      proto,
 		Title:      "Neptune ROV wiki packet format, one packet per UDP datagram (int = " + width + " LE)",
 		Transports: []dissect.Transport{dissect.UDP},
 		Detection:  "",
 	}
-	return w
 }
-
-func (w *wiki) Info() *dissect.Info { return &w.info }
 
 // Detect always answers No: the header has no constant bytes.
 func (w *wiki) Detect(*dissect.StreamInfo, dissect.Dir, []byte) dissect.Verdict { return dissect.No }

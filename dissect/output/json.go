@@ -11,9 +11,9 @@ import (
 	"strconv"
 	"time"
 	"unicode/utf8"
-	"unsafe"
 
 	"dissect/dissect"
+	"dissect/internal/strcache"
 )
 
 // JSON writes one JSON object per record (JSON Lines).
@@ -22,15 +22,18 @@ type JSON struct {
 	buf       []byte
 	flushEach bool
 	ts        timeCache
-	keys      strCache // field keys, with the colon
-	strs      strCache // proto, type, src, dst
+	keys      jsonCache // field keys, with the colon
+	strs      jsonCache // proto, type, src, dst
 }
 
 // NewJSON returns a JSON Lines writer on w. With flushEach, every record is
 // flushed as it is written (live capture piped into jq); otherwise output is
 // buffered and Flush must be called at the end.
 func NewJSON(w io.Writer, flushEach bool) *JSON {
-	return &JSON{w: bufio.NewWriterSize(w, 256<<10), flushEach: flushEach, buf: make([]byte, 0, 1024)}
+	return &JSON{
+		w: bufio.NewWriterSize(w, 256<<10), flushEach: flushEach, buf: make([]byte, 0, 1024),
+		keys: jsonCache{strcache.New[[]byte](6)}, strs: jsonCache{strcache.New[[]byte](6)},
+	}
 }
 
 // Record writes r as one line.
@@ -256,41 +259,38 @@ func (c *timeCache) append(b []byte, t time.Time) []byte {
 	return append(b, full...)
 }
 
-// strCache keeps the JSON form of strings that recur by address: field
+// jsonCache keeps the JSON form of strings that recur by address: field
 // keys, protocol and type names are string constants, and a stream's
 // address strings live as long as the stream. Finding them by the address
-// and length of their bytes spares escaping them for every record.
-type strCache [64]struct {
-	ptr *byte
-	n   int
-	enc []byte
+// and length of their bytes (package internal/strcache) spares escaping
+// them for every record.
+type jsonCache struct {
+	c strcache.Cache[[]byte]
 }
 
 // append writes s as a JSON string.
-func (sc *strCache) append(b []byte, s string) []byte {
-	return append(b, sc.lookup(s, false)...)
+func (jc *jsonCache) append(b []byte, s string) []byte {
+	return append(b, jc.lookup(s, false)...)
 }
 
 // appendKey writes s as an object key, colon included.
-func (sc *strCache) appendKey(b []byte, s string) []byte {
-	return append(b, sc.lookup(s, true)...)
+func (jc *jsonCache) appendKey(b []byte, s string) []byte {
+	return append(b, jc.lookup(s, true)...)
 }
 
-func (sc *strCache) lookup(s string, key bool) []byte {
+func (jc *jsonCache) lookup(s string, key bool) []byte {
 	if len(s) == 0 {
 		if key {
 			return []byte(`"":`)
 		}
 		return []byte(`""`)
 	}
-	p := unsafe.StringData(s)
-	e := &sc[uint64(uintptr(unsafe.Pointer(p)))*0x9E3779B97F4A7C15>>58]
-	if e.ptr != p || e.n != len(s) {
-		e.ptr, e.n = p, len(s)
-		e.enc = appendString(e.enc[:0], s)
+	enc, hit := jc.c.Lookup(s)
+	if !hit {
+		*enc = appendString((*enc)[:0], s)
 		if key {
-			e.enc = append(e.enc, ':')
+			*enc = append(*enc, ':')
 		}
 	}
-	return e.enc
+	return *enc
 }

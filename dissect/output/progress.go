@@ -5,8 +5,6 @@ import (
 	"io"
 	"strings"
 	"time"
-
-	"dissect/capture"
 )
 
 // Progress draws a progress bar on a terminal (stderr): how far through the
@@ -24,18 +22,15 @@ func NewProgress(w io.Writer) *Progress {
 	return &Progress{w: w, start: time.Now()}
 }
 
-// Tracker returns a function that redraws the bar for the source p,
-// labelled label.
-func (p *Progress) Tracker(label string, src capture.Progresser) func() {
-	return func() {
-		now := time.Now()
-		if now.Sub(p.last) < 200*time.Millisecond {
-			return
-		}
-		p.last = now
-		done, total := src.Progress()
-		p.draw(label, done, total, now)
+// Update redraws the bar, at most five times a second: label is read so
+// far of done bytes of total (0: unknown).
+func (p *Progress) Update(label string, done, total int64) {
+	now := time.Now()
+	if now.Sub(p.last) < 200*time.Millisecond {
+		return
 	}
+	p.last = now
+	p.draw(label, done, total, now)
 }
 
 func (p *Progress) draw(label string, done, total int64, now time.Time) {

@@ -11,13 +11,13 @@ import (
 	"github.com/olekukonko/tablewriter"
 
 	"dissect/dissect"
-	"dissect/dissect/engine"
 )
 
 // WriteSummary writes the end-of-run summary for humans (on stderr): what
 // was read, how many messages of each protocol and type were decoded, and
 // every byte that was not (gaps, skipped), with sample warnings.
-func WriteSummary(w io.Writer, s *engine.Summary, elapsed time.Duration) {
+func WriteSummary(w io.Writer, s *dissect.Summary) {
+	elapsed := s.Elapsed
 	fmt.Fprintf(w, "\n== dissect summary ==\n")
 	span := ""
 	if s.Packets > 0 {
@@ -31,7 +31,7 @@ func WriteSummary(w io.Writer, s *engine.Summary, elapsed time.Duration) {
 	fmt.Fprintf(w, "streams:  %s\n", streamCounts(s.Streams))
 	fmt.Fprintf(w, "messages: %d\n", s.MessageCount())
 	if len(s.Messages) > 0 {
-		rows := append([]engine.TypeCount(nil), s.Messages...)
+		rows := append([]dissect.TypeCount(nil), s.Messages...)
 		sort.SliceStable(rows, func(i, j int) bool {
 			if rows[i].Proto != rows[j].Proto {
 				return rows[i].Proto < rows[j].Proto
@@ -57,22 +57,26 @@ func WriteSummary(w io.Writer, s *engine.Summary, elapsed time.Duration) {
 	for _, n := range s.Notes {
 		fmt.Fprintf(w, "note: %s\n", string(appendText(nil, n)))
 	}
-	writeReassembly(w, s)
+	writeProblems(w, s.Problems)
+	if s.Capture != nil {
+		writeCapture(w, s.Capture)
+	}
 }
 
-func streamCounts(m map[dissect.Transport]int) string {
+func streamCounts(c dissect.StreamCounts) string {
 	var parts []string
-	total := 0
-	for _, t := range []dissect.Transport{dissect.TCP, dissect.UDP, dissect.Serial} {
-		if n := m[t]; n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", n, t))
-			total += n
+	for _, t := range []struct {
+		n    int64
+		name string
+	}{{c.TCP, "tcp"}, {c.UDP, "udp"}, {c.Serial, "serial"}} {
+		if t.n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", t.n, t.name))
 		}
 	}
-	if total == 0 {
+	if len(parts) == 0 {
 		return "0"
 	}
-	return fmt.Sprintf("%d (%s)", total, strings.Join(parts, ", "))
+	return fmt.Sprintf("%d (%s)", c.Total(), strings.Join(parts, ", "))
 }
 
 func humanBytes(n float64) string {

@@ -50,14 +50,6 @@ const (
 	summaryText = 80
 )
 
-var info = dissect.Info{
-	Name:       proto,
-	Proto:      proto,
-	Title:      "Roboid Control network sync (Passer VR), data-type byte format of April 2024",
-	Transports: []dissect.Transport{dissect.UDP},
-	Ports:      []dissect.Port{{Transport: dissect.UDP, Port: Port}},
-}
-
 type protocol struct{}
 
 // New returns the Roboid Control protocol. It has no content detection (a
@@ -66,8 +58,16 @@ type protocol struct{}
 // "udp.port==7681,roboid".
 func New() dissect.Protocol { return protocol{} }
 
-// Info describes the protocol.
-func (protocol) Info() *dissect.Info { return &info }
+// Info describes the protocol (a new value on each call).
+func (protocol) Info() dissect.Info {
+	return dissect.Info{
+		Name:       proto,
+		Proto:      proto,
+		Title:      "Roboid Control network sync (Passer VR), data-type byte format of April 2024",
+		Transports: []dissect.Transport{dissect.UDP},
+		Ports:      []dissect.Port{{Transport: dissect.UDP, Port: Port}},
+	}
+}
 
 // Detect always answers No: nothing in a Roboid datagram is distinctive.
 func (protocol) Detect(*dissect.StreamInfo, dissect.Dir, []byte) dissect.Verdict { return dissect.No }

@@ -1,6 +1,7 @@
 package vrpn
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -8,7 +9,7 @@ import (
 
 	"dissect/dissect"
 	"dissect/dissect/dissecttest"
-	"dissect/dissect/engine"
+	"dissect/pipeline"
 )
 
 // runCapture decodes a capture of testdata through the whole pipeline
@@ -18,8 +19,10 @@ func runCapture(t *testing.T, file string, decode bool) []*dissect.Record {
 	t.Helper()
 	reg, _ := registry(t)
 	col := &dissecttest.Collector{}
-	if _, err := engine.RunFile(filepath.Join("testdata", file), engine.Config{Registry: reg, Decode: decode}, col); err != nil {
-		t.Fatalf("RunFile(%s): %v", file, err)
+	src := pipeline.NewFiles([]string{filepath.Join("testdata", file)}, nil)
+	defer src.Close()
+	if _, err := pipeline.Run(context.Background(), src, pipeline.Config{Registry: reg, Sink: col, TypesOnly: !decode}); err != nil {
+		t.Fatalf("Run(%s): %v", file, err)
 	}
 	return col.Records
 }

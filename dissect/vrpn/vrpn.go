@@ -20,8 +20,6 @@ const maxRoutes = 4096
 // A protocol and its parsers are used from one goroutine, as [dissect.Stream]
 // drives them.
 type protocol struct {
-	info dissect.Info
-
 	routes map[netip.AddrPort]*table
 	order  []netip.AddrPort // insertion order, for eviction
 	gen    uint64           // bumped on every change of routes
@@ -32,26 +30,26 @@ type protocol struct {
 // announce, so that the UDP messages sent there are named with the ids that
 // connection described.
 func New() dissect.Protocol {
-	return &protocol{
-		info: dissect.Info{
-			Name:       "vrpn",
-			Proto:      "vrpn",
-			Title:      "VRPN (Virtual-Reality Peripheral Network), mainline C++ wire format",
-			Transports: []dissect.Transport{dissect.TCP, dissect.UDP},
-			Ports: []dissect.Port{
-				{Transport: dissect.TCP, Port: Port},
-				{Transport: dissect.UDP, Port: Port},
-			},
-			Detection: `TCP: a direction starting with the cookie "vrpn: ver. "; UDP: the connect-back request "<ip> <port>\0", ` +
-				"a datagram to an address announced by UDP_DESCRIPTION on a VRPN TCP connection, " +
-				"or a datagram made only of plausible framed messages",
-		},
-		routes: make(map[netip.AddrPort]*table),
-	}
+	return &protocol{routes: make(map[netip.AddrPort]*table)}
 }
 
-// Info describes VRPN.
-func (p *protocol) Info() *dissect.Info { return &p.info }
+// Info describes VRPN (a new value on each call).
+func (p *protocol) Info() dissect.Info {
+	return dissect.Info{
+		Name:       "vrpn",
+		Proto:      "vrpn",
+		Title:      "VRPN (Virtual-Reality Peripheral Network), mainline C++ wire format",
+		Transports: []dissect.Transport{dissect.TCP, dissect.UDP},
+		Ports: []dissect.Port{
+			{Transport: dissect.TCP, Port: Port},
+			{Transport: dissect.UDP, Port: Port},
+		},
+		Detection: `TCP: a direction starting with the cookie "vrpn: ver. "; UDP: the connect-back request "<ip> <port>\0", ` +
+			"a datagram to an address announced by UDP_DESCRIPTION on a VRPN TCP connection, " +
+			"or a datagram made only of plausible framed messages; " +
+			"mid-stream on TCP (no cookie seen), two plausible framed messages in a row",
+	}
+}
 
 // Detect recognises VRPN by content; see the Detection line of [New]'s Info.
 func (p *protocol) Detect(s *dissect.StreamInfo, dir dissect.Dir, b []byte) dissect.Verdict {

@@ -1,0 +1,139 @@
+package dissect
+
+import (
+	"fmt"
+	"time"
+)
+
+// This file holds byte accounting: every byte a Stream is given ends in
+// exactly one record. Bytes that are not (yet) in a message go to the
+// direction's pending skipped run, which becomes one record when a message
+// follows it, at a gap, at the end of the direction, or when its reason
+// changes hands (a protocol found by the hunt); a gap is a record of its
+// own; a message is sent to the sink or, in summary-only runs, counted.
+
+// skip adds n bytes at d.next to the pending skipped run. reason is used
+// when it starts the run ("" keeps an earlier reason, or says "resync").
+func (s *Stream) skip(d *dirState, n int64, reason string) {
+	if d.skipLen == 0 {
+		d.skipOff = d.next
+		d.skipReason = reason
+	} else if d.skipReason == "" {
+		d.skipReason = reason
+	}
+	d.skipLen += n
+	d.next += n
+}
+
+// flushSkip sends the pending skipped run of dir, if any, as one record.
+func (s *Stream) flushSkip(dir Dir, t time.Time) {
+	d := &s.dirs[dir]
+	if d.skipLen == 0 {
+		return
+	}
+	reason := d.skipReason
+	if reason == "" {
+		reason = s.pname + ": bytes passed over while resynchronising"
+	}
+	off, n := d.skipOff, d.skipLen
+	d.skipLen = 0
+	d.skipReason = ""
+	s.emitEvent(dir, t, TypeSkipped, off, n, reason)
+}
+
+// flushHeld turns everything held for direction dir into records: the
+// hunt's window, the incomplete message buffer, an oversize message cut
+// short, the skipped run.
+func (s *Stream) flushHeld(dir Dir, t time.Time, why string) {
+	d := &s.dirs[dir]
+	if s.hunt != nil {
+		s.huntFlush(dir)
+	}
+	if d.discard > 0 {
+		s.emitEvent(dir, t, TypeSkipped, d.discardOff, d.next-d.discardOff, d.discardReason+" (cut short)")
+		d.discard = 0
+	}
+	if len(d.buf) > 0 {
+		if d.needSync {
+			s.skip(d, int64(len(d.buf)), "")
+		} else {
+			s.skip(d, int64(len(d.buf)), fmt.Sprintf("%s: %s (%d bytes at offset %d)", s.pname, why, len(d.buf), d.next))
+		}
+		d.buf = d.buf[:0]
+	}
+	s.flushSkip(dir, t)
+}
+
+// gap reports n bytes of dir never captured, after flushing what is held.
+func (s *Stream) gap(dir Dir, t time.Time, n int64) {
+	d := &s.dirs[dir]
+	if d.ended {
+		return
+	}
+	s.flushHeld(dir, t, ReasonBeforeGap)
+	s.emitEvent(dir, t, TypeGap, d.next, n, "")
+	d.next += n
+	if s.parser != nil {
+		d.needSync = true
+	}
+}
+
+// end ends dir: a last look for a protocol when there is none yet, then
+// what is held becomes records; the parser's End runs once both
+// directions have ended.
+func (s *Stream) end(dir Dir, t time.Time) {
+	d := &s.dirs[dir]
+	if d.ended {
+		return
+	}
+	if s.hunt != nil {
+		s.huntScan(dir, t, true)
+	}
+	s.flushHeld(dir, t, ReasonIncomplete)
+	d.ended = true
+	if e, ok := s.parser.(Ender); ok && s.dirs[dir^1].ended {
+		s.ctx.Dir, s.ctx.Time = dir, t
+		e.End(&s.ctx)
+	}
+}
+
+// fill sets the keys every record has.
+func (s *Stream) fill(r *Record, dir Dir, t time.Time, off, n int64) {
+	r.Time = t
+	r.Proto = s.pname
+	r.Transport = s.Info.Transport
+	r.Stream = s.Info.ID
+	r.Src = s.Info.Name[dir]
+	r.Dst = s.Info.Name[dir^1]
+	r.Offset = off
+	r.Length = n
+}
+
+// emitMessage sends the message the parser put in s.rec, or counts it.
+func (s *Stream) emitMessage(dir Dir, t time.Time, off, n int64) {
+	if s.rec.Type == "" {
+		s.rec.Type = "unknown"
+	}
+	if s.countOnly && len(s.rec.Warnings) == 0 {
+		s.counts.Add(s.pname, s.rec.Type)
+		return
+	}
+	s.fill(&s.rec, dir, t, off, n)
+	if err := s.sink.Record(&s.rec); err != nil {
+		s.err = err
+	}
+}
+
+// emitEvent sends a gap or skipped record.
+func (s *Stream) emitEvent(dir Dir, t time.Time, typ string, off, n int64, reason string) {
+	r := &s.ev
+	r.Reset()
+	s.fill(r, dir, t, off, n)
+	r.Type = typ
+	if typ == TypeSkipped {
+		r.Add("reason", Str(reason))
+	}
+	if err := s.sink.Record(r); err != nil {
+		s.err = err
+	}
+}

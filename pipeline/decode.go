@@ -1,0 +1,209 @@
+package pipeline
+
+import (
+	"net/netip"
+	"time"
+
+	"dissect/capture"
+	"dissect/dissect"
+	"dissect/reassembly"
+)
+
+// maxSampleWarnings and maxNotes bound the warnings and notes kept for the
+// summary; every warning is in the output records all the same.
+const (
+	maxSampleWarnings = 20
+	maxNotes          = 100
+)
+
+// decoder turns packets into records: reassembly, then one dissect.Stream
+// per stream, then the sink. It counts what it sees for the summary. It is
+// used by one goroutine.
+type decoder struct {
+	reg   *dissect.Registry
+	sink  dissect.Sink // nil: count only
+	sopt  dissect.StreamOptions
+	asm   *reassembly.Assembler
+	epoch EpochSetter
+
+	packets, bytes int64
+	first, last    time.Time
+
+	counts       dissect.TypeCounts
+	gaps         int64
+	gapBytes     int64
+	skipped      int64
+	skippedBytes int64
+	warned       int64
+	warnings     []string
+	seenWarn     map[string]bool
+	notes        []string
+
+	err error // the first error a sink returned
+}
+
+// streamState is a decoder's state of one stream.
+type streamState struct {
+	ds     *dissect.Stream
+	closed [2]bool
+}
+
+func newDecoder(cfg *Config) *decoder {
+	d := &decoder{
+		reg:      cfg.Registry,
+		sink:     cfg.Sink,
+		sopt:     dissect.StreamOptions{Limits: cfg.Limits, Decode: !cfg.CountOnly && !cfg.TypesOnly, CountOnly: cfg.CountOnly},
+		seenWarn: map[string]bool{},
+	}
+	d.epoch, _ = cfg.Sink.(EpochSetter)
+	d.asm = reassembly.New((*handler)(d), cfg.Reassembly)
+	return d
+}
+
+// packet decodes one packet; it returns the first sink error.
+func (d *decoder) packet(p *capture.Packet) error {
+	if d.err != nil {
+		return d.err
+	}
+	if d.packets == 0 {
+		d.first = p.Time
+		if d.epoch != nil {
+			d.epoch.SetEpoch(p.Time)
+		}
+	}
+	d.packets++
+	d.bytes += int64(len(p.Data))
+	d.last = p.Time
+	d.asm.Packet(p)
+	return d.err
+}
+
+// expire ends the streams idle for longer than idle at now.
+func (d *decoder) expire(now time.Time, idle time.Duration) error {
+	if d.err == nil && idle > 0 {
+		d.asm.Expire(now, idle)
+	}
+	return d.err
+}
+
+// finish ends every stream: what is held becomes gap or skipped records.
+func (d *decoder) finish() error {
+	if d.err == nil {
+		d.asm.Flush(d.last)
+	}
+	return d.err
+}
+
+// record counts r and passes it on.
+func (d *decoder) record(r *dissect.Record) error {
+	switch r.Type {
+	case dissect.TypeGap:
+		d.gaps++
+		d.gapBytes += r.Length
+	case dissect.TypeSkipped:
+		d.skipped++
+		d.skippedBytes += r.Length
+	default:
+		d.counts.Add(r.Proto, r.Type)
+	}
+	if len(r.Warnings) > 0 {
+		d.warned++
+		for _, w := range r.Warnings {
+			if len(d.warnings) < maxSampleWarnings && !d.seenWarn[w] {
+				d.seenWarn[w] = true
+				d.warnings = append(d.warnings, w)
+			}
+		}
+	}
+	if d.sink == nil {
+		return nil
+	}
+	return d.sink.Record(r)
+}
+
+// streamDone adds what a stream counted itself (summary-only runs) and its
+// notes.
+func (d *decoder) streamDone(ds *dissect.Stream) {
+	d.counts.Merge(ds.Counts())
+	for _, n := range ds.Notes() {
+		if len(d.notes) < maxNotes {
+			d.notes = append(d.notes, n)
+		}
+	}
+}
+
+// summary fills s with the decoder's counts.
+func (d *decoder) summary(s *dissect.Summary) {
+	s.Packets, s.Bytes = d.packets, d.bytes
+	s.First, s.Last = d.first, d.last
+	s.Messages = d.counts.Rows()
+	s.Gaps, s.GapBytes = d.gaps, d.gapBytes
+	s.Skipped, s.SkippedBytes = d.skipped, d.skippedBytes
+	s.Warned, s.Warnings, s.Notes = d.warned, d.warnings, d.notes
+	st := d.asm.Stats()
+	s.Streams = dissect.StreamCounts{TCP: st.Streams.TCP, UDP: st.Streams.UDP, Serial: st.Streams.Serial}
+	s.Problems = problems(&st)
+}
+
+// handler adapts the decoder to reassembly.Handler without exporting the
+// methods.
+type handler decoder
+
+func (h *handler) Open(s *reassembly.Stream, t time.Time) {
+	d := (*decoder)(h)
+	info := dissect.StreamInfo{ID: s.ID, Transport: s.Transport, Addr: s.Addr, Link: s.Link}
+	if info.Transport == dissect.Serial {
+		info.Name = [2]string{"host", s.Link}
+	} else {
+		info.Name = [2]string{addrString(s.Addr[0]), addrString(s.Addr[1])}
+	}
+	s.User = &streamState{ds: dissect.NewStream(info, d.reg, dissect.SinkFunc(d.record), d.sopt)}
+}
+
+func addrString(a netip.AddrPort) string {
+	if !a.IsValid() {
+		return ""
+	}
+	return a.String()
+}
+
+func (h *handler) check(st *streamState) {
+	if err := st.ds.Err(); err != nil && h.err == nil {
+		h.err = err
+	}
+}
+
+func (h *handler) Data(s *reassembly.Stream, dir reassembly.Dir, t time.Time, data []byte) {
+	if st, _ := s.User.(*streamState); st != nil {
+		st.ds.Data(dir, t, data)
+		h.check(st)
+	}
+}
+
+func (h *handler) Datagram(s *reassembly.Stream, dir reassembly.Dir, t time.Time, data []byte) {
+	if st, _ := s.User.(*streamState); st != nil {
+		st.ds.Datagram(dir, t, data)
+		h.check(st)
+	}
+}
+
+func (h *handler) Gap(s *reassembly.Stream, dir reassembly.Dir, t time.Time, n int64) {
+	if st, _ := s.User.(*streamState); st != nil {
+		st.ds.Gap(dir, t, n)
+		h.check(st)
+	}
+}
+
+func (h *handler) Close(s *reassembly.Stream, dir reassembly.Dir, t time.Time) {
+	st, _ := s.User.(*streamState)
+	if st == nil || st.closed[dir&1] {
+		return
+	}
+	st.ds.End(dir, t)
+	st.closed[dir&1] = true
+	h.check(st)
+	if st.closed[0] && st.closed[1] {
+		(*decoder)(h).streamDone(st.ds)
+		s.User = nil
+	}
+}

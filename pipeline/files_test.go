@@ -1,0 +1,85 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"dissect/capture"
+	"dissect/dissect"
+)
+
+// writePcap writes frames as a pcap file.
+func writePcap(t *testing.T, path string, s *session) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	w, err := capture.NewPcapWriter(f, capture.LinkEthernet, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fr := range s.frames {
+		if err := w.WritePacket(fr.Packet(time.Unix(1700000000, 0))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Files are read in order as one capture; a missing file and a damaged one
+// do not stop the others, and their errors come back joined, each naming
+// its file.
+func TestFilesInOrderWithErrors(t *testing.T) {
+	dir := t.TempDir()
+	s := newSession(t, 50, 300)
+	a := filepath.Join(dir, "a.pcap")
+	writePcap(t, a, s)
+	bad := filepath.Join(dir, "bad.pcap")
+	if err := os.WriteFile(bad, []byte("not a capture at all, no"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(dir, "missing.pcap")
+	sink := newGateSink(true)
+	src := NewFiles([]string{a, missing, bad, a}, nil)
+	sum, err := Run(context.Background(), src, Config{Registry: registry(t), Sink: sink})
+	if sum.Packets != int64(2*len(s.frames)) {
+		t.Errorf("%d packets decoded, want %d (the good file twice)", sum.Packets, 2*len(s.frames))
+	}
+	j, ok := err.(interface{ Unwrap() []error })
+	if !ok || len(j.Unwrap()) != 2 {
+		t.Fatalf("error %v: want the two file errors joined", err)
+	}
+	errs := j.Unwrap()
+	if !strings.Contains(errs[0].Error(), "missing.pcap") || !strings.Contains(errs[1].Error(), "bad.pcap") {
+		t.Errorf("errors %q, %q: want one naming each bad file, in order", errs[0], errs[1])
+	}
+	if !errors.Is(errs[1], capture.ErrNotCapture) {
+		t.Errorf("%v: want ErrNotCapture", errs[1])
+	}
+	// The connection is decoded whole; its second copy (the same SYN, the
+	// same sequence numbers) is a retransmission of a finished connection
+	// and adds nothing.
+	for stream := range 1 {
+		var recs []*dissect.Record
+		for _, r := range sink.records() {
+			if r.Stream == stream {
+				recs = append(recs, r)
+			}
+		}
+		tl := tallyRecords(t, recs)
+		for d := range 2 {
+			if tl.msgs[d] != s.msgs[d] || tl.msgBytes[d] != s.bytes[d] {
+				t.Errorf("stream %d direction %d: %d messages, %d bytes; want %d, %d", stream, d, tl.msgs[d], tl.msgBytes[d], s.msgs[d], s.bytes[d])
+			}
+		}
+	}
+}

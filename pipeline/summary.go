@@ -1,0 +1,31 @@
+package pipeline
+
+import (
+	"dissect/dissect"
+	"dissect/reassembly"
+)
+
+// problems names the reassembly counters that point at capture problems,
+// for the summary; zero counters are left out.
+func problems(r *reassembly.Stats) []dissect.Count {
+	var out []dissect.Count
+	add := func(n int64, what string) {
+		if n > 0 {
+			out = append(out, dissect.Count{What: what, N: n})
+		}
+	}
+	add(r.Malformed, "malformed packets")
+	add(r.Fragments, "IP fragments (not reassembled)")
+	add(r.TruncatedUDP, "UDP datagrams cut by the snap length")
+	add(r.TCPOutOfOrder, "TCP segments out of order")
+	add(r.TCPRetransmitted, "TCP bytes retransmitted")
+	add(r.TCPGapBytes, "TCP bytes not captured (gap records)")
+	add(r.TCPTailGapBytes, "of them after a direction's last captured byte (known from later sequence or ACK numbers)")
+	add(r.TCPBeforeStart, "TCP bytes from before a stream's first captured byte (ignored)")
+	add(r.TCPAfterClose, "TCP bytes after FIN/RST (ignored)")
+	add(r.DroppedPackets, "packets whose payload dissect dropped (gap records)")
+	for _, o := range r.Other {
+		add(o.Packets, "packets of "+o.What+" (not TCP/UDP, not decoded)")
+	}
+	return out
+}
