@@ -407,7 +407,8 @@ func testVLANTagPutBack(t *testing.T, m Method) {
 	if err != nil {
 		t.Skip("no ip command (iproute2)")
 	}
-	a, b := fmt.Sprintf("lvt%da", os.Getpid()%100000), fmt.Sprintf("lvt%db", os.Getpid()%100000)
+	// One pair per method: names are not reused at once.
+	a, b := fmt.Sprintf("lvt%d%sa", os.Getpid()%100000, m.String()[:1]), fmt.Sprintf("lvt%d%sb", os.Getpid()%100000, m.String()[:1])
 	if out, err := exec.Command(ipCmd, "link", "add", a, "type", "veth", "peer", "name", b).CombinedOutput(); err != nil {
 		t.Skipf("cannot create a veth pair here: %v: %s", err, out)
 	}
@@ -415,6 +416,16 @@ func testVLANTagPutBack(t *testing.T, m Method) {
 	for _, n := range []string{a, b} {
 		if out, err := exec.Command(ipCmd, "link", "set", n, "up").CombinedOutput(); err != nil {
 			t.Fatalf("ip link set %s up: %v: %s", n, err, out)
+		}
+	}
+	// Frames sent before the kernel has seen the carrier (linkwatch, which
+	// may wait up to a second) are dropped: wait for both ends.
+	for _, n := range []string{a, b} {
+		for deadline := time.Now().Add(3 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			st, _ := os.ReadFile("/sys/class/net/" + n + "/operstate")
+			if string(bytes.TrimSpace(st)) == "up" || time.Now().After(deadline) {
+				break
+			}
 		}
 	}
 	s, err := Open(b, Config{Filter: "vlan 100 and udp port 2222", Timeout: 500 * time.Millisecond, Method: m})

@@ -210,7 +210,7 @@ func runSerial(cmd *cobra.Command, o *serialOpts, args []string, stderr io.Write
 		// Reads the tap could not queue reach reassembly as Dropped
 		// markers, so they are gap records; this counts their bytes.
 		SerialDropped: func() int64 { return src.Stats().Total().Dropped },
-		Warn:       func(msg string) { fmt.Fprintf(stderr, "dissect: warning: %s\n", msg) },
+		Warn:          func(msg string) { fmt.Fprintf(stderr, "dissect: warning: %s\n", msg) },
 	}
 	if o.write != "" {
 		if lc.Save, err = pipeline.CreateSave(o.write, src.Link(), capture.LinkUser0, serial.Snaplen); err != nil {

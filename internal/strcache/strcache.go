@@ -47,7 +47,10 @@ func (c *Cache[V]) Made() bool { return c.slots != nil }
 // buffers. The empty string never hits.
 func (c *Cache[V]) Lookup(s string) (v *V, hit bool) {
 	p := unsafe.StringData(s)
-	e := &c.slots[uint64(uintptr(unsafe.Pointer(p)))*0x9E3779B97F4A7C15>>c.shift]
+	// The top bits of a Fibonacci hash of the address: always < len(slots),
+	// which New makes 1<<(64-shift), so the index needs no bounds check.
+	i := uintptr(uint64(uintptr(unsafe.Pointer(p))) * 0x9E3779B97F4A7C15 >> c.shift)
+	e := (*entry[V])(unsafe.Add(unsafe.Pointer(unsafe.SliceData(c.slots)), i*unsafe.Sizeof(entry[V]{})))
 	if e.p == p && e.n == len(s) && len(s) > 0 {
 		return &e.v, true
 	}
