@@ -36,10 +36,11 @@ type liveOpts struct {
 	noPromisc bool
 	idle      time.Duration
 	queue     int
+	method    string
 }
 
 // liveFlagNames are the flags that only make sense with -i.
-var liveFlagNames = []string{"filter", "write", "count", "autostop", "snapshot-length", "buffer-size", "no-promiscuous-mode", "idle", "decode-queue"}
+var liveFlagNames = []string{"filter", "write", "count", "autostop", "snapshot-length", "buffer-size", "no-promiscuous-mode", "idle", "decode-queue", "capture-method"}
 
 func addLiveFlags(cmd *cobra.Command, o *liveOpts) {
 	f := cmd.Flags()
@@ -54,6 +55,8 @@ func addLiveFlags(cmd *cobra.Command, o *liveOpts) {
 	f.BoolVarP(&o.noPromisc, "no-promiscuous-mode", "p", false, "live: do not put the interface in promiscuous mode (see only this host's traffic)")
 	f.DurationVar(&o.idle, "idle", 5*time.Minute, "live: end streams with no packet for this long, so memory stays bounded over long captures (0: never)")
 	addQueueFlag(cmd, &o.queue)
+	f.StringVar(&o.method, "capture-method", "auto", "live: how packets are read: auto, ring (TPACKET_V3) or socket (recvmsg)")
+	_ = f.MarkHidden("capture-method")
 }
 
 // addQueueFlag adds the hidden flag that bounds the queue between capture
@@ -185,7 +188,19 @@ func (o *liveOpts) config() (live.Config, stopRule, error) {
 	if o.idle < 0 {
 		return cfg, rule, usageError{fmt.Errorf("--idle %v: want a positive duration (0: never)", o.idle)}
 	}
+	var method live.Method
+	switch o.method {
+	case "auto":
+		method = live.MethodAuto
+	case "ring":
+		method = live.MethodRing
+	case "socket":
+		method = live.MethodSocket
+	default:
+		return cfg, rule, usageError{fmt.Errorf("--capture-method %q: want auto, ring or socket", o.method)}
+	}
 	cfg = live.Config{
+		Method:        method,
 		Filter:        o.filter,
 		Snaplen:       uint32(o.snaplen),
 		BufferSize:    o.bufferMiB << 20,

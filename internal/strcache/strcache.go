@@ -44,8 +44,11 @@ func (c *Cache[V]) Made() bool { return c.slots != nil }
 // Lookup returns the value of the slot for s, and whether that slot holds s.
 // On a miss the slot is given to s and keeps the value it had (the previous
 // string's), so that the caller can overwrite it in place and reuse its
-// buffers. The empty string never hits.
+// buffers. The empty string never hits. c must have been made by [New].
 func (c *Cache[V]) Lookup(s string) (v *V, hit bool) {
+	if c.slots == nil {
+		panic("strcache: Lookup on a Cache not made by New")
+	}
 	p := unsafe.StringData(s)
 	// The top bits of a Fibonacci hash of the address: always < len(slots),
 	// which New makes 1<<(64-shift), so the index needs no bounds check.

@@ -63,3 +63,13 @@ func TestLookupAllocatesNothing(t *testing.T) {
 		t.Errorf("%v allocations per run", n)
 	}
 }
+
+func TestLookupOnZeroCachePanics(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Error("no panic")
+		}
+	}()
+	var c Cache[int]
+	c.Lookup("x")
+}
