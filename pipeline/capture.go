@@ -16,10 +16,9 @@ import (
 // the -w file, applies the stop rules and queues packets for decoding,
 // dropping (and counting) what does not fit. It never waits for decoding.
 type capturer struct {
-	src  capture.Source
-	cfg  *LiveConfig
-	q    *queue
-	tick time.Duration
+	src capture.Source
+	cfg *LiveConfig
+	q   *queue
 
 	cur   *batch // being filled from the main pool
 	loss  *batch // headers of dropped packets, while the main pool is empty
@@ -30,13 +29,13 @@ type capturer struct {
 	dropped    atomic.Int64
 	untraced   atomic.Int64
 	written    int64
-	late       int64 // packets read during a drain that came after the stop
 	kernel     KernelStats
 	hasKernel  bool
 	stopWhy    atomic.Pointer[string]
 	abort      atomic.Bool // stop at once, without draining
 	warnedDrop int64
 	warnedKern uint64
+	warnedSrc  bool
 	lastWarn   time.Time
 }
 
@@ -82,8 +81,11 @@ func (c *capturer) run() {
 			break
 		}
 		if !stopAt.IsZero() && p.Time.After(stopAt) && p.LinkType != capture.LinkUser0 {
-			c.late++
-			break // captured after the stop
+			break // captured after the stop: not read, as if still queued
+		}
+		if p.Dropped && !c.warnedSrc && c.cfg.Warn != nil {
+			c.warnedSrc = true
+			c.cfg.Warn(fmt.Sprintf("%s: the source could not queue %d bytes for dissect (it reads on, the bytes become gap records)", c.cfg.Name, p.Length))
 		}
 		n := c.captured.Add(1)
 		if err := c.save(p); err != nil {

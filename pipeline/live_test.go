@@ -53,16 +53,11 @@ func checkGoroutines(t *testing.T, want int) {
 	}
 }
 
-// A reader of the output that does not read for a while loses nothing: the
-// capture goroutine keeps reading and saving, the queue holds the packets,
-// and a stop after the traffic decodes every one of them.
-func TestSlowReaderLosesNothing(t *testing.T) {
-	before := runtime.NumGoroutine()
-	s := newSession(t, 3000, 1000)
-	src := &fakeLive{frames: s.frames}
-	sink := newGateSink(false)
-	save := filepath.Join(t.TempDir(), "x.pcapng")
-	lc := &LiveConfig{}
+// background runs Run in a goroutine until the traffic of src is all
+// served, then cancels (Ctrl-C) and returns a function that waits for the
+// run's result. lc.Save is created at save.
+func background(t *testing.T, src *fakeLive, sink *gateSink, lc *LiveConfig, save string) (wait func() (*dissect.Summary, error)) {
+	t.Helper()
 	var err error
 	if lc.Save, err = CreateSave(save, "fake0", capture.LinkEthernet, 65535); err != nil {
 		t.Fatal(err)
@@ -75,22 +70,38 @@ func TestSlowReaderLosesNothing(t *testing.T) {
 		defer close(done)
 		sum, runErr = Run(ctx, src, liveConfig(t, sink, lc))
 	}()
-	// The traffic is over long before the reader reads: everything is in
-	// the queue and in the file.
-	deadline := time.Now().Add(5 * time.Second)
-	for src.served.Load() < int64(len(s.frames)) && time.Now().Before(deadline) {
+	// The traffic is over long before the reader reads: what was not
+	// dropped is in the queue, and everything is in the file.
+	deadline := time.Now().Add(10 * time.Second)
+	for src.served.Load() < int64(len(src.frames)) && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
 	}
-	time.Sleep(300 * time.Millisecond)
+	time.Sleep(100 * time.Millisecond)
 	cancel() // Ctrl-C while the output is still blocked
-	time.Sleep(200 * time.Millisecond)
+	return func() (*dissect.Summary, error) {
+		<-done
+		return sum, runErr
+	}
+}
+
+// A reader of the output that does not read for a while loses nothing: the
+// capture goroutine keeps reading and saving, the queue holds the packets,
+// and a stop after the traffic decodes every one of them.
+func TestSlowReaderLosesNothing(t *testing.T) {
+	before := runtime.NumGoroutine()
+	s := newSession(t, 3000, 1000)
+	src := &fakeLive{frames: s.frames}
+	sink := newGateSink(false)
+	lc := &LiveConfig{}
+	wait := background(t, src, sink, lc, filepath.Join(t.TempDir(), "x.pcapng"))
+	time.Sleep(300 * time.Millisecond)
 	if at := src.closeAt.Load(); at == 0 {
 		t.Errorf("the capture did not stop while the output was blocked")
 	}
 	close(sink.gate)
-	<-done
-	if runErr != nil {
-		t.Fatal(runErr)
+	sum, err := wait()
+	if err != nil {
+		t.Fatal(err)
 	}
 	tl := tallyRecords(t, sink.records())
 	for d := range 2 {
@@ -102,7 +113,7 @@ func TestSlowReaderLosesNothing(t *testing.T) {
 	if c.Captured != int64(len(s.frames)) || c.DissectDropped != 0 || c.Written != c.Captured || c.Stopped != "interrupted" {
 		t.Errorf("capture counters %+v; want %d captured and written, none dropped, stopped by interrupt", *c, len(s.frames))
 	}
-	if n := countFile(t, save); n != len(s.frames) {
+	if n := countFile(t, lc.Save.Path()); n != len(s.frames) {
 		t.Errorf("-w file holds %d packets, want %d", n, len(s.frames))
 	}
 	checkGoroutines(t, before)
@@ -117,32 +128,14 @@ func TestQueueFullBecomesGaps(t *testing.T) {
 	s := newSession(t, 40000, 1400)
 	src := &fakeLive{frames: s.frames}
 	sink := newGateSink(false)
-	save := filepath.Join(t.TempDir(), "x.pcapng")
 	lc := &LiveConfig{QueueBytes: 64 << 10}
 	var warned []string
 	lc.Warn = func(m string) { warned = append(warned, m) }
-	var err error
-	if lc.Save, err = CreateSave(save, "fake0", capture.LinkEthernet, 65535); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	var sum *dissect.Summary
-	var runErr error
-	go func() {
-		defer close(done)
-		sum, runErr = Run(ctx, src, liveConfig(t, sink, lc))
-	}()
-	deadline := time.Now().Add(10 * time.Second)
-	for src.served.Load() < int64(len(s.frames)) && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	cancel()
-	time.Sleep(100 * time.Millisecond)
+	wait := background(t, src, sink, lc, filepath.Join(t.TempDir(), "x.pcapng"))
 	close(sink.gate)
-	<-done
-	if runErr != nil {
-		t.Fatal(runErr)
+	sum, err := wait()
+	if err != nil {
+		t.Fatal(err)
 	}
 	c := sum.Capture
 	if c.DissectDropped == 0 {
@@ -166,7 +159,7 @@ func TestQueueFullBecomesGaps(t *testing.T) {
 	if sum.GapBytes != tl.gap[0]+tl.gap[1] {
 		t.Errorf("summary counts %d gap bytes, the records %d", sum.GapBytes, tl.gap[0]+tl.gap[1])
 	}
-	if n := countFile(t, save); n != len(s.frames) || c.Written != int64(n) {
+	if n := countFile(t, lc.Save.Path()); n != len(s.frames) || c.Written != int64(n) {
 		t.Errorf("-w file holds %d packets (counted %d), want every captured packet, %d", n, c.Written, len(s.frames))
 	}
 	checkGoroutines(t, before)

@@ -19,7 +19,7 @@ func problems(r *reassembly.Stats) []dissect.Count {
 	add(r.TruncatedUDP, "UDP datagrams cut by the snap length")
 	add(r.TCPOutOfOrder, "TCP segments out of order")
 	add(r.TCPRetransmitted, "TCP bytes retransmitted")
-	add(r.TCPGapBytes, "TCP bytes not captured (gap records)")
+	add(r.TCPGapBytes, "TCP bytes missing (gap records)")
 	add(r.TCPTailGapBytes, "of them after a direction's last captured byte (known from later sequence or ACK numbers)")
 	add(r.TCPBeforeStart, "TCP bytes from before a stream's first captured byte (ignored)")
 	add(r.TCPAfterClose, "TCP bytes after FIN/RST (ignored)")

@@ -43,7 +43,7 @@ detection finds nothing; the detection rules follow the table.`,
 			if err := t.Render(); err != nil {
 				return err
 			}
-			fmt.Fprintln(w, "\nDetection by content (first bytes of each direction):")
+			fmt.Fprintln(w, "\nDetection by content (first bytes of each direction; on TCP and serial also mid-stream):")
 			for _, p := range reg.Protocols() {
 				in := p.Info()
 				det := in.Detection

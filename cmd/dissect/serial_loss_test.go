@@ -111,6 +111,7 @@ func TestSerialSlowReaderForcedLoss(t *testing.T) {
 		t.Fatalf("nothing was lost with 16 KiB queues and a reader that waits: the test did not force loss\n%s", stderr.String())
 	}
 	s := stderr.String()
+	t.Logf("stderr:\n%s", s)
 	if !strings.Contains(s, "warning:") || !strings.Contains(s, "gaps:     ") || strings.Contains(s, "gaps:     0 ") {
 		t.Errorf("the loss is not shown on stderr:\n%s", s)
 	}

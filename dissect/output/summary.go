@@ -45,7 +45,11 @@ func WriteSummary(w io.Writer, s *dissect.Summary) {
 		}
 		_ = t.Render()
 	}
-	fmt.Fprintf(w, "gaps:     %d (%d bytes never captured)\n", s.Gaps, s.GapBytes)
+	what := "never captured"
+	if s.Capture != nil && s.Capture.DissectDropped > 0 {
+		what = "never captured, or dropped by dissect (see live: below)"
+	}
+	fmt.Fprintf(w, "gaps:     %d (%d bytes %s)\n", s.Gaps, s.GapBytes, what)
 	fmt.Fprintf(w, "skipped:  %d records (%d bytes not decoded)\n", s.Skipped, s.SkippedBytes)
 	fmt.Fprintf(w, "warnings: %d records\n", s.Warned)
 	for _, m := range s.Warnings {
