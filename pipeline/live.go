@@ -26,7 +26,8 @@ func runLive(ctx context.Context, src capture.Source, cfg *Config, d *decoder, s
 	}()
 	decDone := make(chan error, 1)
 	go func() {
-		decDone <- decodeLive(c.q, d, lc.Idle, func() {
+		flusher, _ := cfg.Sink.(Flusher)
+		decDone <- decodeLive(c.q, d, lc.Idle, flusher, func() {
 			// The reader of the output is gone (dissect -i eth0 | head):
 			// the capture ends as on Ctrl-C, so -w is complete.
 			c.setStop("output closed")
@@ -59,7 +60,10 @@ func runLive(ctx context.Context, src capture.Source, cfg *Config, d *decoder, s
 // decodeLive decodes the queued batches until the last one. After an
 // output error it stops decoding but still takes the batches, so that the
 // capture goroutine can finish (and -w is complete).
-func decodeLive(q *queue, d *decoder, idle time.Duration, onErr func()) error {
+//
+// The sink is flushed whenever decoding has caught up with the capture (no
+// batch waiting), so live output is prompt without a write per record.
+func decodeLive(q *queue, d *decoder, idle time.Duration, sink Flusher, onErr func()) error {
 	var outErr error
 	fail := func(err error) {
 		outErr = &OutputError{err}
@@ -76,6 +80,11 @@ func decodeLive(q *queue, d *decoder, idle time.Duration, onErr func()) error {
 		}
 		if outErr == nil && !b.now.IsZero() {
 			if err := d.expire(b.now, idle); err != nil {
+				fail(err)
+			}
+		}
+		if outErr == nil && sink != nil && len(q.full) == 0 {
+			if err := sink.Flush(); err != nil {
 				fail(err)
 			}
 		}

@@ -262,7 +262,7 @@ func runLive(cmd *cobra.Command, ro *readOpts, lo *liveOpts, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
-	reg, out, err := ro.setup(stdout, true)
+	reg, out, err := ro.setup(stdout)
 	if err != nil {
 		return err
 	}

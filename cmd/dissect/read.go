@@ -79,7 +79,10 @@ type sink interface {
 }
 
 // setup validates the shared flags and builds the registry and the sink.
-func (o *readOpts) setup(stdout io.Writer, live bool) (*dissect.Registry, sink, error) {
+// Records are buffered; a live run's pipeline flushes the sink whenever
+// decoding has caught up with the capture, so a pipe (| jq) sees each
+// message at once without a write per record.
+func (o *readOpts) setup(stdout io.Writer) (*dissect.Registry, sink, error) {
 	reg, err := all.Registry(o.protocolOptions())
 	if err != nil {
 		return nil, nil, err
@@ -105,9 +108,9 @@ func (o *readOpts) setup(stdout io.Writer, live bool) (*dissect.Registry, sink, 
 	}
 	switch o.format {
 	case "table":
-		return reg, output.NewTable(stdout, tf, live), nil
+		return reg, output.NewTable(stdout, tf, false), nil
 	case "json", "jsonl":
-		return reg, output.NewJSON(stdout, live), nil
+		return reg, output.NewJSON(stdout, false), nil
 	}
 	return nil, nil, usageError{fmt.Errorf("--output %q: want table or json", o.format)}
 }
@@ -141,7 +144,7 @@ func (o *readOpts) protocolOptions() all.Options {
 }
 
 func runRead(cmd *cobra.Command, o *readOpts, files []string, stdin io.Reader, stderr io.Writer) error {
-	reg, out, err := o.setup(cmd.OutOrStdout(), false)
+	reg, out, err := o.setup(cmd.OutOrStdout())
 	if err != nil {
 		return err
 	}

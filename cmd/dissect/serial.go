@@ -184,7 +184,7 @@ func runSerial(cmd *cobra.Command, o *serialOpts, args []string, stderr io.Write
 	if err != nil {
 		return usageError{err}
 	}
-	reg, out, err := o.read.setup(cmd.OutOrStdout(), true)
+	reg, out, err := o.read.setup(cmd.OutOrStdout())
 	if err != nil {
 		return err
 	}
