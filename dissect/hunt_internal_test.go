@@ -27,7 +27,7 @@ func TestHuntMemoryIsBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	info := StreamInfo{Transport: TCP, Addr: [2]netip.AddrPort{netip.MustParseAddrPort("10.0.0.1:1"), netip.MustParseAddrPort("10.0.0.2:2")}}
+	info := StreamInfo{StreamID: StreamID{Transport: TCP, Addr: [2]netip.AddrPort{netip.MustParseAddrPort("10.0.0.1:1"), netip.MustParseAddrPort("10.0.0.2:2")}}}
 	var n int
 	s := NewStream(info, reg, SinkFunc(func(*Record) error { n++; return nil }), StreamOptions{})
 	lim := DefaultLimits()

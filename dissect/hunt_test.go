@@ -84,7 +84,7 @@ func newHuntStream(t testing.TB, info dissect.StreamInfo, lim dissect.Limits, sy
 }
 
 func serialInfo() dissect.StreamInfo {
-	return dissect.StreamInfo{Transport: dissect.Serial, Name: [2]string{"host", "/dev/ttyUSB0"}, Link: "/dev/ttyUSB0"}
+	return dissect.StreamInfo{StreamID: dissect.StreamID{Transport: dissect.Serial, Link: "/dev/ttyUSB0"}, Name: [2]string{"host", "/dev/ttyUSB0"}}
 }
 
 // feedRandom feeds b to dir in chunks of 1 to max bytes.

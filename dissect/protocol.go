@@ -1,9 +1,9 @@
 package dissect
 
 import (
+	"dissect/reassembly"
 	"errors"
 	"fmt"
-	"net/netip"
 	"time"
 )
 
@@ -36,18 +36,17 @@ func Malformed(proto, code string, off int, format string, args ...any) *Error {
 	return &Error{Proto: proto, Code: code, Offset: int64(off), Msg: fmt.Sprintf(format, args...)}
 }
 
-// StreamInfo describes a stream to protocols.
+// StreamID identifies a stream: its number, transport, endpoints and
+// serial link (the type is reassembly's, where streams are made).
+type StreamID = reassembly.StreamID
+
+// StreamInfo describes a stream to protocols: its identity and the names
+// written in the src and dst keys.
 type StreamInfo struct {
-	ID        int
-	Transport Transport
-	// Addr[d] is the sender of direction d. For serial links both are
-	// invalid; see Link.
-	Addr [2]netip.AddrPort
+	StreamID
 	// Name[d] is the sender of direction d as written in src/dst: "ip:port",
 	// "[v6]:port", or for serial "host" (dir 0) and the link name (dir 1).
 	Name [2]string
-	// Link is the serial link name (device path or pcapng interface name).
-	Link string
 }
 
 // Ctx is what a parser is told with each call.

@@ -93,11 +93,7 @@ func (c *collector) Record(r *dissect.Record) error {
 }
 
 func tcpInfo(port uint16) dissect.StreamInfo {
-	return dissect.StreamInfo{
-		Transport: dissect.TCP,
-		Addr:      [2]netip.AddrPort{netip.MustParseAddrPort("10.0.0.1:5000"), netip.MustParseAddrPort(fmt.Sprintf("10.0.0.2:%d", port))},
-		Name:      [2]string{"10.0.0.1:5000", fmt.Sprintf("10.0.0.2:%d", port)},
-	}
+	return dissect.StreamInfo{StreamID: dissect.StreamID{Transport: dissect.TCP, Addr: [2]netip.AddrPort{netip.MustParseAddrPort("10.0.0.1:5000"), netip.MustParseAddrPort(fmt.Sprintf("10.0.0.2:%d", port))}}, Name: [2]string{"10.0.0.1:5000", fmt.Sprintf("10.0.0.2:%d", port)}}
 }
 
 func newToyStream(t *testing.T, info dissect.StreamInfo, rule bool, lim dissect.Limits) (*dissect.Stream, *collector) {

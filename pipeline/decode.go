@@ -151,7 +151,7 @@ type handler decoder
 
 func (h *handler) Open(s *reassembly.Stream, t time.Time) {
 	d := (*decoder)(h)
-	info := dissect.StreamInfo{ID: s.ID, Transport: s.Transport, Addr: s.Addr, Link: s.Link}
+	info := dissect.StreamInfo{StreamID: s.StreamID}
 	if info.Transport == dissect.Serial {
 		info.Name = [2]string{"host", s.Link}
 	} else {

@@ -63,14 +63,21 @@ type Dir uint8
 // Other returns the opposite direction.
 func (d Dir) Other() Dir { return d ^ 1 }
 
-// Stream is one TCP connection, UDP flow or serial link.
-type Stream struct {
+// StreamID identifies a stream: what reassembly knows of it, and what the
+// record model (dissect.StreamInfo) tells protocols. It is defined here,
+// once.
+type StreamID struct {
 	ID        int // 0-based, in order of first appearance
 	Transport Transport
-	// Addr[d] is the sender of direction d (zero for serial).
+	// Addr[d] is the sender of direction d (both invalid for serial).
 	Addr [2]netip.AddrPort
 	// Link is the serial link name (pcapng if_name or device path).
 	Link string
+}
+
+// Stream is one TCP connection, UDP flow or serial link.
+type Stream struct {
+	StreamID
 	// User is for the Handler's own state.
 	User any
 }

@@ -33,11 +33,11 @@ func (r rec) String() string { return fmt.Sprintf("%s/%s@%d+%d", r.proto, r.typ,
 
 func tcpStream(port uint16) dissect.StreamInfo {
 	a := [2]netip.AddrPort{netip.MustParseAddrPort("10.0.0.1:40000"), netip.AddrPortFrom(netip.MustParseAddr("10.0.0.2"), port)}
-	return dissect.StreamInfo{Transport: dissect.TCP, Addr: a, Name: [2]string{a[0].String(), a[1].String()}}
+	return dissect.StreamInfo{StreamID: dissect.StreamID{Transport: dissect.TCP, Addr: a}, Name: [2]string{a[0].String(), a[1].String()}}
 }
 
 func serialStream() dissect.StreamInfo {
-	return dissect.StreamInfo{Transport: dissect.Serial, Name: [2]string{"host", "/dev/ttyUSB0"}, Link: "/dev/ttyUSB0"}
+	return dissect.StreamInfo{StreamID: dissect.StreamID{Transport: dissect.Serial, Link: "/dev/ttyUSB0"}, Name: [2]string{"host", "/dev/ttyUSB0"}}
 }
 
 func randomBytes(rng *rand.Rand, n int) []byte {

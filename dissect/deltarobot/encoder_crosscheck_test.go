@@ -147,11 +147,7 @@ func ccFromCut(p []ccDelivery, cut [2]int64) []ccDelivery {
 func ccRun(t testing.TB, streams [2][]byte, p []ccDelivery) [2][]*dissect.Record {
 	t.Helper()
 	reg := dissecttest.Registry(t, []string{rule}, deltarobot.New())
-	info := dissect.StreamInfo{
-		Transport: dissect.TCP,
-		Addr:      [2]netip.AddrPort{ccClient, ccServer},
-		Name:      [2]string{ccClient.String(), ccServer.String()},
-	}
+	info := dissect.StreamInfo{StreamID: dissect.StreamID{Transport: dissect.TCP, Addr: [2]netip.AddrPort{ccClient, ccServer}}, Name: [2]string{ccClient.String(), ccServer.String()}}
 	var got [2][]*dissect.Record
 	sink := dissecttest.SplitSink(t, info.Name, &got)
 	st := dissect.NewStream(info, reg, sink, dissect.StreamOptions{Decode: true})

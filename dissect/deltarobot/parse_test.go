@@ -373,7 +373,7 @@ func TestDetect(t *testing.T) {
 	}
 	for _, tc := range cases {
 		for d := dissect.Dir(0); d < 2; d++ {
-			if got := p.Detect(&dissect.StreamInfo{Transport: dissect.TCP}, d, tc.in); got != tc.want {
+			if got := p.Detect(&dissect.StreamInfo{StreamID: dissect.StreamID{Transport: dissect.TCP}}, d, tc.in); got != tc.want {
 				t.Errorf("%s dir %d: Detect = %v, want %v", tc.name, d, got, tc.want)
 			}
 		}

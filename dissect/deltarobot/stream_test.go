@@ -23,12 +23,7 @@ var (
 const rule = "tcp.port==4000,deltarobot"
 
 func streamInfo() dissect.StreamInfo {
-	return dissect.StreamInfo{
-		ID:        3,
-		Transport: dissect.TCP,
-		Addr:      [2]netip.AddrPort{server, client},
-		Name:      [2]string{server.String(), client.String()},
-	}
+	return dissect.StreamInfo{StreamID: dissect.StreamID{ID: 3, Transport: dissect.TCP, Addr: [2]netip.AddrPort{server, client}}, Name: [2]string{server.String(), client.String()}}
 }
 
 // event is one unit fed to a stream.

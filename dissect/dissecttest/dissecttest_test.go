@@ -108,7 +108,7 @@ func TestDescribeValue(t *testing.T) {
 func TestDataChunks(t *testing.T) {
 	reg := Registry(t, nil)
 	var c Collector
-	st := dissect.NewStream(dissect.StreamInfo{Transport: dissect.TCP, Name: [2]string{"a", "b"}}, reg, &c, dissect.StreamOptions{})
+	st := dissect.NewStream(dissect.StreamInfo{StreamID: dissect.StreamID{Transport: dissect.TCP}, Name: [2]string{"a", "b"}}, reg, &c, dissect.StreamOptions{})
 	Data(st, 0, time.Time{}, Hex("01 02 03 04 05"), nil, nil)
 	st.End(0, time.Time{})
 	st.End(1, time.Time{})

@@ -13,8 +13,8 @@ func TestDetect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	serial := &dissect.StreamInfo{Transport: dissect.Serial}
-	tcp := &dissect.StreamInfo{Transport: dissect.TCP}
+	serial := &dissect.StreamInfo{StreamID: dissect.StreamID{Transport: dissect.Serial}}
+	tcp := &dissect.StreamInfo{StreamID: dissect.StreamID{Transport: dissect.TCP}}
 	noise := bytes.Repeat([]byte{0x5a}, 300)
 	big := frame(codeGetGestures, bytes.Repeat(getGestures118, 10)) // 1192 bytes
 	for _, c := range []struct {
@@ -72,7 +72,7 @@ func TestDetectStream(t *testing.T) {
 
 	// TCP: the side that opened the connection is the host.
 	var sink dissecttest.Collector
-	info := dissect.StreamInfo{ID: 5, Transport: dissect.TCP, Name: [2]string{"192.0.2.1:50000", "192.0.2.2:7000"}}
+	info := dissect.StreamInfo{StreamID: dissect.StreamID{ID: 5, Transport: dissect.TCP}, Name: [2]string{"192.0.2.1:50000", "192.0.2.2:7000"}}
 	st := dissect.NewStream(info, reg, &sink, dissect.StreamOptions{Decode: true})
 	st.Data(0, t0, vSetPositions)
 	st.Data(1, t0.Add(ms(2)), vACK)

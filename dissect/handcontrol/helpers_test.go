@@ -111,7 +111,7 @@ func newSession(t testing.TB, opt Options, decode bool) *session {
 		t.Fatal(err)
 	}
 	s := &session{}
-	s.info = dissect.StreamInfo{ID: 1, Transport: dissect.Serial, Name: [2]string{"host", "/dev/rfcomm0"}, Link: "/dev/rfcomm0"}
+	s.info = dissect.StreamInfo{StreamID: dissect.StreamID{ID: 1, Transport: dissect.Serial, Link: "/dev/rfcomm0"}, Name: [2]string{"host", "/dev/rfcomm0"}}
 	s.p = proto.NewParser(&s.info)
 	s.c = dissect.Ctx{Stream: &s.info, Decode: decode, Rec: &s.rec, Time: t0}
 	return s
@@ -137,7 +137,7 @@ func registry(t testing.TB, opt Options) *dissect.Registry {
 }
 
 func serialInfo() dissect.StreamInfo {
-	return dissect.StreamInfo{ID: 2, Transport: dissect.Serial, Name: [2]string{"host", "/dev/ttyUSB0"}, Link: "/dev/ttyUSB0"}
+	return dissect.StreamInfo{StreamID: dissect.StreamID{ID: 2, Transport: dissect.Serial, Link: "/dev/ttyUSB0"}, Name: [2]string{"host", "/dev/ttyUSB0"}}
 }
 
 // event is one unit fed to a stream.

@@ -133,8 +133,7 @@ func ccCollect(t testing.TB, src string, got *[]*dissect.Record) dissect.Sink {
 func ccRunDevice(t testing.TB, stream []byte, p []ccDelivery) []*dissect.Record {
 	t.Helper()
 	reg := dissecttest.Registry(t, []string{"tcp.port==1493,neptune"}, neptune.New())
-	info := dissect.StreamInfo{Transport: dissect.TCP, Addr: [2]netip.AddrPort{ccConsole, ccROV},
-		Name: [2]string{ccConsole.String(), ccROV.String()}}
+	info := dissect.StreamInfo{StreamID: dissect.StreamID{Transport: dissect.TCP, Addr: [2]netip.AddrPort{ccConsole, ccROV}}, Name: [2]string{ccConsole.String(), ccROV.String()}}
 	var got []*dissect.Record
 	st := dissect.NewStream(info, reg, ccCollect(t, info.Name[0], &got), dissect.StreamOptions{Decode: true})
 	var last time.Duration
@@ -159,8 +158,7 @@ func ccRunDevice(t testing.TB, stream []byte, p []ccDelivery) []*dissect.Record 
 func ccRunWiki(t testing.TB, s *neptuneenc.WikiSession) []*dissect.Record {
 	t.Helper()
 	reg := dissecttest.Registry(t, []string{"udp.port==9000,neptune-wiki"}, neptune.NewWiki(neptune.WikiOptions{Int16: s.Int == neptuneenc.Int16}))
-	info := dissect.StreamInfo{Transport: dissect.UDP, Addr: [2]netip.AddrPort{ccConsole, ccWikiDst},
-		Name: [2]string{ccConsole.String(), ccWikiDst.String()}}
+	info := dissect.StreamInfo{StreamID: dissect.StreamID{Transport: dissect.UDP, Addr: [2]netip.AddrPort{ccConsole, ccWikiDst}}, Name: [2]string{ccConsole.String(), ccWikiDst.String()}}
 	var got []*dissect.Record
 	st := dissect.NewStream(info, reg, ccCollect(t, info.Name[0], &got), dissect.StreamOptions{Decode: true})
 	var last time.Duration

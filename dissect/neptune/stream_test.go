@@ -22,7 +22,7 @@ var (
 
 // streamInfo: dir 0 is the host (it connects to the ROV), dir 1 the ROV.
 func streamInfo(tr dissect.Transport, to netip.AddrPort) dissect.StreamInfo {
-	si := dissect.StreamInfo{ID: 2, Transport: tr}
+	si := dissect.StreamInfo{StreamID: dissect.StreamID{ID: 2, Transport: tr}}
 	if tr == dissect.Serial {
 		si.Name = [2]string{"host", "/dev/ttyACM0"}
 		si.Link = "/dev/ttyACM0"

@@ -36,8 +36,7 @@ var (
 func ccRun(t testing.TB, s *roboidenc.Session) [2][]*dissect.Record {
 	t.Helper()
 	reg := dissecttest.Registry(t, []string{"udp.port==7681,roboid"}, roboid.New())
-	info := dissect.StreamInfo{Transport: dissect.UDP, Addr: [2]netip.AddrPort{ccClient, ccSite},
-		Name: [2]string{ccClient.String(), ccSite.String()}}
+	info := dissect.StreamInfo{StreamID: dissect.StreamID{Transport: dissect.UDP, Addr: [2]netip.AddrPort{ccClient, ccSite}}, Name: [2]string{ccClient.String(), ccSite.String()}}
 	var got [2][]*dissect.Record
 	sink := dissecttest.SplitSink(t, info.Name, &got)
 	st := dissect.NewStream(info, reg, sink, dissect.StreamOptions{Decode: true})

@@ -21,12 +21,7 @@ var (
 // streamInfo is a UDP flow from the client (dir 0) to the site.
 func streamInfo(sitePort uint16) dissect.StreamInfo {
 	s := netip.AddrPortFrom(site.Addr(), sitePort)
-	return dissect.StreamInfo{
-		ID:        2,
-		Transport: dissect.UDP,
-		Addr:      [2]netip.AddrPort{client, s},
-		Name:      [2]string{client.String(), s.String()},
-	}
+	return dissect.StreamInfo{StreamID: dissect.StreamID{ID: 2, Transport: dissect.UDP, Addr: [2]netip.AddrPort{client, s}}, Name: [2]string{client.String(), s.String()}}
 }
 
 func registry(t testing.TB, p dissect.Protocol) *dissect.Registry {

@@ -74,7 +74,7 @@ func fuzzFeed(data []byte, mode uint8, seed uint64, decode bool) *fuzzRun {
 	ka, kb := fuzzKey{0, a.String()}, fuzzKey{0, b.String()}
 	switch mode % 4 {
 	case 0, 3:
-		st := dissect.NewStream(dissect.StreamInfo{ID: 0, Transport: dissect.TCP, Addr: [2]netip.AddrPort{a, b}, Name: [2]string{a.String(), b.String()}}, reg, sink, opt)
+		st := dissect.NewStream(dissect.StreamInfo{StreamID: dissect.StreamID{ID: 0, Transport: dissect.TCP, Addr: [2]netip.AddrPort{a, b}}, Name: [2]string{a.String(), b.String()}}, reg, sink, opt)
 		in := append([]byte("vrpn: ver. 07.38  0\x00\x00\x00\x00\x00"), data...)
 		if mode%4 == 3 && len(in) > 0 {
 			cut := rng.IntN(len(in))
@@ -89,7 +89,7 @@ func fuzzFeed(data []byte, mode uint8, seed uint64, decode bool) *fuzzRun {
 		}
 		st.End(0, t0)
 	case 1:
-		st := dissect.NewStream(dissect.StreamInfo{ID: 0, Transport: dissect.TCP, Addr: [2]netip.AddrPort{a, b}, Name: [2]string{a.String(), b.String()}}, reg, sink, opt)
+		st := dissect.NewStream(dissect.StreamInfo{StreamID: dissect.StreamID{ID: 0, Transport: dissect.TCP, Addr: [2]netip.AddrPort{a, b}}, Name: [2]string{a.String(), b.String()}}, reg, sink, opt)
 		chunks(st, 0, data)
 		chunks(st, 1, data)
 		st.End(0, t0)
@@ -98,14 +98,14 @@ func fuzzFeed(data []byte, mode uint8, seed uint64, decode bool) *fuzzRun {
 		run.sizes[kb] = int64(len(data))
 	case 2:
 		pre := fuzzPreamble()
-		tcp := dissect.NewStream(dissect.StreamInfo{ID: 0, Transport: dissect.TCP, Addr: [2]netip.AddrPort{a, b}, Name: [2]string{a.String(), b.String()}}, reg, sink, opt)
+		tcp := dissect.NewStream(dissect.StreamInfo{StreamID: dissect.StreamID{ID: 0, Transport: dissect.TCP, Addr: [2]netip.AddrPort{a, b}}, Name: [2]string{a.String(), b.String()}}, reg, sink, opt)
 		tcp.Data(0, t0, pre[0])
 		tcp.Data(1, t0, pre[1])
 		run.sizes[ka] = int64(len(pre[0]))
 		run.sizes[kb] = int64(len(pre[1]))
 		src := netip.MustParseAddrPort("10.0.0.2:5000")
 		dst := netip.MustParseAddrPort("10.0.0.1:4000")
-		udp := dissect.NewStream(dissect.StreamInfo{ID: 1, Transport: dissect.UDP, Addr: [2]netip.AddrPort{src, dst}, Name: [2]string{src.String(), dst.String()}}, reg, sink, opt)
+		udp := dissect.NewStream(dissect.StreamInfo{StreamID: dissect.StreamID{ID: 1, Transport: dissect.UDP, Addr: [2]netip.AddrPort{src, dst}}, Name: [2]string{src.String(), dst.String()}}, reg, sink, opt)
 		in := data
 		for len(in) > 0 {
 			n := min(1+rng.IntN(600), len(in))
@@ -159,11 +159,11 @@ func FuzzParse(f *testing.F) {
 			return
 		}
 		p := New()
-		tcp := &dissect.StreamInfo{Transport: dissect.TCP}
+		tcp := &dissect.StreamInfo{StreamID: dissect.StreamID{Transport: dissect.TCP}}
 		if v := p.Detect(tcp, 0, data); (v == dissect.Yes) != (len(data) >= len(magic) && string(data[:len(magic)]) == magic) {
 			t.Fatalf("Detect(tcp) = %d", v)
 		}
-		udp := &dissect.StreamInfo{Transport: dissect.UDP, Addr: [2]netip.AddrPort{netip.MustParseAddrPort("10.0.0.2:5000"), netip.MustParseAddrPort("10.0.0.1:4000")}}
+		udp := &dissect.StreamInfo{StreamID: dissect.StreamID{Transport: dissect.UDP, Addr: [2]netip.AddrPort{netip.MustParseAddrPort("10.0.0.2:5000"), netip.MustParseAddrPort("10.0.0.1:4000")}}}
 		if v := p.Detect(udp, 0, data); v == dissect.Maybe {
 			t.Fatal("Detect(udp) = Maybe: a datagram is judged whole")
 		}

@@ -127,7 +127,7 @@ func TestStreamChunkings(t *testing.T) {
 					for i := range a {
 						a[i] = mustAddrPort(t, ds[i].d.From)
 					}
-					info := dissect.StreamInfo{ID: 1, Transport: dissect.TCP, Addr: a, Name: [2]string{ds[0].d.From, ds[1].d.From}}
+					info := dissect.StreamInfo{StreamID: dissect.StreamID{ID: 1, Transport: dissect.TCP, Addr: a}, Name: [2]string{ds[0].d.From, ds[1].d.From}}
 					col := &dissecttest.Collector{}
 					st := dissect.NewStream(info, reg, col, dissect.StreamOptions{Decode: trial%4 != 3})
 					feedChunks(st, rng, [2][]byte{ds[0].data, ds[1].data}, maxChunk)
@@ -178,7 +178,7 @@ func checkUDPExamples(t *testing.T, c *truthCapture, reg *dissect.Registry, p *p
 	for _, fr := range order {
 		msgs := frames[fr]
 		from, to := mustAddrPort(t, msgs[0].From), mustAddrPort(t, msgs[0].To)
-		info := dissect.StreamInfo{ID: 2, Transport: dissect.UDP, Addr: [2]netip.AddrPort{from, to}, Name: [2]string{msgs[0].From, msgs[0].To}}
+		info := dissect.StreamInfo{StreamID: dissect.StreamID{ID: 2, Transport: dissect.UDP, Addr: [2]netip.AddrPort{from, to}}, Name: [2]string{msgs[0].From, msgs[0].To}}
 		col := &dissecttest.Collector{}
 		st := dissect.NewStream(info, reg, col, dissect.StreamOptions{Decode: true})
 		var dg []byte
@@ -215,7 +215,7 @@ func TestStreamGapAndLateJoin(t *testing.T) {
 	// The last two messages, and a cut 10 bytes into the one before.
 	last, prev, cut := offs[len(offs)-1], offs[len(offs)-2], offs[len(offs)-3]+10
 	t0 := time.Unix(1795306106, 0)
-	info := dissect.StreamInfo{ID: 1, Transport: dissect.TCP, Addr: [2]netip.AddrPort{mustAddrPort(t, d.From), mustAddrPort(t, d.To)}, Name: [2]string{d.From, d.To}}
+	info := dissect.StreamInfo{StreamID: dissect.StreamID{ID: 1, Transport: dissect.TCP, Addr: [2]netip.AddrPort{mustAddrPort(t, d.From), mustAddrPort(t, d.To)}}, Name: [2]string{d.From, d.To}}
 
 	t.Run("gap", func(t *testing.T) {
 		reg, _ := registry(t)

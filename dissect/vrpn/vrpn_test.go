@@ -27,7 +27,7 @@ type harness struct {
 
 func newHarness(p *protocol, tr dissect.Transport, a0, a1 netip.AddrPort) *harness {
 	h := &harness{proto: p, decode: true}
-	h.info = dissect.StreamInfo{Transport: tr, Addr: [2]netip.AddrPort{a0, a1}, Name: [2]string{a0.String(), a1.String()}}
+	h.info = dissect.StreamInfo{StreamID: dissect.StreamID{Transport: tr, Addr: [2]netip.AddrPort{a0, a1}}, Name: [2]string{a0.String(), a1.String()}}
 	h.parser = p.NewParser(&h.info)
 	return h
 }
@@ -314,7 +314,7 @@ func TestLobForms(t *testing.T) {
 
 func TestDetect(t *testing.T) {
 	p := New().(*protocol)
-	tcp := &dissect.StreamInfo{Transport: dissect.TCP}
+	tcp := &dissect.StreamInfo{StreamID: dissect.StreamID{Transport: dissect.TCP}}
 	for _, tc := range []struct {
 		in   string
 		want dissect.Verdict
@@ -334,7 +334,7 @@ func TestDetect(t *testing.T) {
 
 	a := mustAddrPort(t, "10.0.0.1:5000")
 	b := mustAddrPort(t, "10.0.0.2:38929")
-	udp := &dissect.StreamInfo{Transport: dissect.UDP, Addr: [2]netip.AddrPort{a, b}}
+	udp := &dissect.StreamInfo{StreamID: dissect.StreamID{Transport: dissect.UDP, Addr: [2]netip.AddrPort{a, b}}}
 	garbage := []byte("not vrpn at all, sorry")
 	if got := p.Detect(udp, 0, garbage); got != dissect.No {
 		t.Errorf("Detect(udp garbage) = %d before any announcement", got)
