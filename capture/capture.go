@@ -53,6 +53,10 @@ type Packet struct {
 	// that reassembly can report the missing bytes as a gap of the right
 	// stream. Length is the original length, as for any packet.
 	Dropped bool
+	// NoTime marks a packet the file gave no timestamp (a pcapng Simple
+	// Packet Block): Time is the previous packet's time in the file (the
+	// zero time when none came before).
+	NoTime bool
 }
 
 // Source yields packets in capture order.
