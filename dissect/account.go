@@ -90,6 +90,10 @@ func (s *Stream) end(dir Dir, t time.Time) {
 		s.huntScan(dir, t, true)
 	}
 	s.flushHeld(dir, t, ReasonIncomplete)
+	for _, w := range d.warn { // no record followed them
+		s.notes = append(s.notes, fmt.Sprintf("%s: %s", s.Info.Name[dir], w))
+	}
+	d.warn = nil
 	d.ended = true
 	if e, ok := s.parser.(Ender); ok && s.dirs[dir^1].ended {
 		s.ctx.Dir, s.ctx.Time = dir, t
@@ -114,11 +118,12 @@ func (s *Stream) emitMessage(dir Dir, t time.Time, off, n int64) {
 	if s.rec.Type == "" {
 		s.rec.Type = "unknown"
 	}
-	if s.countOnly && len(s.rec.Warnings) == 0 {
+	if s.countOnly && len(s.rec.Warnings) == 0 && len(s.dirs[dir].warn) == 0 {
 		s.counts.Add(s.pname, s.rec.Type)
 		return
 	}
 	s.fill(&s.rec, dir, t, off, n)
+	s.takeWarnings(&s.rec, dir)
 	if err := s.sink.Record(&s.rec); err != nil {
 		s.err = err
 	}
@@ -133,7 +138,37 @@ func (s *Stream) emitEvent(dir Dir, t time.Time, typ string, off, n int64, reaso
 	if typ == TypeSkipped {
 		r.Add("reason", Str(reason))
 	}
+	s.takeWarnings(r, dir)
 	if err := s.sink.Record(r); err != nil {
 		s.err = err
 	}
+}
+
+// Conflict reports that a retransmission of direction dir carried n bytes
+// at offset off that differ from the first copy, which was kept (and
+// decoded). The warning goes on the next record of that direction, or to
+// the stream's notes when none follows.
+func (s *Stream) Conflict(dir Dir, t time.Time, off, n int64) {
+	d := &s.dirs[dir]
+	if d.ended || n <= 0 {
+		return
+	}
+	msg := fmt.Sprintf("retransmitted bytes at offset %d (%d bytes) differ from the first copy, which was kept", off, n)
+	if len(d.warn) == maxPendingWarnings {
+		d.warn[len(d.warn)-1] = "more retransmissions differ from the first copy, which was kept"
+		return
+	}
+	d.warn = append(d.warn, msg)
+}
+
+// takeWarnings moves the pending warnings of dir onto r.
+func (s *Stream) takeWarnings(r *Record, dir Dir) {
+	d := &s.dirs[dir]
+	if len(d.warn) == 0 {
+		return
+	}
+	for _, w := range d.warn {
+		r.Warn(w)
+	}
+	d.warn = d.warn[:0]
 }

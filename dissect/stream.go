@@ -131,7 +131,13 @@ type dirState struct {
 
 	needSync bool
 	ended    bool
+
+	warn []string // warnings for the next record of this direction (bounded)
 }
+
+// maxPendingWarnings bounds the warnings a direction holds for its next
+// record; later ones are counted in the last.
+const maxPendingWarnings = 4
 
 // StreamOptions configure [NewStream].
 type StreamOptions struct {

@@ -194,6 +194,12 @@ func (h *handler) Gap(s *reassembly.Stream, dir reassembly.Dir, t time.Time, n i
 	}
 }
 
+func (h *handler) Conflict(s *reassembly.Stream, dir reassembly.Dir, t time.Time, off, n int64) {
+	if st, _ := s.User.(*streamState); st != nil {
+		st.ds.Conflict(dir, t, off, n)
+	}
+}
+
 func (h *handler) Close(s *reassembly.Stream, dir reassembly.Dir, t time.Time) {
 	st, _ := s.User.(*streamState)
 	if st == nil || st.closed[dir&1] {
