@@ -8,8 +8,13 @@ import "time"
 type Summary struct {
 	Packets int64 // packets decoded (captured packets that reached reassembly)
 	Bytes   int64 // their captured bytes
-	First   time.Time
-	Last    time.Time
+	// First and Last are the earliest and latest packet times (packets
+	// without a timestamp left out): the capture's span is Last − First.
+	First time.Time
+	Last  time.Time
+	// NoTime counts packets the file gave no timestamp; each took the
+	// previous packet's time.
+	NoTime  int64
 	Elapsed time.Duration // wall-clock time of the run
 
 	Streams StreamCounts

@@ -27,7 +27,10 @@ type decoder struct {
 	epoch EpochSetter
 
 	packets, bytes int64
-	first, last    time.Time
+	noTime         int64     // packets without a timestamp in the file
+	last           time.Time // the latest packet's time: when streams end
+	minT, maxT     time.Time // over packets with a timestamp: the capture's span
+	timed          bool
 
 	counts       dissect.TypeCounts
 	gaps         int64
@@ -65,14 +68,25 @@ func (d *decoder) packet(p *capture.Packet) error {
 	if d.err != nil {
 		return d.err
 	}
-	if d.packets == 0 {
-		d.first = p.Time
-		if d.epoch != nil {
-			d.epoch.SetEpoch(p.Time)
-		}
-	}
 	d.packets++
 	d.bytes += int64(len(p.Data))
+	if p.NoTime {
+		d.noTime++
+	} else {
+		if !d.timed {
+			d.timed = true
+			d.minT, d.maxT = p.Time, p.Time
+			if d.epoch != nil {
+				d.epoch.SetEpoch(p.Time)
+			}
+		}
+		if p.Time.Before(d.minT) {
+			d.minT = p.Time
+		}
+		if p.Time.After(d.maxT) {
+			d.maxT = p.Time
+		}
+	}
 	d.last = p.Time
 	d.asm.Packet(p)
 	return d.err
@@ -135,7 +149,8 @@ func (d *decoder) streamDone(ds *dissect.Stream) {
 // summary fills s with the decoder's counts.
 func (d *decoder) summary(s *dissect.Summary) {
 	s.Packets, s.Bytes = d.packets, d.bytes
-	s.First, s.Last = d.first, d.last
+	s.First, s.Last = d.minT, d.maxT
+	s.NoTime = d.noTime
 	s.Messages = d.counts.Rows()
 	s.Gaps, s.GapBytes = d.gaps, d.gapBytes
 	s.Skipped, s.SkippedBytes = d.skipped, d.skippedBytes
@@ -143,6 +158,9 @@ func (d *decoder) summary(s *dissect.Summary) {
 	st := d.asm.Stats()
 	s.Streams = dissect.StreamCounts{TCP: st.Streams.TCP, UDP: st.Streams.UDP, Serial: st.Streams.Serial}
 	s.Problems = problems(&st)
+	if d.noTime > 0 {
+		s.Problems = append(s.Problems, dissect.Count{What: "packets without a timestamp in the file (each took the previous packet's time)", N: d.noTime})
+	}
 }
 
 // handler adapts the decoder to reassembly.Handler without exporting the

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -161,5 +162,33 @@ func TestStdin(t *testing.T) {
 	file, _, _ := cli(t, "-o", "json", "--no-summary", filepath.Join(pcapDir, "vrpn_tcp_only.pcap"))
 	if code != 0 || out.String() != file || file == "" {
 		t.Errorf("stdin: exit %d, %d bytes of output, want the file's %d bytes (stderr %q)", code, out.Len(), len(file), errb.String())
+	}
+}
+
+// epipeWriter takes n bytes, then fails as a pipe whose reader went away.
+type epipeWriter struct{ n int }
+
+func (w *epipeWriter) Write(p []byte) (int, error) {
+	if len(p) > w.n {
+		k := w.n
+		w.n = 0
+		return k, syscall.EPIPE
+	}
+	w.n -= len(p)
+	return len(p), nil
+}
+
+// TestClosedStdoutEndsQuietly: dissect FILE | head. The reader going away
+// ends the run with exit status 0 and the summary still on stderr, as
+// tshark does.
+func TestClosedStdoutEndsQuietly(t *testing.T) {
+	var stderr bytes.Buffer
+	f := filepath.Join(pcapDir, "vrpn_udp_tcp.pcapng")
+	code := run([]string{"-o", "json", f}, strings.NewReader(""), &epipeWriter{n: 100}, &stderr)
+	if code != 0 {
+		t.Fatalf("exit %d, want 0\n%s", code, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "== dissect summary ==") || strings.Contains(stderr.String(), "broken pipe") {
+		t.Fatalf("stderr:\n%s", stderr.String())
 	}
 }

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"runtime/pprof"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -155,6 +157,12 @@ func runRead(cmd *cobra.Command, o *readOpts, files []string, stdin io.Reader, s
 	defer stopProfile()
 	src := pipeline.NewFiles(files, stdin)
 	defer src.Close()
+	// A reader of the output that goes away (dissect big.pcap | head) makes
+	// writes fail with EPIPE instead of killing the program: the run ends
+	// quietly, summary on stderr, exit 0, as tshark does.
+	pipe := make(chan os.Signal, 1)
+	signal.Notify(pipe, syscall.SIGPIPE)
+	defer signal.Stop(pipe)
 	cfg := o.pipelineConfig(reg, out)
 	var bar *output.Progress
 	if o.progress == "always" || (o.progress == "auto" && isTerminal(stderr)) {
@@ -176,11 +184,15 @@ func runRead(cmd *cobra.Command, o *readOpts, files []string, stdin io.Reader, s
 		bar.Done()
 	}
 	var oe *pipeline.OutputError
-	if errors.As(err, &oe) {
+	closed := errors.Is(err, syscall.EPIPE)
+	if errors.As(err, &oe) && !closed {
 		return err
 	}
 	if !o.noSummary {
 		output.WriteSummary(stderr, sum)
+	}
+	if closed {
+		return nil
 	}
 	return joinFileErrors(stderr, err)
 }
