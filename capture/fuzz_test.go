@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"testing"
+	"time"
 )
 
 // checkReader reads b to the end and asserts the reader's invariants: the
@@ -68,7 +69,10 @@ func checkReader(t *testing.T, b []byte) {
 		if p.Direction > DirOutbound {
 			t.Fatalf("direction %d", p.Direction)
 		}
-		if p.Interface < 0 || p.Interface >= maxInterfaces {
+		if (p.Time.Before(minTime) || p.Time.After(maxTime)) && !(p.NoTime && p.Time.IsZero()) || p.Time.Location() != time.UTC {
+			t.Fatalf("time %v outside the range of UnixNano", p.Time)
+		}
+		if p.Interface < 0 || p.Interface >= maxIfaceBytes/ifaceCost {
 			t.Fatalf("interface %d", p.Interface)
 		}
 	}

@@ -148,10 +148,11 @@ type got struct {
 	Dir       Direction
 	Data      string
 	Length    int
+	NoTime    bool
 }
 
 func copyPacket(p *Packet) got {
-	return got{p.Time, p.LinkType, p.Interface, p.InterfaceName, p.Direction, string(p.Data), p.Length}
+	return got{p.Time, p.LinkType, p.Interface, p.InterfaceName, p.Direction, string(p.Data), p.Length, p.NoTime}
 }
 
 // readAll reads src to its end and returns the packets and the final error
@@ -209,7 +210,8 @@ func sameGot(t *testing.T, gotp, want []got) {
 		if !gotp[i].Time.Equal(want[i].Time) || gotp[i].Time.Location() != time.UTC ||
 			gotp[i].LinkType != want[i].LinkType || gotp[i].Interface != want[i].Interface ||
 			gotp[i].Name != want[i].Name || gotp[i].Dir != want[i].Dir ||
-			gotp[i].Data != want[i].Data || gotp[i].Length != want[i].Length {
+			gotp[i].Data != want[i].Data || gotp[i].Length != want[i].Length ||
+			gotp[i].NoTime != want[i].NoTime {
 			t.Errorf("packet %d:\n got %+v\nwant %+v", i, gotp[i], want[i])
 		}
 	}

@@ -42,7 +42,8 @@ const (
 	// defaultMaxCaplen is the largest captured length a pcap record may have
 	// when the file's snaplen is smaller (libpcap's MAXIMUM_SNAPLEN).
 	defaultMaxCaplen = 256 << 10
-	// maxInterfaces caps the interfaces of one pcapng section.
+	// maxInterfaces caps the interfaces the pcapng writer takes. The
+	// readers' limit is a memory budget per section (maxIfaceBytes).
 	maxInterfaces = 1 << 16
 	// maxZeroReads is how many (0, nil) reads in a row are taken as a stall.
 	maxZeroReads = 100
@@ -185,10 +186,18 @@ func (in *input) close() error {
 // is not a capture gives an error wrapping ErrNotCapture that names the
 // file and its first bytes.
 //
-// pcap: both byte orders, microsecond and nanosecond magic; Interface is 0.
-// pcapng: both byte orders, several sections, Enhanced, Simple and
-// (obsolete) Packet Blocks; every other block type is skipped. A Simple
-// Packet Block has no timestamp: its Time is the zero time.
+// pcap: both byte orders, microsecond and nanosecond magic, the versions
+// libpcap reads (2.0 to 2.4 and 543.0, with the record lengths in the order
+// of their version); a link-type field with reserved bits (16-25) set is
+// refused, as tshark refuses it; Interface is 0.
+// pcapng: both byte orders, several sections of version 1.0 or 1.2 (as
+// libpcap and tshark read), Enhanced, Simple and (obsolete) Packet Blocks;
+// every other block type is skipped. Interfaces and their names are read
+// up to 64 MiB of them per section. A Simple Packet Block has no
+// timestamp: its Time is the previous packet's time in the file (the zero
+// time when none came before) and NoTime is set. Timestamps beyond the
+// range of UnixNano (1677-09-21 to 2262-04-11), if_tsoffset included,
+// saturate at its bounds.
 func OpenFile(path string) (Source, error) {
 	f, err := os.Open(path)
 	if err != nil {

@@ -16,6 +16,25 @@ const (
 	pcapRecordHeaderLen = 16
 )
 
+// lengthOrder says where a record header keeps the captured and original
+// lengths. Version 2.3 swapped them to match the BPF header; files of
+// earlier versions (and DG/UX's 543.0) have the original length first,
+// and some 2.3 files were written in the old order. libpcap's sf-pcap.c
+// and tshark read them so; so do we.
+type lengthOrder uint8
+
+const (
+	lengthsInOrder lengthOrder = iota // 2.4: captured, then original
+	lengthsSwapped                    // before 2.3, and 543.0
+	lengthsMaybe                      // 2.3: swapped when captured > original
+)
+
+// Link-type field of the pcap file header (draft-ietf-opsawg-pcap, and
+// libpcap's LT_* macros): bits 0-15 the link type, 16-25 reserved (must be
+// zero), bit 26 "FCS length present", bit 27 unused, bits 28-31 the FCS
+// length.
+const pcapLinkReserved = 0x03FF0000
+
 // pcapReader is the Source for classic pcap files.
 type pcapReader struct {
 	in     *input
@@ -23,6 +42,7 @@ type pcapReader struct {
 	nanos  bool
 	lt     LinkType
 	maxCap uint32
+	swap   lengthOrder
 	pkt    Packet
 	err    error // sticky: io.EOF or a *FileError
 }
@@ -44,14 +64,28 @@ func newPcapReader(in *input) (*pcapReader, error) {
 	case magicPcapNsBE:
 		r.be, r.nanos = true, true
 	}
+	// Versions as libpcap accepts them: 2.0 to 2.4, and 543.0 (DG/UX
+	// tcpdump). tshark also reads 2.5 and later majors; libpcap, and so
+	// tcpdump, reject them, and so do we.
 	major, minor := r.u16(h[4:]), r.u16(h[6:])
-	if major != 2 {
-		return nil, &FileError{Path: in.name, Offset: 4, Err: fmt.Errorf("unsupported pcap version %d.%d (only 2.x is defined)", major, minor)}
+	switch {
+	case major == 2 && minor <= 2, major == 543 && minor == 0:
+		r.swap = lengthsSwapped
+	case major == 2 && minor == 3:
+		r.swap = lengthsMaybe
+	case major == 2 && minor == 4:
+	default:
+		return nil, &FileError{Path: in.name, Offset: 4, Err: fmt.Errorf("unsupported pcap version %d.%d (libpcap reads 2.0 to 2.4, and 543.0)", major, minor)}
 	}
 	snaplen := r.u32(h[16:])
-	// The link-type field's upper bits carry the FCS length and flag
-	// (bits 26-31) and reserved bits; the link type is the low 16 bits.
-	r.lt = LinkType(r.u32(h[20:]) & 0xffff)
+	// The link-type field's upper bits carry the FCS length and flag,
+	// which are kept out of the link type, and reserved bits, which tshark
+	// refuses to read past.
+	link := r.u32(h[20:])
+	if link&pcapLinkReserved != 0 {
+		return nil, &FileError{Path: in.name, Offset: 20, Err: fmt.Errorf("link-type field 0x%08x has reserved bits set (0x%08x; bits 16-25 must be zero)", link, link&pcapLinkReserved)}
+	}
+	r.lt = LinkType(link & 0xffff)
 	r.maxCap = max(defaultMaxCaplen, min(snaplen, maxBlockLen-pcapRecordHeaderLen))
 	in.skip(pcapFileHeaderLen)
 	r.pkt.LinkType = r.lt
@@ -98,6 +132,9 @@ func (r *pcapReader) Next() (*Packet, error) {
 	h := in.peek(pcapRecordHeaderLen)
 	sec, frac := r.u32(h), r.u32(h[4:])
 	caplen, origlen := r.u32(h[8:]), r.u32(h[12:])
+	if r.swap == lengthsSwapped || r.swap == lengthsMaybe && caplen > origlen {
+		caplen, origlen = origlen, caplen
+	}
 	if caplen > r.maxCap {
 		return nil, r.fail(off, fmt.Errorf("packet record says %d captured bytes, more than the limit of %d", caplen, r.maxCap))
 	}

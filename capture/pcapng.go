@@ -33,8 +33,13 @@ const (
 	minSPBLen   = 16
 	minBlockLen = 12
 
-	// maxNameBytes caps the if_name bytes kept for one section.
-	maxNameBytes = 1 << 20
+	// maxIfaceBytes caps the memory the interfaces of one section take:
+	// ifaceCost bytes each, plus their names. A section may have as many
+	// interfaces, and names as long, as fit (about a million interfaces
+	// without names); tshark sets no limit, but a file must not make us
+	// hold an unbounded table.
+	maxIfaceBytes = 64 << 20
+	ifaceCost     = 64 // about unsafe.Sizeof(ngIface{}), rounded up
 )
 
 // ngIface is one Interface Description Block of the current section.
@@ -47,7 +52,21 @@ type ngIface struct {
 	tsoffset int64  // seconds added to every timestamp
 }
 
-// time converts a raw 64-bit timestamp in the interface's units.
+// Timestamps saturate at the range of time.Time.UnixNano, which is what
+// durations between packets and most consumers can handle: a timestamp,
+// if_tsoffset included, before 1677-09-21T00:12:43.145224192Z or after
+// 2262-04-11T23:47:16.854775807Z is read as that bound (tshark lets the
+// sum wrap around instead). The bounds as seconds and nanoseconds:
+const (
+	minTimeSec, minTimeNs = -9223372037, 145224192 // math.MinInt64 ns
+	maxTimeSec, maxTimeNs = 9223372036, 854775807  // math.MaxInt64 ns
+	// secLimit bounds the seconds and the offset before they are added,
+	// so the sum cannot overflow; it is far outside the range above.
+	secLimit = 1 << 61
+)
+
+// time converts a raw 64-bit timestamp in the interface's units, plus the
+// interface's if_tsoffset, saturating at minTime and maxTime.
 func (f *ngIface) time(ts uint64) time.Time {
 	sec, frac := ts/f.units, ts%f.units
 	var ns uint64
@@ -59,7 +78,14 @@ func (f *ngIface) time(ts uint64) time.Time {
 		hi, lo := bits.Mul64(frac, 1e9)
 		ns, _ = bits.Div64(hi, lo, f.units)
 	}
-	return time.Unix(int64(sec)+f.tsoffset, int64(ns)).UTC()
+	s := int64(min(sec, secLimit)) + min(max(f.tsoffset, -secLimit), secLimit)
+	switch {
+	case s < minTimeSec || s == minTimeSec && ns < minTimeNs:
+		s, ns = minTimeSec, minTimeNs
+	case s > maxTimeSec || s == maxTimeSec && ns > maxTimeNs:
+		s, ns = maxTimeSec, maxTimeNs
+	}
+	return time.Unix(s, int64(ns)).UTC()
 }
 
 // ngReader is the Source for pcapng files.
@@ -67,13 +93,15 @@ type ngReader struct {
 	in     *input
 	be     bool
 	ifaces []ngIface
-	names  int // bytes of interface names kept for this section
+	ifaceB int       // bytes the interfaces of this section take
+	ifaceM int       // the limit of ifaceB: maxIfaceBytes (tests lower it)
+	last   time.Time // time of the previous packet with a timestamp
 	pkt    Packet
 	err    error // sticky: io.EOF or a *FileError
 }
 
 func newNgReader(in *input) (*ngReader, error) {
-	r := &ngReader{in: in}
+	r := &ngReader{in: in, ifaceM: maxIfaceBytes}
 	typ, b, off, err := r.block()
 	if err != nil {
 		return nil, err
@@ -178,12 +206,15 @@ func (r *ngReader) section(b []byte, off int64) error {
 	if len(b) < minSHBLen {
 		return r.fail(off, "section header block has length %d, less than the minimum of %d", len(b), minSHBLen)
 	}
-	if major, minor := r.u16(b[12:]), r.u16(b[14:]); major != 1 {
-		return r.fail(off, "unsupported pcapng version %d.%d (only 1.x is defined)", major, minor)
+	// Version 1.0, and 1.2, which some early writers used for the same
+	// format: libpcap's sf-pcapng.c and tshark read these two and reject
+	// every other, 1.1 included.
+	if major, minor := r.u16(b[12:]), r.u16(b[14:]); major != 1 || minor != 0 && minor != 2 {
+		return r.fail(off, "unsupported pcapng version %d.%d (libpcap and tshark read 1.0 and 1.2)", major, minor)
 	}
 	clear(r.ifaces)
 	r.ifaces = r.ifaces[:0]
-	r.names = 0
+	r.ifaceB = 0
 	return nil
 }
 
@@ -213,9 +244,10 @@ func (r *ngReader) iface(b []byte, off int64) error {
 	if len(b) < minIDBLen {
 		return r.fail(off, "interface description block has length %d, less than the minimum of %d", len(b), minIDBLen)
 	}
-	if len(r.ifaces) >= maxInterfaces {
-		return r.fail(off, "more than %d interfaces in one section", maxInterfaces)
+	if r.ifaceB+ifaceCost > r.ifaceM {
+		return r.fail(off, "interface description block %d: the interfaces of this section take more than the limit of %d bytes", len(r.ifaces), r.ifaceM)
 	}
+	r.ifaceB += ifaceCost
 	f := ngIface{
 		lt:      LinkType(r.u16(b[8:])),
 		snaplen: r.u32(b[12:]),
@@ -229,10 +261,12 @@ func (r *ngReader) iface(b []byte, off int64) error {
 			for n > 0 && val[n-1] == 0 {
 				n--
 			}
-			if r.names+n > maxNameBytes {
-				return fmt.Errorf("interface names of this section exceed %d bytes", maxNameBytes)
+			// A repeated if_name replaces the one before.
+			r.ifaceB -= len(f.name)
+			if r.ifaceB+n > r.ifaceM {
+				return fmt.Errorf("if_name of %d bytes: the interfaces of this section take more than the limit of %d bytes", n, r.ifaceM)
 			}
-			r.names += n
+			r.ifaceB += n
 			f.name = string(val[:n])
 		case optIfTsresol:
 			if len(val) < 1 {
@@ -345,11 +379,14 @@ func (r *ngReader) packet(typ uint32, b []byte, off int64) (bool, error) {
 			return false, r.fail(off, "%s: %w", name, err)
 		}
 	}
-	if typ == blockSPB {
-		p.Time = time.Time{}
-	} else {
-		p.Time = f.time(ts)
+	// A Simple Packet Block has no timestamp: it takes the time of the
+	// packet before it in the file, in any section (the zero time when
+	// there is none), and says so.
+	p.NoTime = typ == blockSPB
+	if !p.NoTime {
+		r.last = f.time(ts)
 	}
+	p.Time = r.last
 	p.LinkType = f.lt
 	p.Interface = int(id)
 	p.InterfaceName = f.name

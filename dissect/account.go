@@ -122,16 +122,19 @@ func (s *Stream) emitMessage(dir Dir, t time.Time, off, n int64) {
 		s.counts.Add(s.pname, s.rec.Type)
 		return
 	}
-	s.fill(&s.rec, dir, t, off, n)
-	s.takeWarnings(&s.rec, dir)
-	if err := s.sink.Record(&s.rec); err != nil {
+	s.fill(s.rec, dir, t, off, n)
+	s.takeWarnings(s.rec, dir)
+	if err := s.sink.Record(s.rec); err != nil {
 		s.err = err
 	}
 }
 
 // emitEvent sends a gap or skipped record.
 func (s *Stream) emitEvent(dir Dir, t time.Time, typ string, off, n int64, reason string) {
-	r := &s.ev
+	if s.ev == nil {
+		s.ev = &Record{}
+	}
+	r := s.ev
 	r.Reset()
 	s.fill(r, dir, t, off, n)
 	r.Type = typ

@@ -108,9 +108,14 @@ type Stream struct {
 	countOnly bool
 	counts    TypeCounts
 
-	dirs  [2]dirState
-	rec   Record // filled by the parser
-	ev    Record // gap and skipped events, so a pending skip can be flushed while rec holds a message
+	dirs [2]dirState
+	// rec is filled by the parser; ev holds gap and skipped events, so a
+	// pending skip can be flushed while rec holds a message. Both are made
+	// on first use: most streams of a capture with many flows never carry
+	// a message (a bare SYN, a scan), and these 400 bytes are a third of
+	// a stream's cost.
+	rec   *Record
+	ev    *Record
 	ctx   Ctx
 	notes []string
 	err   error
@@ -155,7 +160,7 @@ type StreamOptions struct {
 // by default port.
 func NewStream(info StreamInfo, reg *Registry, sink Sink, opt StreamOptions) *Stream {
 	s := &Stream{Info: info, reg: reg, sink: sink, lim: opt.Limits.withDefaults(), decode: opt.Decode, countOnly: opt.CountOnly}
-	s.ctx = Ctx{Stream: &s.Info, Decode: opt.Decode, Rec: &s.rec, notes: &s.notes}
+	s.ctx = Ctx{Stream: &s.Info, Decode: opt.Decode, notes: &s.notes}
 	if e := reg.forced(&s.Info); e != nil {
 		s.choose(e)
 	} else {
@@ -294,6 +299,10 @@ func (s *Stream) datagram(dir Dir, t time.Time, data []byte) {
 // bytes it consumed: each consumed byte is in an emitted record or in the
 // pending skipped run.
 func (s *Stream) run(dir Dir, t time.Time, b []byte, final bool) int {
+	if s.rec == nil {
+		s.rec = &Record{}
+		s.ctx.Rec = s.rec
+	}
 	d := &s.dirs[dir]
 	c := &s.ctx
 	c.Dir, c.Time, c.Final = dir, t, final

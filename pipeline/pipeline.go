@@ -115,6 +115,14 @@ type Flusher interface {
 // [Files].
 func Run(ctx context.Context, src capture.Source, cfg Config) (*dissect.Summary, error) {
 	start := time.Now()
+	if cfg.Live != nil && cfg.Reassembly.IdleTimeout == 0 {
+		// Live: streams end after LiveConfig.Idle without a packet, also
+		// by packet time; 0 there means never.
+		cfg.Reassembly.IdleTimeout = cfg.Live.Idle
+		if cfg.Live.Idle <= 0 {
+			cfg.Reassembly.IdleTimeout = -1
+		}
+	}
 	d := newDecoder(&cfg)
 	var sum dissect.Summary
 	var err error

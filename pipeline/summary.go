@@ -15,7 +15,9 @@ func problems(r *reassembly.Stats) []dissect.Count {
 		}
 	}
 	add(r.Malformed, "malformed packets")
-	add(r.Fragments, "IP fragments (not reassembled)")
+	add(r.FragmentsReassembled, "IP datagrams reassembled from fragments")
+	add(r.FragmentsIncomplete, "IP datagrams whose fragments never all arrived (gaps where their stream is known)")
+	add(r.FragmentBytesLost, "IP payload bytes of them not delivered to any stream")
 	add(r.TruncatedUDP, "UDP datagrams cut by the snap length")
 	add(r.TCPOutOfOrder, "TCP segments out of order")
 	add(r.TCPRetransmitted, "TCP bytes retransmitted")
@@ -23,6 +25,9 @@ func problems(r *reassembly.Stats) []dissect.Count {
 	add(r.TCPTailGapBytes, "of them after a direction's last captured byte (known from later sequence or ACK numbers)")
 	add(r.TCPBeforeStart, "TCP bytes from before a stream's first captured byte (ignored)")
 	add(r.TCPAfterClose, "TCP bytes after FIN/RST (ignored)")
+	add(r.TCPConflicts, "TCP retransmissions whose bytes differed from the first copy (kept; warned on the next record)")
+	add(r.Evicted, "streams ended early to keep memory bounded (too many open at once)")
+	add(r.Expired, "streams ended after being idle")
 	add(r.DroppedPackets, "packets whose payload dissect dropped (gap records)")
 	for _, o := range r.Other {
 		add(o.Packets, "packets of "+o.What+" (not TCP/UDP, not decoded)")

@@ -9,47 +9,6 @@ import (
 	"dissect/capture"
 )
 
-// Config bounds the memory of an [Assembler]. Zero fields take the
-// values of [DefaultConfig].
-type Config struct {
-	// MaxBuffered is how many out-of-order bytes one TCP direction may
-	// hold; past it the first hole is declared lost (a Gap event) and the
-	// held data after it is delivered.
-	MaxBuffered int
-	// MaxSegments is the same bound on the number of held segments.
-	MaxSegments int
-	// MaxFinished is how many finished TCP connections (both directions
-	// closed, or reset) are remembered so that their trailing ACKs and
-	// retransmissions do not open new streams. The oldest are forgotten
-	// first.
-	MaxFinished int
-}
-
-// DefaultConfig returns the values used for zero fields of [Config]:
-// 4 MiB and 1024 segments held per TCP direction, 4096 finished
-// connections remembered.
-func DefaultConfig() Config {
-	return Config{
-		MaxBuffered: 4 << 20,
-		MaxSegments: 1024,
-		MaxFinished: 4096,
-	}
-}
-
-func (c Config) withDefaults() Config {
-	d := DefaultConfig()
-	if c.MaxBuffered <= 0 {
-		c.MaxBuffered = d.MaxBuffered
-	}
-	if c.MaxSegments <= 0 {
-		c.MaxSegments = d.MaxSegments
-	}
-	if c.MaxFinished <= 0 {
-		c.MaxFinished = d.MaxFinished
-	}
-	return c
-}
-
 // Stats counts what an [Assembler] has seen. Byte counts are of
 // transport payload unless said otherwise. It is plain data: a copy
 // shares nothing with the Assembler.
@@ -63,7 +22,15 @@ type Stats struct {
 	// 32 kinds the rest share one entry named "other".
 	Other     []NamedCount
 	Malformed int64 // packets with invalid headers, or headers cut short by the snap length
-	Fragments int64 // IP fragments; only a first fragment can carry stream data (TCP)
+	Fragments int64 // IP fragments seen
+
+	// IP fragment reassembly: datagrams reassembled and decoded whole;
+	// fragment sets that never completed (timed out, evicted, discarded
+	// for overlaps, lost fragments, or left at Flush); and the IP payload
+	// bytes of those sets not delivered as stream data.
+	FragmentsReassembled int64
+	FragmentsIncomplete  int64
+	FragmentBytesLost    int64
 
 	TruncatedUDP int64 // UDP datagrams cut short by the snap length, not delivered
 
@@ -73,6 +40,8 @@ type Stats struct {
 	TCPTailGapBytes  int64 // of TCPGapBytes: bytes after a direction's last captured byte, known sent from a later segment's or ACK's sequence number
 	TCPBeforeStart   int64 // bytes dropped because they came from before the point a mid-stream capture started
 	TCPAfterClose    int64 // bytes dropped because they came past a FIN, after a reset or on a finished connection
+	TCPConflicts     int64 // retransmitted segments whose bytes differ from the held first copy (Handler.Conflict)
+	TCPConflictBytes int64 // the differing ranges of those segments, first to last differing byte
 
 	// Packets marked [capture.Packet].Dropped: their payload was dropped
 	// by dissect itself (decoding fell behind). The bytes are declared
@@ -85,6 +54,8 @@ type Stats struct {
 	DroppedSerialBytes int64
 
 	Streams StreamCounts // streams opened
+	Evicted int64        // streams ended because [Config].MaxStreams were open
+	Expired int64        // streams ended idle: [Config].IdleTimeout or [Assembler.Expire]
 }
 
 // StreamCounts counts streams by transport.
@@ -108,9 +79,11 @@ type conn struct {
 	serial  bool
 	aIsDir0 bool // the key's endpoint a sends direction 0
 	last    time.Time
-	done    bool // ended: every direction closed (TCP: finished or reset)
-	tomb    bool // a finished TCP connection counted in Assembler.nFinished
-	gone    bool // forgotten: no longer in the maps
+	prev    *conn // activity list (Assembler.lruHead): more recent
+	next    *conn // less recent
+	done    bool  // ended: every direction closed (TCP: finished or reset)
+	tomb    bool  // a finished TCP connection counted in Assembler.nFinished
+	gone    bool  // forgotten: no longer in the maps
 	closed  [2]bool
 	h       [2]half // TCP
 }
@@ -139,10 +112,20 @@ type conn struct {
 // Anything else gives no event and is counted by kind in [Stats].Other
 // ("ARP", "ICMP", "IP protocol 89", "EtherType 0x88cc", "GRE version 1",
 // "link type 105"...); invalid or cut-short headers in [Stats].Malformed.
-// IP fragments are counted in [Stats].Fragments and not reassembled: a
-// non-first fragment gives no event; a first fragment opens its stream,
-// and for TCP delivers its bytes (the missing rest shows up as a hole),
-// for UDP nothing.
+// IP fragments (IPv4, and IPv6 fragment headers after any other
+// extension headers) are counted in [Stats].Fragments and reassembled
+// (frag.go): a complete datagram is decoded as if it had arrived whole,
+// at the time of its last fragment. Sets are keyed by addresses, protocol
+// and identification; at most 4096 sets and 16 MiB (copies and overhead)
+// are held, the oldest set going first, and a set expires 60 s of capture
+// time after its first fragment. Overlaps follow Linux: a fragment inside
+// one held is a duplicate and ignored, any other overlap discards the
+// datagram. A set that never completes (expired, evicted, discarded, a
+// fragment dropped or cut, or left at Flush) is reported like a dropped
+// packet when its first fragment was seen: TCP delivers the captured runs
+// with a Gap for each missing range, UDP gives one Gap of the datagram's
+// length; otherwise its bytes are only counted ([Stats].FragmentBytesLost).
+// An IPv6 atomic fragment (offset 0, M clear) is a whole packet.
 //
 // Dropped packets ([capture.Packet].Dropped: dissect kept only their
 // headers, as cut by [HeaderLen]) stand for their declared payload, all
@@ -162,10 +145,13 @@ type conn struct {
 // acknowledged, else the first byte seen (bytes from before it are
 // dropped: [Stats].TCPBeforeStart). Sequence numbers compare modulo 2^32.
 // Retransmitted bytes are dropped and overlaps trimmed, the first copy
-// winning. Out-of-order segments are copied and held until the hole before
-// them fills; when a direction holds more than [Config].MaxBuffered bytes
-// or [Config].MaxSegments segments, its first hole is declared lost: a Gap
-// event, then the held data. A segment cut by the snap length gives its
+// winning; a retransmission that differs from the first copy while that
+// copy is still held gives a Conflict event (bytes already delivered are
+// not compared). Out-of-order segments are copied and held until the hole
+// before them fills; when a direction holds more than [Config].MaxBuffered
+// bytes, or all directions more than [Config].MaxHeldBytes, the first hole
+// of that direction, or the oldest of any, is declared lost: a Gap event,
+// then the held data. A segment cut by the snap length gives its
 // captured bytes, then a Gap for the rest. A direction closes when all its
 // data up to its FIN is delivered; once both sides sent a FIN, holes left
 // before a FIN become gaps and both close. A RST delivers what is held
@@ -195,8 +181,11 @@ type conn struct {
 // one cut by the snap length) follow as a Gap event.
 //
 // UDP flows, serial links and TCP connections whose end was not seen stay
-// open until [Assembler.Flush] or [Assembler.Expire]. A Handler must not
-// call back into the Assembler from an event.
+// open until [Assembler.Flush] or [Assembler.Expire], until they have been
+// idle for [Config].IdleTimeout of capture time, or until more than
+// [Config].MaxStreams streams are open and they are the least recently
+// active; an ended stream's next packet opens a new stream. A Handler must
+// not call back into the Assembler from an event.
 type Assembler struct {
 	h     Handler
 	cfg   Config
@@ -210,10 +199,18 @@ type Assembler struct {
 	finished  []*conn // tombstones, oldest first (may hold gone entries)
 	nFinished int     // tombstones still in flows
 
+	lruHead, lruTail *conn // open streams by last activity, most recent first
+	nLive            int   // streams in that list
+	heldBytes        int   // half.heldLen of every TCP direction, summed
+	holders          []holder
+	holdersLive      int // len(holders) after its last compaction
+
 	other     []NamedCount // Stats.Other
 	otherKeys []otherKey   // the key of each entry of other
 
 	nextID int
+
+	frags fragTable // IP fragments being reassembled (frag.go)
 }
 
 // New returns an assembler that delivers events to h.
@@ -223,6 +220,7 @@ func New(h Handler, cfg Config) *Assembler {
 		cfg:    cfg.withDefaults(),
 		flows:  make(map[flowKey]*conn),
 		serial: make(map[string]*conn),
+		frags:  newFragTable(),
 	}
 }
 
@@ -241,6 +239,7 @@ func (a *Assembler) Packet(p *capture.Packet) {
 	}
 	a.stats.Packets++
 	a.stats.Bytes += int64(len(p.Data))
+	a.expireIdle(p.Time)
 	if p.Dropped {
 		a.stats.DroppedPackets++
 	}
@@ -261,9 +260,10 @@ func (a *Assembler) Packet(p *capture.Packet) {
 		a.stats.Malformed++
 		return
 	case outFragment:
-		a.stats.Fragments++
+		a.fragment(&pk, p.Time)
 		return
 	}
+	a.fragTick(p.Time)
 	if pk.frag {
 		a.stats.Fragments++
 	}
@@ -334,7 +334,9 @@ func (c *conn) dir(srcIsA bool) Dir {
 func (a *Assembler) open(c *conn, t time.Time) {
 	c.s.ID = a.nextID
 	a.nextID++
+	a.makeRoom(t)
 	c.last = t
+	a.link(c)
 	a.order = append(a.order, c)
 	switch c.s.Transport {
 	case TCP:
@@ -370,7 +372,7 @@ func (a *Assembler) udp(pk *packet, dropped bool, t time.Time) {
 	if c == nil {
 		c = a.newFlow(pk, k, srcIsA, true, UDP, t)
 	}
-	c.last = t
+	a.touch(c, t)
 	if pk.frag {
 		// Counted as a fragment: the rest of the datagram is elsewhere.
 		return
@@ -406,7 +408,7 @@ func (a *Assembler) serialData(p *capture.Packet) {
 		a.serial[name] = c
 		a.open(c, p.Time)
 	}
-	c.last = p.Time
+	a.touch(c, p.Time)
 	var d Dir
 	if p.Direction == capture.DirInbound {
 		d = 1
@@ -449,6 +451,7 @@ func (a *Assembler) forget(c *conn) {
 	}
 	c.gone = true
 	a.nGone++
+	a.unlink(c)
 	if c.serial {
 		delete(a.serial, c.s.Link)
 	} else if a.flows[c.key] == c {
@@ -457,8 +460,8 @@ func (a *Assembler) forget(c *conn) {
 	if c.tomb {
 		a.nFinished--
 	}
-	c.h[0].release()
-	c.h[1].release()
+	a.release(&c.h[0])
+	a.release(&c.h[1])
 }
 
 // maybeCompact compacts the bookkeeping slices once enough of their
@@ -497,8 +500,9 @@ func (a *Assembler) compact() {
 func (a *Assembler) tombstone(c *conn) {
 	c.done = true
 	c.tomb = true
-	c.h[0].release()
-	c.h[1].release()
+	a.unlink(c)
+	a.release(&c.h[0])
+	a.release(&c.h[1])
 	a.finished = append(a.finished, c)
 	a.nFinished++
 	for a.nFinished > a.cfg.MaxFinished && len(a.finished) > 0 {
@@ -518,6 +522,7 @@ func (a *Assembler) tombstone(c *conn) {
 // ID order, with time t. Afterwards the assembler holds no state; a later
 // packet starts new streams, numbered after the last.
 func (a *Assembler) Flush(t time.Time) {
+	a.fragFlush(t)
 	for _, c := range a.order {
 		if !c.gone {
 			a.end(c, t)
@@ -525,6 +530,8 @@ func (a *Assembler) Flush(t time.Time) {
 	}
 	a.order, a.finished = nil, nil
 	a.nGone, a.nFinished = 0, 0
+	a.lruHead, a.lruTail, a.nLive = nil, nil, 0
+	a.holders, a.holdersLive, a.heldBytes = nil, 0, 0
 	a.flows = make(map[flowKey]*conn)
 	a.serial = make(map[string]*conn)
 }
@@ -534,12 +541,14 @@ func (a *Assembler) Flush(t time.Time) {
 // are forgotten too. Streams are ended in ID order with time now. Use it
 // on live captures to keep memory bounded.
 func (a *Assembler) Expire(now time.Time, idle time.Duration) {
+	a.fragExpire(now)
 	for _, c := range a.order {
 		if c.gone || now.Sub(c.last) <= idle {
 			continue
 		}
 		a.end(c, now)
 		a.forget(c)
+		a.stats.Expired++
 	}
 	a.compact()
 }

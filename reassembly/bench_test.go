@@ -18,8 +18,9 @@ func (h *countHandler) Data(_ *Stream, _ Dir, _ time.Time, b []byte) { h.bytes +
 func (h *countHandler) Datagram(_ *Stream, _ Dir, _ time.Time, b []byte) {
 	h.bytes += int64(len(b))
 }
-func (h *countHandler) Gap(_ *Stream, _ Dir, _ time.Time, n int64) { h.gaps += n }
-func (h *countHandler) Close(*Stream, Dir, time.Time)              {}
+func (h *countHandler) Gap(_ *Stream, _ Dir, _ time.Time, n int64)     { h.gaps += n }
+func (h *countHandler) Close(*Stream, Dir, time.Time)                  {}
+func (h *countHandler) Conflict(*Stream, Dir, time.Time, int64, int64) {}
 
 // BenchmarkTCPInOrder feeds in-order segments of 1448 bytes (Ethernet,
 // IPv4) over 4 interleaved connections. Each iteration is one segment; the

@@ -56,7 +56,7 @@ const (
 	outStream    outcome = iota // a TCP segment or UDP datagram to process
 	outOther                    // valid but not TCP/UDP: packet.other names it
 	outMalformed                // invalid or cut-short headers
-	outFragment                 // a non-first IP fragment
+	outFragment                 // an IP fragment: packet.fr describes it
 )
 
 // packet is a decoded TCP segment or UDP datagram. For an encapsulated
@@ -72,9 +72,21 @@ type packet struct {
 	payload  []byte // captured payload bytes
 	plen     int    // declared payload length (TCP: >= len(payload))
 	trunc    bool   // UDP: the datagram was cut by the snap length
-	frag     bool   // part of a first fragment of a fragmented datagram
+	frag     bool   // the IP payload is the start of a datagram that was fragmented
 	tunnels  int    // tunnels entered so far
 	other    otherKey
+	fr       fragInfo // outFragment
+}
+
+// fragInfo describes an IP fragment (RFC 791, RFC 8200 section 4.5); the
+// packet's v4, src and dst are its addresses.
+type fragInfo struct {
+	id    uint32 // IPv4 identification (16 bits) or IPv6 fragment identification
+	off   int    // byte offset of data in the datagram's payload
+	n     int    // declared length of the fragment's data (>= len(data) when cut)
+	more  bool   // MF / M flag: more fragments follow
+	proto uint8  // protocol of the reassembled payload
+	data  []byte // captured fragment data
 }
 
 // TCP header flag bits.
@@ -93,12 +105,25 @@ func be16(b []byte) uint16 { return binary.BigEndian.Uint16(b) }
 // or UDP header of the innermost packet. A frame cut there and marked
 // [capture.Packet].Dropped is placed in the same stream, at the same
 // sequence number, with the same declared payload length, as the whole
-// frame. It is 0 for frames that are not TCP or UDP (or cannot be
-// decoded, or are non-first IP fragments) and for serial reads
-// ([capture.LinkUser0]). It does not allocate.
+// frame. An IP fragment keeps its headers up to the fragment's data, and
+// a first fragment also its TCP or UDP header when it holds it whole: a
+// dropped fragment then still tells which bytes of which datagram were
+// lost. It is 0 for frames that are neither (or cannot be decoded) and
+// for serial reads ([capture.LinkUser0]). It does not allocate.
 func HeaderLen(lt capture.LinkType, data []byte) int {
 	var pk packet
-	if decode(lt, data, &pk) != outStream {
+	switch decode(lt, data, &pk) {
+	case outStream:
+	case outFragment:
+		n := cap(data) - cap(pk.fr.data)
+		if pk.fr.off == 0 {
+			q := packet{frag: true, tunnels: pk.tunnels}
+			if q.transport(pk.fr.proto, pk.fr.data, pk.fr.n) == outStream {
+				n = cap(data) - cap(q.payload)
+			}
+		}
+		return n
+	default:
 		return 0
 	}
 	// Every layer reslices from the front (b = b[n:]) or trims the end
@@ -240,18 +265,23 @@ func (pk *packet) ipv4(b []byte) outcome {
 	if len(b) > total {
 		b = b[:total] // link-layer padding
 	}
-	ff := be16(b[6:8])
-	if ff&0x1fff != 0 {
-		return outFragment
-	}
-	if ff&0x2000 != 0 {
-		pk.frag = true
-	}
 	pk.v4 = true
 	pk.src = [16]byte{}
 	pk.dst = [16]byte{}
 	copy(pk.src[:4], b[12:16])
 	copy(pk.dst[:4], b[16:20])
+	if ff := be16(b[6:8]); ff&0x3fff != 0 {
+		// MF set or a non-zero offset: a fragment.
+		pk.fr = fragInfo{
+			id:    uint32(be16(b[4:6])),
+			off:   int(ff&0x1fff) * 8,
+			n:     total - ihl,
+			more:  ff&0x2000 != 0,
+			proto: b[9],
+			data:  b[ihl:],
+		}
+		return outFragment
+	}
 	return pk.transport(b[9], b[ihl:], total-ihl)
 }
 
@@ -291,11 +321,18 @@ func (pk *packet) ipv6(b []byte) outcome {
 				return outMalformed
 			}
 			fo := be16(b[off+2 : off+4])
-			if fo>>3 != 0 {
+			if fo&0xfff9 != 0 {
+				// Offset or M set: a fragment. Offset 0 with M clear
+				// is an atomic fragment (RFC 6946), decoded as whole.
+				pk.fr = fragInfo{
+					id:    binary.BigEndian.Uint32(b[off+4 : off+8]),
+					off:   int(fo>>3) * 8,
+					n:     end - off - 8,
+					more:  fo&1 != 0,
+					proto: b[off],
+					data:  b[off+8:],
+				}
 				return outFragment
-			}
-			if fo&1 != 0 {
-				pk.frag = true
 			}
 			hl = 8
 		default:

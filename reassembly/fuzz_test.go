@@ -48,7 +48,7 @@ const (
 	// structured TCP segment. ctl bit 0: connection, bit 1: side, bit 2:
 	// SYN, bit 3: FIN, bits 4-5 == 3: RST, bit 6: truncate, bit 7: a SYN
 	// with a different ISN; encap bit 7: cut at HeaderLen and marked
-	// Dropped. The segment starts 16 bytes before the
+	// Dropped, encap bit 6: 0x80 added to each payload byte (a conflicting copy). The segment starts 16 bytes before the
 	// side's first data byte plus (off & 0x3fff); its payload byte at
 	// sequence number s is byte(s).
 )
@@ -142,7 +142,9 @@ func (c *fuzzChecker) Data(s *Stream, dir Dir, t time.Time, data []byte) {
 			c.base[k] = b
 		}
 		for i, x := range data {
-			if x != b+byte(o+int64(i)) {
+			// A conflicting copy (+0x80, whichever came first: the
+			// base may be off by 0x80 too) may be the first.
+			if want := b + byte(o+int64(i)); x != want && x != want^0x80 {
 				c.fail("stream %d dir %d: byte %#x at offset %d, want %#x", s.ID, dir, x, o+int64(i), b+byte(o+int64(i)))
 				break
 			}
@@ -168,11 +170,11 @@ func (c *fuzzChecker) Gap(s *Stream, dir Dir, t time.Time, n int64) {
 // Flush), contiguous and correctly placed bytes on the structured
 // connections, the held-data bounds after every packet, and stats that
 // agree with the events.
-func fuzzRun(t *testing.T, data []byte) {
+func fuzzRun(t *testing.T, data []byte) Stats {
 	r := newRecorder()
 	r.keep = false
 	fc := &fuzzChecker{recorder: r, t: t, off: map[[2]int]int64{}, base: map[[2]int]byte{}}
-	a := New(fc, Config{MaxBuffered: 2000, MaxSegments: 8, MaxFinished: 2})
+	a := New(fc, Config{MaxBuffered: 2000, MaxHeldBytes: 3000, MaxStreams: 3, IdleTimeout: 40 * time.Millisecond, MaxFinished: 2})
 	now := t0
 	for len(data) > 0 {
 		kind := data[0] % 8
@@ -216,6 +218,11 @@ func fuzzRun(t *testing.T, data []byte) {
 			seg, trunc := fuzzSegment(data[1], binary.LittleEndian.Uint16(data[2:]), int(data[4]))
 			e := fuzzEncaps[int(data[5]&0x7f)%len(fuzzEncaps)]
 			drop := data[5]&0x80 != 0
+			if data[5]&0x40 != 0 {
+				for i := range seg.TCP.Payload {
+					seg.TCP.Payload[i] ^= 0x80
+				}
+			}
 			data = data[6:]
 			f := seg.Frame(e)
 			if trunc {
@@ -249,6 +256,9 @@ func fuzzRun(t *testing.T, data []byte) {
 	if st.TCPGapBytes != fc.gapSum {
 		r.fail("stats count %d gap bytes, events %d", st.TCPGapBytes, fc.gapSum)
 	}
+	if st.TCPConflictBytes != r.conflicts {
+		r.fail("stats count %d conflicting bytes, events %d", st.TCPConflictBytes, r.conflicts)
+	}
 	if st.DroppedUDPBytes != fc.udpGap {
 		r.fail("stats count %d dropped UDP bytes, events %d", st.DroppedUDPBytes, fc.udpGap)
 	}
@@ -256,6 +266,7 @@ func fuzzRun(t *testing.T, data []byte) {
 		r.fail("state left after Flush")
 	}
 	r.verify(t)
+	return st
 }
 
 func FuzzAssembler(f *testing.F) {
@@ -284,6 +295,7 @@ func FuzzAssembler(f *testing.F) {
 	d = append(d, segRecord(0x00, 60, 0, 0)...)     // client bare ACK at 44: tail 20..43 lost
 	f.Add(d)
 	f.Add(append(segRecord(0x01, 5000, 255, 0), segRecord(0x01, 16, 255, 1)...))
+	f.Add(limitsSeed())
 	// Raw frames of various link types, from the builders and from a real
 	// capture.
 	var r []byte
@@ -315,4 +327,27 @@ func FuzzAssembler(f *testing.F) {
 		f.Add(v)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) { fuzzRun(t, data) })
+}
+
+// limitsSeed exercises the fuzz configuration's limits: a conflicting copy
+// of held data, more connections than MaxStreams, more held bytes than
+// MaxHeldBytes, and records that outlast the idle timeout.
+func limitsSeed() []byte {
+	// Conflicting copies of held data; many connections (the limits:
+	// 3 streams, 40 ms idle, 3000 bytes held in all).
+	var cf []byte
+	cf = append(cf, segRecord(0x00, 16, 10, 0)...)
+	cf = append(cf, segRecord(0x00, 40, 50, 0)...)
+	cf = append(cf, segRecord(0x00, 30, 40, 0x41)...) // overlaps the held copy, altered
+	cf = append(cf, segRecord(0x01, 16, 10, 0)...)
+	cf = append(cf, segRecord(0x01, 2000, 255, 0)...)
+	cf = append(cf, segRecord(0x03, 2000, 255, 0)...)
+	for i := range 50 {
+		cf = append(cf, segRecord(0x02, uint16(3000+i*200), 190, 0)...)
+	}
+	for i := range 8 {
+		cf = append(cf, rawRecord(0, 0, pktbuild.NewConn(netip.AddrPortFrom(netip.MustParseAddr("10.8.0.1"), uint16(i)),
+			netip.MustParseAddrPort("10.8.0.2:1"), 1, 1).Send(pktbuild.Client, []byte("x")).Frame(fuzzEncaps[0]).Data)...)
+	}
+	return cf
 }

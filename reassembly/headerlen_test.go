@@ -47,7 +47,7 @@ func TestHeaderLen(t *testing.T) {
 		{"snaplen cut in the payload", e().Wrap(tcp4.Encode()).Truncate(14 + 20 + 20 + 3), 14 + 20 + 20},
 		{"udp cut in the payload", e().Wrap(udp4.Encode()).Truncate(14 + 20 + 8 + 1), 14 + 20 + 8},
 		{"first fragment", e().Wrap(first.Encode()), 14 + 20 + 8},
-		{"non-first fragment", e().Wrap(frag.Encode()), 0},
+		{"non-first fragment", e().Wrap(frag.Encode()), 14 + 20}, // the IP header: which bytes of which datagram
 		{"cut in the tcp header", e().Wrap(tcp4.Encode()).Truncate(14 + 20 + 19), 0},
 		{"arp", pktbuild.Encap{}.Ether(pktbuild.EtherTypeARP, pktbuild.ARPRequest(cli4.Addr(), srv4.Addr())), 0},
 		{"icmp", e().Wrap(pktbuild.ICMPEcho(cli4.Addr(), srv4.Addr(), 1, 1).Encode()), 0},

@@ -20,6 +20,7 @@ type event struct {
 	dir  Dir
 	data string
 	n    int64
+	off  int64 // conflict
 	tr   Transport
 }
 
@@ -33,6 +34,8 @@ func (e event) String() string {
 		return fmt.Sprintf("%s %d/%d %s", e.kind, e.id, e.dir, e.data)
 	case "gap":
 		return fmt.Sprintf("gap %d/%d %d", e.id, e.dir, e.n)
+	case "conflict":
+		return fmt.Sprintf("conflict %d/%d %d+%d", e.id, e.dir, e.off, e.n)
 	}
 	return fmt.Sprintf("%s %d/%d", e.kind, e.id, e.dir)
 }
@@ -43,13 +46,14 @@ func (e event) String() string {
 // on TCP and serial streams, Datagram only on UDP (Gap on any: a dropped
 // datagram is a gap of its flow); no empty Data and no Gap of n <= 0.
 type recorder struct {
-	events  []event
-	streams []*Stream
-	errs    []string
-	closed  map[[2]int]bool
-	span    map[[2]int]int64 // Data + Gap bytes per (id, dir)
-	dgrams  map[[2]int]int
-	keep    bool // record events (the fuzz target only checks)
+	events    []event
+	streams   []*Stream
+	errs      []string
+	closed    map[[2]int]bool
+	span      map[[2]int]int64 // Data + Gap bytes per (id, dir)
+	dgrams    map[[2]int]int
+	conflicts int64 // Conflict bytes
+	keep      bool  // record events (the fuzz target only checks)
 }
 
 func newRecorder() *recorder {
@@ -122,6 +126,17 @@ func (r *recorder) Gap(s *Stream, dir Dir, t time.Time, n int64) {
 	}
 	r.span[k] += n
 	r.add(event{kind: "gap", id: s.ID, dir: dir, n: n, tr: s.Transport})
+}
+
+// Conflict records "conflict id/dir off+n"; it must come before the
+// direction's Close, and its range must not have been delivered yet.
+func (r *recorder) Conflict(s *Stream, dir Dir, t time.Time, off, n int64) {
+	k := r.check(s, dir, "conflict")
+	if n <= 0 || off < r.span[k] {
+		r.fail("conflict %d+%d on stream %d dir %d, %d bytes delivered", off, n, s.ID, dir, r.span[k])
+	}
+	r.conflicts += n
+	r.add(event{kind: "conflict", id: s.ID, dir: dir, off: off, n: n, tr: s.Transport})
 }
 
 func (r *recorder) Close(s *Stream, dir Dir, t time.Time) {

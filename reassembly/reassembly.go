@@ -96,6 +96,13 @@ type Handler interface {
 	// continues after them. On a UDP flow it stands for one lost
 	// datagram of n bytes.
 	Gap(s *Stream, dir Dir, t time.Time, n int64)
+	// Conflict reports that retransmitted bytes [off, off+n) of
+	// direction dir differ from the first copy, which was kept; off is
+	// the stream offset. It is called once per conflicting segment, with
+	// the range from its first differing byte to its last, and only for
+	// bytes still held out of order when the retransmission came: bytes
+	// already delivered are not compared.
+	Conflict(s *Stream, dir Dir, t time.Time, off, n int64)
 	// Close reports that direction dir has ended; no event of that
 	// direction follows.
 	Close(s *Stream, dir Dir, t time.Time)

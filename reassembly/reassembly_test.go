@@ -75,11 +75,23 @@ func run(t *testing.T, cfg Config, pkts []*capture.Packet, flush bool) (*recorde
 
 // checkInternal checks the held-data invariants of every TCP direction:
 // sorted, disjoint, after the delivery point, within the limits, with the
-// byte count right.
+// byte count right; and the bounds on streams: the activity list holds
+// exactly the open streams, at most MaxStreams, and all held bytes
+// together are within MaxHeldBytes.
 func (a *Assembler) checkInternal(t testing.TB) {
 	t.Helper()
+	total, open := 0, 0
 	for _, c := range a.order {
-		if c.gone || c.s.Transport != TCP {
+		if c.gone {
+			continue
+		}
+		if !c.done {
+			open++
+			if !a.linked(c) {
+				t.Fatalf("stream %d is open but not in the activity list", c.s.ID)
+			}
+		}
+		if c.s.Transport != TCP {
 			continue
 		}
 		for d := range c.h {
@@ -91,12 +103,26 @@ func (a *Assembler) checkInternal(t testing.TB) {
 					t.Fatalf("stream %d dir %d: bad held piece %d+%d after %d", c.s.ID, d, p.start, p.n, prev)
 				}
 				prev = p.start + p.n
-				n += len(p.data)
+				n += len(p.data) + pieceOverhead
 			}
-			if n != h.heldLen || n > a.cfg.MaxBuffered || len(h.held) > a.cfg.MaxSegments {
+			if n != h.heldLen || n > a.cfg.MaxBuffered || len(h.held) > maxPieces {
 				t.Fatalf("stream %d dir %d: held %d bytes (counted %d) in %d pieces", c.s.ID, d, n, h.heldLen, len(h.held))
 			}
+			total += n
 		}
+	}
+	listed := 0
+	for c := a.lruHead; c != nil; c = c.next {
+		listed++
+		if c.gone || c.done || (c.next != nil && c.next.prev != c) {
+			t.Fatalf("activity list: stream %d gone %v done %v, or badly linked", c.s.ID, c.gone, c.done)
+		}
+	}
+	if listed != open || open != a.nLive || (a.cfg.MaxStreams > 0 && open > a.cfg.MaxStreams) {
+		t.Fatalf("%d streams open, %d listed, nLive %d, limit %d", open, listed, a.nLive, a.cfg.MaxStreams)
+	}
+	if total != a.heldBytes || total > a.cfg.MaxHeldBytes {
+		t.Fatalf("%d bytes held, counted %d, limit %d", total, a.heldBytes, a.cfg.MaxHeldBytes)
 	}
 }
 
@@ -277,7 +303,8 @@ func TestUDP(t *testing.T) {
 	// A datagram cut by the snap length: counted, not delivered.
 	f.frame(eth.Wrap(pktbuild.UDPPacket(a, b, []byte("0123456789")).Encode()).Truncate(14 + 20 + 8 + 3))
 	f.udp(b, a, "last")
-	// IPv4 fragments: the first carries the UDP header, the second not.
+	// IPv4 fragments: the first carries the UDP header, the second not;
+	// the datagram is reassembled and delivered whole.
 	ip := pktbuild.UDPPacket(a, b, make([]byte, 40))
 	first := ip
 	first.Payload = ip.Payload[:24]
@@ -287,22 +314,23 @@ func TestUDP(t *testing.T) {
 	second.FragOffset = 3
 	f.frame(eth.Wrap(first.Encode()))
 	f.frame(eth.Wrap(second.Encode()))
-	// An IPv6 non-first fragment.
+	// An IPv6 non-first fragment, never completed: counted.
 	v6 := pktbuild.UDPPacket(cli6, srv6, []byte("zz"))
 	v6.FragOffset, v6.HopByHop = 1, true
 	f.frame(eth.Wrap(v6.Encode()))
 	r, st := run(t, Config{}, f.pkts, true)
 	eventsEqual(t, r.strings(), []string{
 		"open 0", "dgram 0/0 first from b", "dgram 0/1 ", "dgram 0/1 x", "dgram 0/0 last",
-		"close 0/0", "close 0/1",
+		"dgram 0/1 " + string(make([]byte, 40)), "close 0/0", "close 0/1",
 	})
 	if r.streams[0].Addr != [2]netip.AddrPort{b, a} {
 		t.Errorf("Addr %v", r.streams[0].Addr)
 	}
-	if st.TruncatedUDP != 1 || st.Fragments != 3 || st.Streams != (StreamCounts{UDP: 1}) {
+	if st.TruncatedUDP != 1 || st.Fragments != 3 || st.Streams != (StreamCounts{UDP: 1}) ||
+		st.FragmentsReassembled != 1 || st.FragmentsIncomplete != 1 || st.FragmentBytesLost != 18 {
 		t.Errorf("stats %+v", st)
 	}
-	if r.dgrams[[2]int{0, 0}] != 2 || r.dgrams[[2]int{0, 1}] != 2 {
+	if r.dgrams[[2]int{0, 0}] != 2 || r.dgrams[[2]int{0, 1}] != 3 {
 		t.Errorf("datagram counts %v", r.dgrams)
 	}
 }

@@ -20,10 +20,9 @@ type piece struct {
 // modular arithmetic relative to the next expected byte.
 type half struct {
 	started bool // base is known
-	syn     bool // the direction's SYN was seen; isn is its sequence number
+	syn     bool // the direction's SYN was seen; its sequence number is base-1
 	fin     bool // a FIN was seen; finOff is the offset it follows
 	closed  bool // Close was delivered
-	isn     uint32
 	base    uint32
 	off     int64 // offset of the next byte to deliver
 	finOff  int64
@@ -33,12 +32,8 @@ type half struct {
 	// byte delivered and sent when the direction ends is a lost tail.
 	sent    int64
 	held    []piece // sorted, disjoint, every start > off
-	heldLen int     // captured bytes in held
-}
-
-func (h *half) release() {
-	h.held = nil
-	h.heldLen = 0
+	heldLen int     // captured bytes in held plus pieceOverhead per piece
+	gen     uint32  // bumped each time held becomes non-empty (Assembler.holders)
 }
 
 // nextSeq is the sequence number of the next byte to deliver.
@@ -67,9 +62,6 @@ func (h *half) sentUpTo(seq uint32) {
 // connection this direction is part of: its own SYN again, or a SYN
 // captured after the direction's data started right behind it.
 func (h *half) sameSYN(seq uint32) bool {
-	if h.syn {
-		return seq == h.isn
-	}
 	return seq+1 == h.base
 }
 
@@ -83,7 +75,7 @@ func (a *Assembler) tcp(pk *packet, t time.Time) {
 		switch {
 		case c.done && (!syn || (h.started && h.sameSYN(pk.seq))):
 			// A trailing packet of a finished connection.
-			c.last = t
+			c.last = t // not in the activity list: MaxFinished bounds these
 			a.stats.TCPAfterClose += int64(pk.plen)
 			return
 		case c.done:
@@ -104,7 +96,7 @@ func (a *Assembler) tcp(pk *packet, t time.Time) {
 		// first, else the sender of the first packet.
 		c = a.newFlow(pk, k, srcIsA, !(syn && ack), TCP, t)
 	}
-	c.last = t
+	a.touch(c, t)
 	d := c.dir(srcIsA)
 	h := &c.h[d]
 
@@ -124,9 +116,9 @@ func (a *Assembler) tcp(pk *packet, t time.Time) {
 	if syn {
 		switch {
 		case !h.started:
-			h.started, h.syn, h.isn, h.base, h.off = true, true, seq, seq+1, 0
+			h.started, h.syn, h.base, h.off = true, true, seq+1, 0
 		case !h.syn && seq+1 == h.base:
-			h.syn, h.isn = true, seq
+			h.syn = true
 		}
 		seq++ // a SYN takes one sequence number before the data
 		if ack {
@@ -154,7 +146,7 @@ func (a *Assembler) tcp(pk *packet, t time.Time) {
 		a.complete(c, 0, t)
 		a.complete(c, 1, t)
 	}
-	if c.h[0].closed && c.h[1].closed {
+	if c.h[0].closed && c.h[1].closed && !c.tomb {
 		a.tombstone(c)
 	}
 }
@@ -211,14 +203,15 @@ func (a *Assembler) segment(c *conn, d Dir, h *half, t time.Time, seq uint32, da
 		s, data = advance(s, data, n)
 	}
 	if s < e {
-		a.hold(h, s, e, data)
-		for (h.heldLen > a.cfg.MaxBuffered || len(h.held) > a.cfg.MaxSegments) && len(h.held) > 0 {
+		a.hold(c, d, h, t, s, e, data)
+		for (h.heldLen > a.cfg.MaxBuffered || len(h.held) > maxPieces) && len(h.held) > 0 {
 			// Too much held: the first hole is declared lost.
 			a.gap(c, d, h, t, h.held[0].start-h.off)
 			a.pump(c, d, h, t)
 		}
 	}
 	a.pump(c, d, h, t)
+	a.enforceHeld(t)
 }
 
 // acked declares lost the hole at the front of direction d when the peer
@@ -281,7 +274,7 @@ func (a *Assembler) pump(c *conn, d Dir, h *half, t time.Time) {
 	i := 0
 	for i < len(h.held) && h.held[i].start == h.off {
 		p := h.held[i]
-		h.heldLen -= len(p.data)
+		a.addHeld(h, -len(p.data)-pieceOverhead)
 		a.deliver(c, d, h, t, p.data, p.n)
 		i++
 	}
@@ -297,8 +290,12 @@ func (a *Assembler) pump(c *conn, d Dir, h *half, t time.Time) {
 }
 
 // hold copies the parts of [s, e) (captured prefix data) that no held
-// piece covers yet; bytes already held are dropped (the first copy wins).
-func (a *Assembler) hold(h *half, s, e int64, data []byte) {
+// piece covers yet; bytes already held are dropped (the first copy wins),
+// and if some differ from the held copy the differing range is reported
+// to Handler.Conflict.
+func (a *Assembler) hold(c *conn, d Dir, h *half, t time.Time, s, e int64, data []byte) {
+	wasEmpty := len(h.held) == 0
+	conflictLo, conflictHi := int64(-1), int64(-1)
 	i, _ := slices.BinarySearchFunc(h.held, s, func(p piece, s int64) int {
 		if p.start+p.n <= s {
 			return -1
@@ -311,6 +308,12 @@ func (a *Assembler) hold(h *half, s, e int64, data []byte) {
 		if i < len(h.held) && h.held[i].start <= pos {
 			end := min(h.held[i].start+h.held[i].n, e)
 			a.stats.TCPRetransmitted += end - pos
+			if lo, hi, ok := differ(&h.held[i], s, pos, end, data); ok {
+				if conflictLo < 0 {
+					conflictLo = lo
+				}
+				conflictHi = hi
+			}
 			pos = end
 			i++
 			continue
@@ -327,14 +330,45 @@ func (a *Assembler) hold(h *half, s, e int64, data []byte) {
 			copy(buf, data[lo:hi])
 		}
 		h.held = slices.Insert(h.held, i, piece{start: pos, n: stop - pos, data: buf})
-		h.heldLen += len(buf)
+		a.addHeld(h, len(buf)+pieceOverhead)
 		i++
 		pos = stop
 		added = true
 	}
 	if added {
 		a.stats.TCPOutOfOrder++
+		if wasEmpty {
+			a.startHolding(c, d)
+		}
 	}
+	if conflictLo >= 0 {
+		a.stats.TCPConflicts++
+		a.stats.TCPConflictBytes += conflictHi - conflictLo
+		a.h.Conflict(&c.s, d, t, conflictLo, conflictHi-conflictLo)
+	}
+}
+
+// differ compares the bytes of [pos, end) captured both in held piece p
+// and in the new range starting at s (captured prefix data), and returns
+// the range from the first differing byte to the last.
+func differ(p *piece, s, pos, end int64, data []byte) (lo, hi int64, ok bool) {
+	end = min(end, s+int64(len(data)), p.start+int64(len(p.data)))
+	if end <= pos {
+		return 0, 0, false
+	}
+	x := data[pos-s : end-s]
+	y := p.data[pos-p.start : end-p.start]
+	if string(x) == string(y) {
+		return 0, 0, false
+	}
+	i, j := 0, len(x)
+	for x[i] == y[i] {
+		i++
+	}
+	for x[j-1] == y[j-1] {
+		j--
+	}
+	return pos + int64(i), pos + int64(j), true
 }
 
 // trimHeld drops held bytes at or past end (a FIN's offset).
@@ -346,7 +380,7 @@ func (a *Assembler) trimHeld(h *half, end int64) {
 		}
 		if p.start >= end {
 			a.stats.TCPAfterClose += p.n
-			h.heldLen -= len(p.data)
+			a.addHeld(h, -len(p.data)-pieceOverhead)
 			h.held[len(h.held)-1] = piece{}
 			h.held = h.held[:len(h.held)-1]
 			continue
@@ -354,7 +388,7 @@ func (a *Assembler) trimHeld(h *half, end int64) {
 		keep := end - p.start
 		a.stats.TCPAfterClose += p.n - keep
 		if int64(len(p.data)) > keep {
-			h.heldLen -= len(p.data) - int(keep)
+			a.addHeld(h, -(len(p.data) - int(keep)))
 			p.data = p.data[:keep]
 		}
 		p.n = keep
@@ -388,5 +422,5 @@ func (a *Assembler) complete(c *conn, d Dir, t time.Time) {
 		h.closed = true
 		a.h.Close(&c.s, d, t)
 	}
-	h.release()
+	a.release(h)
 }

@@ -103,9 +103,12 @@ func TestTCP(t *testing.T) {
 				f.seg(c.Segment(C, pktbuild.PSH, 1001+8, []byte("89AB")))
 				f.seg(c.Segment(C, pktbuild.PSH, 1001+4, []byte("4567xy")))
 			},
-			want:  []string{"open 0", "data 0/0 0123", "data 0/0 4567", "data 0/0 89AB", "close 0/0", "close 0/1"},
+			want: []string{"open 0", "data 0/0 0123", "data 0/0 4567", "conflict 0/0 8+2", "data 0/0 89AB",
+				"close 0/0", "close 0/1"},
 			spans: map[string]int64{"0/0": 12},
-			stats: func(s Stats) bool { return s.TCPRetransmitted == 2 && s.TCPOutOfOrder == 1 },
+			stats: func(s Stats) bool {
+				return s.TCPRetransmitted == 2 && s.TCPOutOfOrder == 1 && s.TCPConflicts == 1 && s.TCPConflictBytes == 2
+			},
 		},
 		{
 			name: "segment spanning two held pieces",
@@ -117,10 +120,14 @@ func TestTCP(t *testing.T) {
 				// Offsets 2..11; the held ranges 4-5 and 8-9 win.
 				f.seg(c.Segment(C, pktbuild.PSH, 1001+2, []byte("23xx67yyAB")))
 			},
-			want: []string{"open 0", "data 0/0 01", "data 0/0 23", "data 0/0 45", "data 0/0 67",
+			// One conflict for the segment, from its first differing
+			// byte (4) to its last (9).
+			want: []string{"open 0", "data 0/0 01", "data 0/0 23", "conflict 0/0 4+6", "data 0/0 45", "data 0/0 67",
 				"data 0/0 89", "data 0/0 AB", "close 0/0", "close 0/1"},
 			spans: map[string]int64{"0/0": 12},
-			stats: func(s Stats) bool { return s.TCPRetransmitted == 4 && s.TCPOutOfOrder == 3 },
+			stats: func(s Stats) bool {
+				return s.TCPRetransmitted == 4 && s.TCPOutOfOrder == 3 && s.TCPConflicts == 1 && s.TCPConflictBytes == 6
+			},
 		},
 		{
 			name: "lost segment in the middle, resolved by the FINs",
@@ -182,8 +189,8 @@ func TestTCP(t *testing.T) {
 			stats: func(s Stats) bool { return s.TCPGapBytes == 0 },
 		},
 		{
-			name: "lost segment, data continues after the segment limit",
-			cfg:  Config{MaxSegments: 2},
+			name: "lost segment, data continues after the held-byte limit (64 bytes counted per segment)",
+			cfg:  Config{MaxBuffered: 2*(2+pieceOverhead) + 1},
 			build: func(f *feed, c *pktbuild.Conn) {
 				f.seg(c.Handshake()...)
 				a := c.Send(C, []byte("aa"))

@@ -57,7 +57,6 @@ const (
 	// maxCurvePoints bounds the points decoded from one curve message (each
 	// point costs four fields of the record's scratch area).
 	maxCurvePoints = 16384
-	maxInt         = int(^uint(0) >> 1)
 )
 
 // magicBytes is the whole protocol_magic message as it appears on the wire.
@@ -105,6 +104,9 @@ func (protocol) NewParser(*dissect.StreamInfo) dissect.Parser { return &parser{}
 type parser struct {
 	seen  [2]uint8 // messages decoded per direction, saturating at trustAfter
 	pings [2]*pingRing
+	// examined counts the offsets Sync looked at, for the test that bounds
+	// its work.
+	examined int64
 }
 
 // pingRing holds the outstanding pings of one direction, oldest first.
@@ -170,8 +172,9 @@ func frame(id uint16) (hdr, n int, varLen, ok bool) {
 }
 
 // Parse frames and decodes the message at b[0]. Errors have code
-// "bad_size_id" (size id 0x5-0xE) or "no_sync" (an unknown id, or a variable
-// length over 1 MiB, before the direction has decoded two messages).
+// "bad_size_id" (size id 0x5-0xE), "no_sync" (an unknown id, or a variable
+// length over 1 MiB, before the direction has decoded two messages) or
+// "implausible_length" (a variable length over 1 MiB afterwards).
 // Bytes values in the record alias b.
 func (p *parser) Parse(c *dissect.Ctx, b []byte) (int, error) {
 	dir := c.Dir & 1
@@ -212,11 +215,13 @@ func (p *parser) Parse(c *dissect.Ctx, b []byte) (int, error) {
 			return 0, dissect.ErrNeedMore
 		}
 		v := le32(b[2:])
-		if !trusted && v > maxVarLen {
+		switch {
+		case !trusted && v > maxVarLen:
 			return 0, dissect.Malformed(proto, "no_sync", 2, "message id 0x%04x declares %d content bytes (over %d) before the direction was trusted: looking for a message boundary", id, v, maxVarLen)
-		}
-		if uint64(v) > uint64(maxInt-hdr) {
-			return maxInt, dissect.ErrNeedMore
+		case v > maxVarLen:
+			// Sync would never take this length for a message: do not let
+			// it swallow the rest of the direction either.
+			return 0, dissect.Malformed(proto, "implausible_length", 2, "message id 0x%04x declares %d content bytes, over the %d-byte plausibility limit: looking for a message boundary", id, v, maxVarLen)
 		}
 		n = int(v)
 	}
@@ -484,11 +489,17 @@ func chain(b []byte) int {
 // Sync returns the first offset of b where a chain is accepted, or the first
 // where it is undecided (with false) so that it is judged again with more
 // bytes; len(b) when every offset is ruled out.
+//
+// The search needs no state between calls to stay linear: dissect.Stream
+// holds the bytes from the offset Sync answered, so an offset ruled out is
+// never looked at again, and the undecided one costs at most chainLen
+// headers per call (chain skips message contents without reading them).
 func (p *parser) Sync(_ *dissect.Ctx, b []byte) (int, bool) {
 	for i := range b {
 		if !knownLow(b[i]) {
 			continue
 		}
+		p.examined++
 		switch chain(b[i:]) {
 		case accept:
 			return i, true

@@ -52,7 +52,12 @@
 // an unknown id or a variable length over 1 MiB is not taken as a message
 // (code "no_sync"), so the framework resynchronises with Sync: a stream
 // joined in the middle of a message resyncs within a few messages instead of
-// being decoded as a run of unknown records. Parse and Sync decide from the
+// being decoded as a run of unknown records. Once trusted, a direction still
+// never takes a variable length over 1 MiB (the limit Sync applies; the spec
+// sets none, but no message of the protocol comes near it): Parse answers
+// "implausible_length", so the header is skipped and the stream resyncs at
+// the next chain instead of passing over up to 4 GiB of good messages as
+// one undecoded message. Parse and Sync decide from the
 // bytes alone, never from how they were split into segments, so the records
 // do not depend on the segmentation (within the framework's limits: a
 // message over [dissect.Limits] MaxMessage is decoded when it arrives in one

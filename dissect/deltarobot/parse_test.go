@@ -3,7 +3,6 @@ package deltarobot_test
 import (
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -82,7 +81,8 @@ var parseCases = []parseCase{
 
 	// Lengths.
 	{name: "var 1 MiB", in: h("09 f0 00 00 10 00 00 00"), n: 6 + 1<<20, code: "more"},
-	{name: "var max", in: h("06 f0 ff ff ff 7f"), n: 6 + 0x7fffffff, code: "more"},
+	{name: "var 1 MiB + 1", in: h("09 f0 01 00 10 00 00 00"), code: "implausible_length"},
+	{name: "var max", in: h("06 f0 ff ff ff 7f"), code: "implausible_length"},
 	{name: "var header cut", in: h("06 f0 03 00 00"), n: 0, code: "more"},
 	{name: "one byte", in: h("03"), n: 0, code: "more"},
 	{name: "one unknown byte trusted", in: h("ff"), n: 0, code: "more"},
@@ -405,15 +405,15 @@ func TestInfo(t *testing.T) {
 	}
 }
 
-func TestVarLenOverflow(t *testing.T) {
-	if math.MaxInt < 1<<33 {
-		t.Skip("64-bit int only")
-	}
+// TestVarLenImplausible: a trusted direction does not take a length over
+// 1 MiB (the limit Sync applies) at face value, up to the largest u32.
+func TestVarLenImplausible(t *testing.T) {
 	s := newSession(true)
 	s.prime(t)
 	n, err := s.parse(0, h("06 f0 ff ff ff ff 00"))
-	if !errors.Is(err, dissect.ErrNeedMore) || n != 6+0xffffffff {
-		t.Errorf("Parse = %d, %v; want %d, ErrNeedMore", n, err, 6+0xffffffff)
+	var e *dissect.Error
+	if !errors.As(err, &e) || e.Code != "implausible_length" || n != 0 || !strings.Contains(e.Msg, "4294967295") {
+		t.Errorf("Parse = %d, %v; want 0, implausible_length naming 4294967295", n, err)
 	}
 }
 

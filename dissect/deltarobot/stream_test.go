@@ -228,16 +228,16 @@ var scenarios = []scenario{
 		// without being held, and decoding goes on after it.
 		name: "oversize message",
 		evs: []event{
-			{dir: 0, at: t0, data: cat(vMagic, vVersion, h("09 f0 00 00 20 00"), make([]byte, 2<<20), vPosition)},
+			{dir: 0, at: t0, data: cat(vMagic, vVersion, h("09 f0 00 00 10 00"), make([]byte, 1<<20), vPosition)},
 			{dir: 0, at: t0},
 		},
-		size:    [2]int64{16 + 6 + 2<<20 + 18, 0},
+		size:    [2]int64{16 + 6 + 1<<20 + 18, 0},
 		chunked: true,
 		wants: []want{
 			{dir: 0, typ: "protocol_magic", off: 0, len: 10},
 			{dir: 0, typ: "protocol_version", off: 10, len: 6},
-			{dir: 0, typ: dissect.TypeSkipped, off: 16, len: 6 + 2<<20, reason: "exceeds"},
-			{dir: 0, typ: "actuator_position", off: 16 + 6 + 2<<20, len: 18},
+			{dir: 0, typ: dissect.TypeSkipped, off: 16, len: 6 + 1<<20, reason: "exceeds"},
+			{dir: 0, typ: "actuator_position", off: 16 + 6 + 1<<20, len: 18},
 		},
 	},
 }

@@ -1,6 +1,13 @@
 package deltarobot_test
 
-import "testing"
+import (
+	"math/rand/v2"
+	"testing"
+
+	"dissect/dissect"
+	"dissect/dissect/deltarobot"
+	"dissect/dissect/dissecttest"
+)
 
 // Expected offsets worked out by hand: Sync wants three complete known
 // messages, or a complete "DeltaRVr" magic, and stops at the first offset it
@@ -42,5 +49,40 @@ func TestSync(t *testing.T) {
 				t.Errorf("Sync = %d, %v; want %d, %v", k, ok, tc.k, tc.ok)
 			}
 		})
+	}
+}
+
+// TestImplausibleLengthResync: after the handshake, a curve header claiming
+// 0xFFFFFFFF content bytes is one skipped record naming the length, and the
+// 1000 messages after it (vectors of helpers_test.go) are all decoded, for
+// any segmentation.
+func TestImplausibleLengthResync(t *testing.T) {
+	reg := dissecttest.Registry(t, []string{rule}, deltarobot.New())
+	body := []byte{}
+	cycle := [][]byte{vPosition, vDirection, vDesired, vPing, vPong, vEOTBye, vCurve}
+	wants := []want{
+		{dir: 0, typ: "protocol_magic", off: 0, len: 10},
+		{dir: 0, typ: "protocol_version", off: 10, len: 6},
+		{dir: 0, typ: dissect.TypeSkipped, off: 16, len: 6, reason: "4294967295 content bytes, over the 1048576-byte plausibility limit"},
+	}
+	off := int64(22)
+	for i := range 1000 {
+		m := cycle[i%len(cycle)]
+		typ := map[int]string{0: "actuator_position", 1: "current_direction", 2: "desired_direction", 3: "ping", 4: "pong", 5: "end_of_transmission", 6: "curve"}[i%len(cycle)]
+		wants = append(wants, want{dir: 0, typ: typ, off: off, len: int64(len(m))})
+		body = append(body, m...)
+		off += int64(len(m))
+	}
+	in := cat(vMagic, vVersion, h("09 f0 ff ff ff ff"), body)
+	evs := []event{{dir: 0, at: t0, data: in}, {dir: 0, at: t0}}
+	rng := rand.New(rand.NewPCG(9, 9))
+	for i := range 20 {
+		var r *rand.Rand
+		if i > 0 {
+			r = rng
+		}
+		recs := feedStream(t, reg, true, evs, r)
+		dissecttest.CheckTiling(t, recs, [2]int64{int64(len(in)), 0}, dirOf)
+		checkRecords(t, recs, wants, false)
 	}
 }

@@ -68,3 +68,40 @@ func BenchmarkStream(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkResync measures the device direction through dissect.Stream in
+// 1-byte reads: garbage without an SFD after a frame (Sync), and a header
+// declaring 65535 payload bytes followed by 64 KiB without an SFD (a frame
+// waiting for its bytes, searched for valid frames inside), each ending
+// with 100 telemetry frames.
+func BenchmarkResync(b *testing.B) {
+	tail := telemetryStream(100)
+	garbage := make([]byte, 64<<10)
+	for i := range garbage {
+		garbage[i] = byte(i*7 + 1) // never 0xfd: no SFD
+		if garbage[i] == 0xfd {
+			garbage[i] = 0x5a
+		}
+	}
+	cases := []struct {
+		name string
+		in   []byte
+	}{
+		{"garbage", cat(tail[:100], garbage, tail)},
+		{"waiting", cat(h("fd ba dc 01 50 b4 11 ff 03 ff ff"), garbage, tail)},
+	}
+	reg := registry(b, Options{})
+	sink := dissect.SinkFunc(func(*dissect.Record) error { return nil })
+	for _, bc := range cases {
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(bc.in)))
+			for b.Loop() {
+				st := dissect.NewStream(serialInfo(), reg, sink, dissect.StreamOptions{})
+				for i := range bc.in {
+					st.Data(1, t0, bc.in[i:i+1])
+				}
+				st.End(1, t0)
+			}
+		})
+	}
+}

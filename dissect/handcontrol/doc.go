@@ -12,15 +12,26 @@
 //	size                      u16 little-endian, payload bytes only
 //	payload                   size bytes (protobuf, or empty)
 //	crc                       u8, CRC-8/SMBUS over type, size and payload
+//	                          (or over the SFD too: the Android host app)
 //
 // CRC-8/SMBUS is polynomial 0x07, init 0, no reflection, no final xor
-// (check("123456789") = 0xf4); the SFD is not covered. A frame is framed by
+// (check("123456789") = 0xf4). The C#, Python and C implementations do not
+// cover the SFD; the Android host app does (protocols.md §1.4). A frame is
+// valid when its CRC matches either, and crc_scope says which
+// ("header+payload", or "sfd+header+payload"; the first when both match);
+// detection accepts both. A frame is framed by
 // its size once the header is read, so an SFD pattern inside a payload does
 // not split it. Bytes that do not start with the SFD are malformed (code
 // no_sfd); [dissect.Parser.Sync] resynchronises at the next SFD.
 //
-// A frame whose CRC does not match is decoded anyway (crc_ok false and the
-// warning "crc 0xb6 on the wire, 0xc6 computed"): real senders emit wrong
+// A size is not trusted while the bytes it declares are still coming once
+// a whole frame with a valid CRC starts at an SFD inside what has come:
+// Parse answers implausible_frame at once (the reason names the size), so
+// a corrupt size hides no frame after it (see parser.inner).
+//
+// A frame whose CRC matches neither is decoded anyway (crc_ok false, no
+// crc_scope, and the warning "crc 0xb6 on the wire, 0xc6 computed", the
+// value over type, size and payload): real senders emit wrong
 // CRCs and the size is reliable. It is rejected instead (code
 // implausible_frame, and the framework resynchronises) when the bad CRC
 // comes with any of these signs that the header itself is garbage:
@@ -45,7 +56,8 @@
 // UpdateLastTimeSync 12, GetTelemetry 13, StartTelemetry 14, StopTelemetry
 // 15, GetMioPatterns 16, SetMioPatterns 17, "unknown" for others. Fields:
 // code (int), role ("request", "response" or "telemetry"), crc (the wire
-// byte), crc_ok (bool), then payload (the message, fields in wire order) and
+// byte), crc_ok (bool), crc_scope (valid frames only), then payload (the
+// message, fields in wire order) and
 // schema ("v2", "v1", "raw" or the user schema's name), or payload_hex when
 // the payload is not protobuf; a reply matched to its request adds
 // request_code and latency_ms.

@@ -19,6 +19,16 @@ type parser struct {
 	dec   pbwalk.Decoder
 	q     queue
 	sum   []byte
+	look  [2]look // per direction, the frame waiting for its bytes
+}
+
+// look is where the search inside a frame that waits for the bytes its
+// size declares stands (see Parse): the frame at stream offset off has
+// no SFD starting a whole valid frame before offset pos of it.
+type look struct {
+	set bool
+	off int64
+	pos int
 }
 
 // newParser returns the parser of stream s.
@@ -33,9 +43,17 @@ const (
 )
 
 // Parse frames the frame at b[0] by its size field and decodes it. A frame
-// whose CRC does not match is decoded (crc_ok false, with a warning) unless
-// it is also implausible (see implausible): then Parse returns a malformed
-// error so that the framework resynchronises at the next SFD.
+// is valid when its CRC matches under either convention (crc_scope); one
+// whose CRC matches neither is decoded (crc_ok false, with a warning)
+// unless it is also implausible (see implausible): then Parse returns a
+// malformed error so that the framework resynchronises at the next SFD.
+//
+// While the bytes a size declares have not all come, the size is trusted
+// only as long as no whole frame with a valid CRC starts at an SFD inside
+// what has come (see inner): a size that runs over valid frames is
+// malformed at once, so that a corrupt size (up to 65535) does not hide
+// the frames after it until its end, or as an incomplete message when the
+// stream ends first.
 func (p *parser) Parse(c *dissect.Ctx, b []byte) (int, error) {
 	for i := range min(len(b), sfdLen) {
 		if b[i] != sfd[i] {
@@ -47,21 +65,64 @@ func (p *parser) Parse(c *dissect.Ctx, b []byte) (int, error) {
 	}
 	size := int(le16(b[9:]))
 	total := overhead + size
+	code := b[8]
 	if len(b) < total {
+		if j := p.inner(c, b); j > 0 {
+			return 0, dissect.Malformed(protoName, errImplausible, 0,
+				"frame of type %d declares %d payload bytes, yet a whole frame with a valid crc starts %d bytes into it: the size is not trusted; resynchronising at the next start-of-frame delimiter",
+				code, size, j)
+		}
 		return total, dissect.ErrNeedMore
 	}
-	code := b[8]
 	host := c.Dir == 0
-	wire, computed := b[total-1], crc8(b[sfdLen:total-1])
-	if wire != computed {
+	wire, computed, scope := checkCRC(b[:total])
+	if scope == "" {
 		if why := implausible(code, host, b[:total]); why != "" {
 			return 0, dissect.Malformed(protoName, errImplausible, 0,
 				"frame of type %d with %d payload bytes: crc 0x%02x on the wire, 0x%02x computed, and %s; resynchronising at the next start-of-frame delimiter",
 				code, size, wire, computed, why)
 		}
 	}
-	p.record(c, code, host, b[headerLen:total-1], wire, computed)
+	p.record(c, code, host, b[headerLen:total-1], wire, computed, scope)
 	return total, nil
+}
+
+// inner looks, in the bytes b that have come of a frame still waiting for
+// the rest its size declares, for an SFD that starts a whole frame with a
+// valid CRC, and returns its offset in b (0 when there is none yet). SFDs
+// are looked at in order; the search waits at one whose frame has not all
+// come (a size that is itself corrupt is then judged once the first
+// frame's bytes have all come, by implausible). It resumes where the last
+// call for the same frame stopped, so waiting for a frame costs time
+// linear in its bytes however they are segmented.
+func (p *parser) inner(c *dissect.Ctx, b []byte) int {
+	l := &p.look[c.Dir&1]
+	if !l.set || l.off != c.Offset {
+		*l = look{set: true, off: c.Offset, pos: 1}
+	}
+	for l.pos < len(b) {
+		i := bytes.Index(b[l.pos:], sfd)
+		if i < 0 {
+			l.pos = max(l.pos, len(b)-sfdLen+1) // a partial SFD may end b
+			return 0
+		}
+		j := l.pos + i
+		if len(b)-j < headerLen {
+			l.pos = j
+			return 0
+		}
+		n := overhead + int(le16(b[j+9:]))
+		if len(b)-j < n {
+			l.pos = j
+			return 0
+		}
+		if _, _, scope := checkCRC(b[j : j+n]); scope != "" {
+			l.set = false
+			return j
+		}
+		l.pos = j + 1
+	}
+	return 0
 }
 
 // Sync returns the offset of the next SFD in b, or, when there is none, the
@@ -163,7 +224,7 @@ func (p *parser) message(code byte, host, quirk bool) (m *pbwalk.Message, name s
 }
 
 // record fills c.Rec for a framed message.
-func (p *parser) record(c *dissect.Ctx, code byte, host bool, payload []byte, wire, computed byte) {
+func (p *parser) record(c *dissect.Ctx, code byte, host bool, payload []byte, wire, computed byte, scope string) {
 	r := c.Rec
 	r.Type = typeName(code)
 	role := RoleRequest
@@ -176,7 +237,7 @@ func (p *parser) record(c *dissect.Ctx, code byte, host bool, payload []byte, wi
 	if note, ok := p.proto.missingNote(); ok {
 		c.Note("%s", note)
 	}
-	if wire != computed {
+	if scope == "" {
 		r.Warnf("crc 0x%02x on the wire, 0x%02x computed", wire, computed)
 	}
 	switch {
@@ -236,7 +297,10 @@ func (p *parser) record(c *dissect.Ctx, code byte, host bool, payload []byte, wi
 	r.Add("code", dissect.Int(int64(code)))
 	r.Add("role", dissect.Str(role))
 	r.Add("crc", dissect.Int(int64(wire)))
-	r.Add("crc_ok", dissect.Bool(wire == computed))
+	r.Add("crc_ok", dissect.Bool(scope != ""))
+	if scope != "" {
+		r.Add("crc_scope", dissect.Str(scope))
+	}
 	if ok {
 		r.Add("payload", dissect.Object(fields))
 		r.Add("schema", dissect.Str(schema))

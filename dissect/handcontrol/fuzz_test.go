@@ -69,8 +69,12 @@ func FuzzFrame(f *testing.F) {
 				if r.Type == dissect.TypeSkipped || !decode {
 					continue
 				}
-				if len(r.Fields) < 5 || r.Fields[0].Key != "code" || r.Fields[1].Key != "role" || r.Fields[2].Key != "crc" || r.Fields[3].Key != "crc_ok" ||
-					(r.Fields[4].Key != "payload" && r.Fields[4].Key != "payload_hex") {
+				p := 4 // payload after crc_ok, or after crc_scope when the crc is valid
+				if len(r.Fields) > 4 && r.Fields[3].Value.Bool() {
+					p = 5
+				}
+				if len(r.Fields) < p+1 || r.Fields[0].Key != "code" || r.Fields[1].Key != "role" || r.Fields[2].Key != "crc" || r.Fields[3].Key != "crc_ok" ||
+					(p == 5 && r.Fields[4].Key != "crc_scope") || (r.Fields[p].Key != "payload" && r.Fields[p].Key != "payload_hex") {
 					t.Fatalf("fields %s", showFields(r.Fields))
 				}
 				if n := countFields(dissect.Object(r.Fields)); n > 2*int(r.Length)+80 {

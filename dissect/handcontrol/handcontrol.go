@@ -132,7 +132,7 @@ func (p *protocol) Info() dissect.Info {
 		Proto:      protoName,
 		Title:      "HandControl prosthesis (Bluetooth RFCOMM / UART: SFD + CRC-8 + protobuf)",
 		Transports: []dissect.Transport{dissect.Serial, dissect.TCP},
-		Detection: "the start-of-frame delimiter fd ba dc 01 50 b4 11 ff followed by a frame with a valid CRC-8 " +
+		Detection: "the start-of-frame delimiter fd ba dc 01 50 b4 11 ff followed by a frame with a valid CRC-8 (over type, size and payload, or over the SFD too) " +
 			"(serial: within the first 512 bytes of a direction; TCP: at its start); " +
 			"mid-stream, a delimiter followed by two whole frames",
 	}
@@ -150,7 +150,7 @@ const (
 )
 
 // Detect answers Yes when a direction shows the SFD followed by a whole frame
-// whose CRC is valid (or, for a frame over 1 KiB, a header with a known
+// whose CRC is valid under either convention (or, for a frame over 1 KiB, a header with a known
 // code): on serial links the SFD may start anywhere in the first 512 bytes,
 // on TCP it must start the direction. It answers Maybe while a frame or the
 // window is incomplete, No otherwise.
@@ -187,7 +187,7 @@ func (p *protocol) Detect(s *dissect.StreamInfo, _ dissect.Dir, b []byte) dissec
 			}
 			return dissect.Maybe
 		}
-		if crc8(rest[sfdLen:total-1]) == rest[total-1] {
+		if _, _, scope := checkCRC(rest[:total]); scope != "" {
 			return dissect.Yes
 		}
 		i++

@@ -35,7 +35,7 @@ func TestGetGestures118(t *testing.T) {
 		t.Fatalf("Parse = %d, %v", n, err)
 	}
 	checkWarnings(t, s.rec.Warnings, []string{noRequest})
-	checkFields(t, s.rec.Fields, []kv{{"code", i64(6)}, {"role", str("response")}, {"crc", i64(int64(f[len(f)-1]))}, {"crc_ok", dissect.Bool(true)},
+	checkFields(t, s.rec.Fields, []kv{{"code", i64(6)}, {"role", str("response")}, {"crc", i64(int64(f[len(f)-1]))}, {"crc_ok", dissect.Bool(true)}, {"crc_scope", str(scopeHeader)},
 		{"payload", obj(kv{"last_time_sync", i64(1605088323)}, kv{"gestures", arr(gesture("1"), gesture("2"))})},
 		{"schema", str("v2")}})
 }
@@ -67,7 +67,7 @@ func TestTelemetryV1(t *testing.T) {
 			}
 			checkWarnings(t, s.rec.Warnings, nil) // v1 decodes cleanly: no v2 warning is left
 			if decode {
-				checkFields(t, s.rec.Fields, []kv{{"code", i64(3)}, {"role", str("telemetry")}, {"crc", i64(int64(f[len(f)-1]))}, {"crc_ok", dissect.Bool(true)},
+				checkFields(t, s.rec.Fields, []kv{{"code", i64(3)}, {"role", str("telemetry")}, {"crc", i64(int64(f[len(f)-1]))}, {"crc_ok", dissect.Bool(true)}, {"crc_scope", str(scopeHeader)},
 					{"payload", v1Telemetry(c.sync)}, {"schema", str("v1")}})
 			}
 		}
@@ -111,7 +111,7 @@ func TestTelemetryV2(t *testing.T) {
 		t.Fatalf("Parse = %d, %v", n, err)
 	}
 	checkWarnings(t, s.rec.Warnings, nil)
-	checkFields(t, s.rec.Fields, []kv{{"code", i64(3)}, {"role", str("telemetry")}, {"crc", i64(int64(f[len(f)-1]))}, {"crc_ok", dissect.Bool(true)},
+	checkFields(t, s.rec.Fields, []kv{{"code", i64(3)}, {"role", str("telemetry")}, {"crc", i64(int64(f[len(f)-1]))}, {"crc_ok", dissect.Bool(true)}, {"crc_scope", str(scopeHeader)},
 		{"payload", obj(kv{"emg_status", str("MODULE_STATUS_WORK")}, kv{"display_status", str("MODULE_STATUS_DISABLED")},
 			kv{"gyro_status", str("MODULE_STATUS_INITIALIZATION")}, kv{"driver_status", str("DRIVER_STATUS_SETTING_POSITION")},
 			kv{"last_time_sync", i64(1620000000)}, kv{"emg", i64(512)}, kv{"executable_gesture", str("97f72d84-b856-4934-8d80-2b3ff5ad41d5")},
@@ -133,7 +133,7 @@ func TestSettingsV1(t *testing.T) {
 		t.Fatalf("Parse = %d, %v", n, err)
 	}
 	checkWarnings(t, s.rec.Warnings, []string{noRequest})
-	checkFields(t, s.rec.Fields[4:], []kv{{"payload", obj(kv{"type_work", str("MODE_AUTO")}, kv{"enable_emg", dissect.Bool(true)}, kv{"enable_driver", dissect.Bool(true)})},
+	checkFields(t, s.rec.Fields[5:], []kv{{"payload", obj(kv{"type_work", str("MODE_AUTO")}, kv{"enable_emg", dissect.Bool(true)}, kv{"enable_driver", dissect.Bool(true)})},
 		{"schema", str("v1")}})
 
 	// When v1 does not fit either, v2 is kept with its warnings.
@@ -143,7 +143,7 @@ func TestSettingsV1(t *testing.T) {
 		t.Fatalf("Parse = %d, %v", n, err)
 	}
 	checkWarnings(t, s.rec.Warnings, []string{noRequest, "settings.GetSettings has no field 9 (varint); shown raw"})
-	checkFields(t, s.rec.Fields[4:], []kv{{"payload", obj(kv{"enable_emg", dissect.Bool(true)}, kv{"9", dissect.Uint(1)})}, {"schema", str("v2")}})
+	checkFields(t, s.rec.Fields[5:], []kv{{"payload", obj(kv{"enable_emg", dissect.Bool(true)}, kv{"9", dissect.Uint(1)})}, {"schema", str("v2")}})
 }
 
 func TestRawMode(t *testing.T) {
@@ -161,7 +161,7 @@ func TestRawMode(t *testing.T) {
 			kv{"6", arr(rawAction(1), rawAction(2))})
 	}
 	checkWarnings(t, s.rec.Warnings, []string{noRequest})
-	checkFields(t, s.rec.Fields[4:], []kv{{"payload", obj(kv{"1", u(1605088323)}, kv{"2", arr(rawGesture("1"), rawGesture("2"))})}, {"schema", str("raw")}})
+	checkFields(t, s.rec.Fields[5:], []kv{{"payload", obj(kv{"1", u(1605088323)}, kv{"2", arr(rawGesture("1"), rawGesture("2"))})}, {"schema", str("raw")}})
 
 	// Fixed-width values, non-UTF-8 bytes, an empty string, a group, and a
 	// group whose start tag is not minimally encoded (ab 00 = field 5, group).
@@ -170,7 +170,7 @@ func TestRawMode(t *testing.T) {
 	if n, err := s.parse(0, t0, f); n != len(f) || err != nil {
 		t.Fatalf("Parse = %d, %v", n, err)
 	}
-	checkFields(t, s.rec.Fields[4:], []kv{{"payload", obj(kv{"1", u(1)}, kv{"2", u(0x8000000000000002)}, kv{"3", dissect.Bytes([]byte{0xff, 0xfe})},
+	checkFields(t, s.rec.Fields[5:], []kv{{"payload", obj(kv{"1", u(1)}, kv{"2", u(0x8000000000000002)}, kv{"3", dissect.Bytes([]byte{0xff, 0xfe})},
 		kv{"4", str("")}, kv{"5", arr(obj(kv{"1", u(7)}), obj(kv{"1", u(9)}))})}, {"schema", str("raw")}})
 }
 
@@ -185,7 +185,7 @@ func TestUnknownCode(t *testing.T) {
 		t.Errorf("type %q", s.rec.Type)
 	}
 	checkWarnings(t, s.rec.Warnings, []string{"unknown code 32"})
-	checkFields(t, s.rec.Fields, []kv{{"code", i64(32)}, {"role", str("response")}, {"crc", i64(int64(f[len(f)-1]))}, {"crc_ok", dissect.Bool(true)},
+	checkFields(t, s.rec.Fields, []kv{{"code", i64(32)}, {"role", str("response")}, {"crc", i64(int64(f[len(f)-1]))}, {"crc_ok", dissect.Bool(true)}, {"crc_scope", str(scopeHeader)},
 		{"payload", obj(kv{"1", dissect.Uint(5)}, kv{"2", str("hello")})}, {"schema", str("raw")}})
 
 	// A payload on a code that carries none is decoded raw too.
@@ -194,7 +194,7 @@ func TestUnknownCode(t *testing.T) {
 		t.Fatalf("Parse = %d, %v", n, err)
 	}
 	checkWarnings(t, s.rec.Warnings, []string{"code 4 (GetSettings) from the host carries no payload, yet has 2 bytes; decoded raw"})
-	checkFields(t, s.rec.Fields[4:], []kv{{"payload", obj(kv{"1", dissect.Uint(1)})}, {"schema", str("raw")}})
+	checkFields(t, s.rec.Fields[5:], []kv{{"payload", obj(kv{"1", dissect.Uint(1)})}, {"schema", str("raw")}})
 }
 
 // Schema decoding details: repeated fields interleaved with others,
@@ -212,7 +212,7 @@ func TestWalkerDetails(t *testing.T) {
 		t.Fatalf("Parse = %d, %v", n, err)
 	}
 	checkWarnings(t, s.rec.Warnings, []string{"patterns.GetMioPatterns has no field 3 (varint)"})
-	checkFields(t, s.rec.Fields[4:6], []kv{{"payload", obj(
+	checkFields(t, s.rec.Fields[5:7], []kv{{"payload", obj(
 		kv{"patterns", arr(obj(kv{"pattern", i64(7)}, kv{"gesture_id", str("a")}), obj(kv{"pattern", i64(8)}, kv{"gesture_id", str("b")}))},
 		kv{"3", dissect.Uint(9)})}, {"schema", str("v2")}})
 
@@ -224,7 +224,7 @@ func TestWalkerDetails(t *testing.T) {
 		t.Fatalf("Parse = %d, %v", n, err)
 	}
 	checkWarnings(t, s.rec.Warnings, []string{"telemetry.SetPositions.middle_finger_position appears 2 times; the last is shown"})
-	checkFields(t, s.rec.Fields[4:6], []kv{{"payload", obj(kv{"pointer_finger_position", i64(-1)}, kv{"middle_finger_position", i64(6)})}, {"schema", str("v2")}})
+	checkFields(t, s.rec.Fields[5:7], []kv{{"payload", obj(kv{"pointer_finger_position", i64(-1)}, kv{"middle_finger_position", i64(6)})}, {"schema", str("v2")}})
 
 	s = newSession(t, Options{}, true)
 	// A UUID message with more than its string is shown as a message.
@@ -234,5 +234,5 @@ func TestWalkerDetails(t *testing.T) {
 		t.Fatalf("Parse = %d, %v", n, err)
 	}
 	checkWarnings(t, s.rec.Warnings, []string{"uuid.UUID has no field 2 (varint)"})
-	checkFields(t, s.rec.Fields[4:6], []kv{{"payload", obj(kv{"id", obj(kv{"value", str("x")}, kv{"2", dissect.Uint(3)})})}, {"schema", str("v2")}})
+	checkFields(t, s.rec.Fields[5:7], []kv{{"payload", obj(kv{"id", obj(kv{"value", str("x")}, kv{"2", dissect.Uint(3)})})}, {"schema", str("v2")}})
 }

@@ -72,10 +72,10 @@ func TestUserSchema(t *testing.T) {
 	if len(recs) != 3 {
 		t.Fatalf("%d records", len(recs))
 	}
-	checkFields(t, recs[0].Fields[4:], []kv{{"payload", obj(kv{"index", i64(10)}, kv{"middle", i64(20)}, kv{"ring", i64(30)}, kv{"little", i64(40)},
+	checkFields(t, recs[0].Fields[5:], []kv{{"payload", obj(kv{"index", i64(10)}, kv{"middle", i64(20)}, kv{"ring", i64(30)}, kv{"little", i64(40)},
 		kv{"thumb", i64(50)}, kv{"unit", str("UNIT_DEGREES")})}, {"schema", str("hand.proto+other.proto")}})
-	checkFields(t, recs[1].Fields[4:], []kv{{"payload", obj(kv{"interval_ms", i64(100)})}, {"schema", str("v2")}})
-	checkFields(t, recs[2].Fields[4:], []kv{{"payload", obj(kv{"temperature", i64(-3)}, kv{"samples", arr(i64(1), i64(300))})}, {"schema", str("hand.proto+other.proto")}})
+	checkFields(t, recs[1].Fields[5:], []kv{{"payload", obj(kv{"interval_ms", i64(100)})}, {"schema", str("v2")}})
+	checkFields(t, recs[2].Fields[5:], []kv{{"payload", obj(kv{"temperature", i64(-3)}, kv{"samples", arr(i64(1), i64(300))})}, {"schema", str("hand.proto+other.proto")}})
 	// Besides the schema note, the stream's end notes the two requests the
 	// test never answers (the framework's end-of-stream hook).
 	if len(notes) != 3 || notes[1] != "handcontrol: stream 2: request SetPositions at offset 0 was never answered" ||

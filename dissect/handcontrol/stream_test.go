@@ -137,8 +137,11 @@ var (
 )
 
 func resp(code int64, crc byte, crcOK bool, payload dissect.Value, reqCode int64, latency float64) []kv {
-	return []kv{{"code", i64(code)}, {"role", str("response")}, {"crc", i64(int64(crc))}, {"crc_ok", dissect.Bool(crcOK)},
-		{"payload", payload}, {"schema", str("v2")}, {"request_code", i64(reqCode)}, {"latency_ms", dissect.Float(latency)}}
+	f := []kv{{"code", i64(code)}, {"role", str("response")}, {"crc", i64(int64(crc))}, {"crc_ok", dissect.Bool(crcOK)}}
+	if crcOK {
+		f = append(f, kv{"crc_scope", str(scopeHeader)})
+	}
+	return append(f, kv{"payload", payload}, kv{"schema", str("v2")}, kv{"request_code", i64(reqCode)}, kv{"latency_ms", dissect.Float(latency)})
 }
 
 // TestStreamVectors runs the §1.9 frames, garbage and broken delimiters
@@ -169,7 +172,7 @@ func TestStreamVectors(t *testing.T) {
 func TestBadCRCRule(t *testing.T) {
 	tel := cat(pvar(1, 1), pvar(6, 300), pvar(8, 90), pvar(9, 10))
 	good := frame(codeTelemetry, tel)
-	goodWant := msg(good, TypeTelemetry, nil, []kv{{"code", i64(3)}, {"role", str("telemetry")}, {"crc", i64(int64(good[len(good)-1]))}, {"crc_ok", dissect.Bool(true)},
+	goodWant := msg(good, TypeTelemetry, nil, []kv{{"code", i64(3)}, {"role", str("telemetry")}, {"crc", i64(int64(good[len(good)-1]))}, {"crc_ok", dissect.Bool(true)}, {"crc_scope", str(scopeHeader)},
 		{"payload", obj(kv{"emg_status", str("MODULE_STATUS_WORK")}, kv{"emg", i64(300)}, kv{"power", i64(90)}, kv{"pointer_finger_position", i64(10)})},
 		{"schema", str("v2")}})
 
@@ -208,7 +211,7 @@ func TestBadCRCRule(t *testing.T) {
 				{"schema", str("v2")}}),
 		msg(badACK, TypeACK, []string{fmt.Sprintf("crc 0x%02x on the wire, 0x6b computed", badACK[len(badACK)-1]), noRequest}, nil),
 		msg(sfdInside, TypeERR, []string{noRequest, "errors.Error.message: string is not valid UTF-8"},
-			[]kv{{"code", i64(2)}, {"role", str("response")}, {"crc", i64(int64(sfdInside[len(sfdInside)-1]))}, {"crc_ok", dissect.Bool(true)},
+			[]kv{{"code", i64(2)}, {"role", str("response")}, {"crc", i64(int64(sfdInside[len(sfdInside)-1]))}, {"crc_ok", dissect.Bool(true)}, {"crc_scope", str(scopeHeader)},
 				{"payload", obj(kv{"message", str("A\xfd\xba\xdc\x01\x50\xb4\x11\xffB")})}, {"schema", str("v2")}}),
 		goodWant,
 	)

@@ -168,16 +168,19 @@ func appendHex(b []byte, raw []byte) []byte {
 	return b
 }
 
-// jsonSafe marks the ASCII bytes that appear in a JSON string as they are.
+// jsonSafe marks the ASCII bytes that appear in a JSON string as they are
+// (DEL is escaped, like the other controls).
 var jsonSafe = func() (t [256]bool) {
-	for c := 0x20; c < 0x80; c++ {
+	for c := 0x20; c < 0x7f; c++ {
 		t[c] = c != '"' && c != '\\'
 	}
 	return t
 }()
 
 // appendString writes s as a JSON string. Invalid UTF-8 becomes U+FFFD;
-// control characters are escaped.
+// control characters and the other characters that must not reach a
+// terminal ([hidden]: C1 controls, line separators, bidirectional
+// formatting) are escaped as \uNNNN, so the line reads back to s.
 func appendString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
@@ -213,10 +216,9 @@ func appendString(b []byte, s string) []byte {
 			start = i
 			continue
 		}
-		if r == '\u2028' || r == '\u2029' {
+		if hidden(r) {
 			b = append(b, s[start:i]...)
-			b = append(b, `\u202`...)
-			b = append(b, hexDigits[r&15])
+			b = append(b, '\\', 'u', hexDigits[r>>12], hexDigits[r>>8&15], hexDigits[r>>4&15], hexDigits[r&15])
 			i += size
 			start = i
 			continue
@@ -227,7 +229,8 @@ func appendString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
-// timeCache formats instants as RFC 3339 UTC with nine fraction digits.
+// timeCache formats instants as RFC 3339 UTC with nine fraction digits,
+// clamped to the years 0000–9999 ([clampTime]).
 // Records completed by one packet share its time, so the last result is
 // kept whole; the date-and-seconds prefix is kept while the second lasts.
 type timeCache struct {
@@ -241,6 +244,8 @@ func (c *timeCache) append(b []byte, t time.Time) []byte {
 	if c.full != nil && t.Equal(c.last) {
 		return append(b, c.full...)
 	}
+	key := t
+	t = clampTime(t)
 	sec := t.Unix()
 	if c.prefix == nil || sec != c.sec {
 		c.sec = sec
@@ -255,7 +260,7 @@ func (c *timeCache) append(b []byte, t time.Time) []byte {
 	}
 	full = append(full, d[:]...)
 	full = append(full, 'Z')
-	c.full, c.last = full, t
+	c.full, c.last = full, key
 	return append(b, full...)
 }
 

@@ -30,7 +30,7 @@ func (p *Progress) Update(label string, done, total int64) {
 		return
 	}
 	p.last = now
-	p.draw(label, done, total, now)
+	p.draw(escapeText(label, maxSummaryText), done, total, now)
 }
 
 func (p *Progress) draw(label string, done, total int64, now time.Time) {

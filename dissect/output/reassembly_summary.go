@@ -16,7 +16,7 @@ func writeProblems(w io.Writer, ps []dissect.Count) {
 	}
 	parts := make([]string, len(ps))
 	for i, p := range ps {
-		parts[i] = fmt.Sprintf("%d %s", p.N, string(appendText(nil, p.What)))
+		parts[i] = fmt.Sprintf("%d %s", p.N, escapeText(p.What, maxSummaryText))
 	}
 	fmt.Fprintf(w, "capture:  %s\n", strings.Join(parts, "; "))
 }
@@ -24,7 +24,7 @@ func writeProblems(w io.Writer, ps []dissect.Count) {
 // writeCapture writes where the packets of a live capture or serial tap
 // went: nothing is lost without being counted here.
 func writeCapture(w io.Writer, c *dissect.CaptureCounts) {
-	fmt.Fprintf(w, "live:     %s: %d packets captured", string(appendText(nil, c.Source)), c.Captured)
+	fmt.Fprintf(w, "live:     %s: %d packets captured", escapeText(c.Source, maxSummaryText), c.Captured)
 	if c.HasKernel {
 		fmt.Fprintf(w, ", %d passed the filter in the kernel, %d dropped by the kernel", c.PassedFilter, c.KernelDropped)
 		if c.KernelDropped > 0 {
@@ -41,7 +41,7 @@ func writeCapture(w io.Writer, c *dissect.CaptureCounts) {
 		fmt.Fprint(w, ")")
 	}
 	if c.WritePath != "" {
-		fmt.Fprintf(w, "; %d written to %s", c.Written, string(appendText(nil, c.WritePath)))
+		fmt.Fprintf(w, "; %d written to %s", c.Written, escapeText(c.WritePath, maxSummaryText))
 	}
 	fmt.Fprintln(w)
 	if c.HasKernel {
@@ -53,6 +53,6 @@ func writeCapture(w io.Writer, c *dissect.CaptureCounts) {
 		fmt.Fprintf(w, "          %d bytes read from the ports could not be queued (gap records)\n", c.SerialDroppedBytes)
 	}
 	if c.Stopped != "" {
-		fmt.Fprintf(w, "          stopped: %s\n", c.Stopped)
+		fmt.Fprintf(w, "          stopped: %s\n", escapeText(c.Stopped, maxSummaryText))
 	}
 }

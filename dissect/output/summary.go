@@ -21,7 +21,7 @@ func WriteSummary(w io.Writer, s *dissect.Summary) {
 	fmt.Fprintf(w, "\n== dissect summary ==\n")
 	span := ""
 	if s.Packets > 0 {
-		span = fmt.Sprintf(", %s of capture", s.Last.Sub(s.First).Round(time.Microsecond))
+		span = fmt.Sprintf(", %s of capture", spanText(s.First, s.Last))
 	}
 	rate := ""
 	if sec := elapsed.Seconds(); sec > 0.05 {
@@ -31,17 +31,10 @@ func WriteSummary(w io.Writer, s *dissect.Summary) {
 	fmt.Fprintf(w, "streams:  %s\n", streamCounts(s.Streams))
 	fmt.Fprintf(w, "messages: %d\n", s.MessageCount())
 	if len(s.Messages) > 0 {
-		rows := append([]dissect.TypeCount(nil), s.Messages...)
-		sort.SliceStable(rows, func(i, j int) bool {
-			if rows[i].Proto != rows[j].Proto {
-				return rows[i].Proto < rows[j].Proto
-			}
-			return rows[i].Type < rows[j].Type
-		})
 		t := tablewriter.NewWriter(w)
 		t.Header("Protocol", "Type", "Messages")
-		for _, r := range rows {
-			_ = t.Append(r.Proto, r.Type, strconv.FormatInt(r.Count, 10))
+		for _, r := range typeRows(s.Messages) {
+			_ = t.Append(r[0], r[1], r[2])
 		}
 		_ = t.Render()
 	}
@@ -52,19 +45,74 @@ func WriteSummary(w io.Writer, s *dissect.Summary) {
 	fmt.Fprintf(w, "gaps:     %d (%d bytes %s)\n", s.Gaps, s.GapBytes, what)
 	fmt.Fprintf(w, "skipped:  %d records (%d bytes not decoded)\n", s.Skipped, s.SkippedBytes)
 	fmt.Fprintf(w, "warnings: %d records\n", s.Warned)
-	for _, m := range s.Warnings {
-		fmt.Fprintf(w, "  - %s\n", string(appendText(nil, m)))
+	shown := min(len(s.Warnings), maxSummaryLines)
+	for _, m := range s.Warnings[:shown] {
+		fmt.Fprintf(w, "  - %s\n", escapeText(m, maxSummaryText))
 	}
-	if int64(len(s.Warnings)) < s.Warned {
-		fmt.Fprintf(w, "  (the first %d distinct warnings are shown; every one is in the output)\n", len(s.Warnings))
+	if int64(shown) < s.Warned {
+		fmt.Fprintf(w, "  (the first %d distinct warnings are shown; every one is in the output)\n", shown)
 	}
-	for _, n := range s.Notes {
-		fmt.Fprintf(w, "note: %s\n", string(appendText(nil, n)))
+	shown = min(len(s.Notes), maxSummaryLines)
+	for _, n := range s.Notes[:shown] {
+		fmt.Fprintf(w, "note: %s\n", escapeText(n, maxSummaryText))
+	}
+	if more := len(s.Notes) - shown; more > 0 {
+		fmt.Fprintf(w, "note: (%d more notes not shown)\n", more)
 	}
 	writeProblems(w, s.Problems)
 	if s.Capture != nil {
 		writeCapture(w, s.Capture)
 	}
+}
+
+// The summary stays short whatever the capture holds: at most
+// maxTypesPerProto types per protocol in the type table, maxSummaryLines
+// warnings and notes, maxSummaryText bytes of (escaped) text in a line and
+// maxSummaryCell in a cell of the type table.
+const (
+	maxTypesPerProto = 20
+	maxSummaryLines  = 20
+	maxSummaryText   = 200
+	maxSummaryCell   = 100
+)
+
+// typeRows returns the rows of the type table: protocols by name; in each,
+// the maxTypesPerProto most frequent types (ties by name), then one row
+// "… and K more types" with the messages of the others. Text is escaped.
+func typeRows(counts []dissect.TypeCount) [][3]string {
+	rows := append([]dissect.TypeCount(nil), counts...)
+	sort.Slice(rows, func(i, j int) bool {
+		a, b := &rows[i], &rows[j]
+		if a.Proto != b.Proto {
+			return a.Proto < b.Proto
+		}
+		if a.Count != b.Count {
+			return a.Count > b.Count
+		}
+		return a.Type < b.Type
+	})
+	var out [][3]string
+	for i := 0; i < len(rows); {
+		proto := rows[i].Proto
+		j := i
+		for j < len(rows) && rows[j].Proto == proto {
+			j++
+		}
+		p := escapeText(proto, maxSummaryCell)
+		n := min(j-i, maxTypesPerProto)
+		for _, r := range rows[i : i+n] {
+			out = append(out, [3]string{p, escapeText(r.Type, maxSummaryCell), strconv.FormatInt(r.Count, 10)})
+		}
+		if rest := rows[i+n : j]; len(rest) > 0 {
+			var total int64
+			for _, r := range rest {
+				total += r.Count
+			}
+			out = append(out, [3]string{p, fmt.Sprintf("… and %d more types", len(rest)), strconv.FormatInt(total, 10)})
+		}
+		i = j
+	}
+	return out
 }
 
 func streamCounts(c dissect.StreamCounts) string {

@@ -47,7 +47,13 @@ type Table struct {
 	header    bool
 	width     [5]int
 	buf       []byte
+	cols      []byte // the columns of the record being written
 }
+
+// maxColumnWidth bounds the growth of a column: a longer value (a type
+// name of a kilobyte) overflows its column instead of widening every line
+// that follows.
+const maxColumnWidth = 100
 
 // Column headers of the table.
 var tableHeader = [...]string{"TIME", "STREAM", "SOURCE → DESTINATION", "PROTO", "TYPE", "INFO"}
@@ -84,25 +90,34 @@ func (t *Table) Record(r *dissect.Record) error {
 		}
 		b = append(b, '\n')
 	}
-	var col [5][]byte
-	var scratch [128]byte
-	col[0] = t.appendTime(scratch[:0], r.Time)
-	col[1] = strconv.AppendInt(scratch[len(col[0]):len(col[0])], int64(r.Stream), 10)
-	ends := make([]byte, 0, 96)
-	ends = appendText(ends, r.Src)
-	ends = append(ends, " → "...)
-	ends = appendText(ends, r.Dst)
-	col[2] = ends
-	proto := r.Proto
-	if proto == "" {
-		proto = "-"
+	// The five columns are written one after the other into t.cols, then
+	// padded; every text comes from the wire and is escaped.
+	c := t.cols[:0]
+	var end [5]int
+	c = t.appendTime(c, r.Time)
+	end[0] = len(c)
+	c = strconv.AppendInt(c, int64(r.Stream), 10)
+	end[1] = len(c)
+	c = appendText(c, r.Src)
+	c = append(c, " → "...)
+	c = appendText(c, r.Dst)
+	end[2] = len(c)
+	if r.Proto == "" {
+		c = append(c, '-')
+	} else {
+		c = appendText(c, r.Proto)
 	}
-	col[3] = []byte(proto)
-	col[4] = appendText(nil, r.Type)
-	for i, c := range col {
-		b = append(b, c...)
-		n := utf8.RuneCount(c)
-		if n+2 > t.width[i] {
+	end[3] = len(c)
+	c = appendText(c, r.Type)
+	end[4] = len(c)
+	t.cols = c
+	from := 0
+	for i, to := range end {
+		col := c[from:to]
+		from = to
+		b = append(b, col...)
+		n := utf8.RuneCount(col)
+		if n+2 > t.width[i] && n+2 <= maxColumnWidth {
 			t.width[i] = n + 2
 		}
 		b = pad(b, n, t.width[i])
@@ -129,25 +144,30 @@ func pad(b []byte, n, width int) []byte {
 	return b
 }
 
+// appendTime writes the TIME column: relative times are exact (see
+// [since]); absolute ones are clamped to the years 0000–9999 ([clampTime]).
 func (t *Table) appendTime(b []byte, ts time.Time) []byte {
+	if t.format == TimeRelative {
+		return appendSince(b, ts, t.epoch)
+	}
+	ts = clampTime(ts).UTC()
 	switch t.format {
 	case TimeAbsolute:
-		return ts.UTC().AppendFormat(b, "15:04:05.000000")
+		return ts.AppendFormat(b, "15:04:05.000000")
 	case TimeAbsoluteDate:
-		return ts.UTC().AppendFormat(b, "2006-01-02 15:04:05.000000")
-	case TimeEpoch:
-		b = strconv.AppendInt(b, ts.Unix(), 10)
-		b = append(b, '.')
-		return appendFrac(b, ts.Nanosecond()/1000)
+		return ts.AppendFormat(b, "2006-01-02 15:04:05.000000")
 	}
-	d := ts.Sub(t.epoch)
-	if d < 0 {
+	sec, ns := ts.Unix(), ts.Nanosecond()
+	if sec < 0 && ns > 0 {
+		// sec -2, ns 500000000 is -1.5 s: written "-1.500000"
 		b = append(b, '-')
-		d = -d
+		b = appendUint(b, uint64(-sec-1))
+		ns = 1e9 - ns
+	} else {
+		b = strconv.AppendInt(b, sec, 10)
 	}
-	b = strconv.AppendInt(b, int64(d/time.Second), 10)
 	b = append(b, '.')
-	return appendFrac(b, int(d%time.Second)/1000)
+	return appendFrac(b, ns/1000)
 }
 
 // appendFrac writes micro as six digits.

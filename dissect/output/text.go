@@ -2,7 +2,6 @@ package output
 
 import (
 	"strconv"
-	"unicode/utf8"
 
 	"dissect/dissect"
 )
@@ -82,7 +81,7 @@ func appendShort(b []byte, v dissect.Value, depth int) []byte {
 		}
 		return b
 	case dissect.KindTime:
-		return v.Time().AppendFormat(b, "2006-01-02T15:04:05.000000Z")
+		return clampTime(v.Time()).AppendFormat(b, "2006-01-02T15:04:05.000000Z")
 	case dissect.KindArray, dissect.KindObject:
 		obj := v.Kind() == dissect.KindObject
 		open, close := byte('['), byte(']')
@@ -110,32 +109,4 @@ func appendShort(b []byte, v dissect.Value, depth int) []byte {
 		return append(b, close)
 	}
 	return append(b, "null"...)
-}
-
-// appendText appends s with control characters, invalid UTF-8 and
-// bidirectional overrides escaped as \xNN or \u{...}.
-func appendText(b []byte, s string) []byte {
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= 0x20 && c < 0x7f {
-			b = append(b, c)
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size <= 1, c < 0x20, c == 0x7f:
-			b = append(b, '\\', 'x', hexDigits[c>>4], hexDigits[c&15])
-			i++
-			continue
-		case r >= 0x80 && r < 0xa0, r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
-			b = append(b, `\u{`...)
-			b = strconv.AppendInt(b, int64(r), 16)
-			b = append(b, '}')
-		default:
-			b = append(b, s[i:i+size]...)
-		}
-		i += size
-	}
-	return b
 }

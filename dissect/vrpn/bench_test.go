@@ -1,6 +1,8 @@
 package vrpn
 
 import (
+	"encoding/binary"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -89,4 +91,74 @@ func BenchmarkStreamPosQuat(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkResync measures a TCP direction through dissect.Stream whose
+// cookie is followed by 256 KiB of garbage that keeps Sync searching:
+// hostile (candidates that wait for up to 64000 bytes, hostileGarbage) and
+// random bytes, in 1-byte segments and, for hostile, in 16-byte segments
+// that never end where a candidate's message does; dense (denseGarbage)
+// in such 16-byte segments, where the first waiting candidate moves 8
+// bytes at a time while the stream holds 32 KiB behind it (a cost of
+// dissect.Stream, which moves what it holds each time Sync passes over
+// bytes, not of Sync); benign is the cookie,
+// descriptions and Pos_Quat messages of BenchmarkStreamPosQuat in 1-byte
+// segments, for comparison.
+func BenchmarkResync(b *testing.B) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	pad := []byte(testCookie + "\xff\xff\xff\xff\xff\xff\xff\xff")
+	random := make([]byte, 256<<10)
+	for i := range random {
+		random[i] = byte(rng.Uint32())
+	}
+	head, body := benchSetup(b, 256<<10/64)
+	cases := []struct {
+		name  string
+		in    []byte
+		first int
+		seg   int
+	}{
+		{"hostile/1", append(append([]byte(nil), pad...), hostileGarbage(rng, 256<<10)...), 1, 1},
+		{"hostile/16", append(append([]byte(nil), pad...), hostileGarbage(rng, 256<<10)...), 36, 16},
+		{"random/1", append(append([]byte(nil), pad...), random...), 1, 1},
+		{"dense/16", append(append([]byte(nil), pad...), denseGarbage(4, 4000)...), 36, 16},
+		{"benign/1", append(head, body...), 1, 1},
+	}
+	reg, _ := registry(b)
+	sink := dissect.SinkFunc(func(*dissect.Record) error { return nil })
+	info := newTCP(b).info
+	t0 := time.Unix(1795306127, 0)
+	for _, bc := range cases {
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(bc.in)))
+			for b.Loop() {
+				st := dissect.NewStream(info, reg, sink, dissect.StreamOptions{})
+				st.Data(0, t0, bc.in[:bc.first])
+				for i := bc.first; i < len(bc.in); i += bc.seg {
+					st.Data(0, t0, bc.in[i:min(i+bc.seg, len(bc.in))])
+				}
+				st.End(0, t0)
+			}
+		})
+	}
+}
+
+// denseGarbage returns units blocks of n+2 plausible headers, one every 8
+// bytes (words: length L = 8n+32, then 0, so that every header's tv_usec,
+// sender and type words are plausible too), each followed by 8n+64 bytes
+// of 0xFF where every candidate's message ends on an implausible header.
+// The candidates are waiting together and resolved in offset order.
+func denseGarbage(units, n int) []byte {
+	var b []byte
+	l := uint32(8*n + 32)
+	for range units {
+		for range n + 2 {
+			b = binary.BigEndian.AppendUint32(b, l)
+			b = binary.BigEndian.AppendUint32(b, 0)
+		}
+		for range 8*n + 64 {
+			b = append(b, 0xFF)
+		}
+	}
+	return b
 }

@@ -90,6 +90,10 @@ type dirState struct {
 	route    *table
 	routeGen uint64
 	routed   bool
+	// scan is where a TCP direction's Sync stands (resync.go); checks
+	// counts the headers it examined, for the tests that bound it.
+	scan   scan
+	checks int64
 }
 
 // header is a framed message's header.
@@ -234,14 +238,15 @@ func (p *parser) Parse(c *dissect.Ctx, b []byte) (int, error) {
 // message is at most 64000 bytes, below the Stream's sync limit. A verified
 // candidate wins over an earlier unverified one: a single header read out
 // of a message body is far more likely than a chain of two.
+//
+// On TCP the search resumes where the last call of the same search
+// stopped (resync.go), so its cost is linear in the bytes of the stream
+// however they are segmented; a datagram is searched on its own.
 func (p *parser) Sync(c *dissect.Ctx, b []byte) (int, bool) {
-	i, step := 0, 1
 	if !p.udp {
-		if ph := p.dirs[c.Dir].phase; ph >= 0 {
-			i = int((int64(ph) - c.Offset) & (align - 1))
-			step = align
-		}
+		return p.syncStream(c, b)
 	}
+	i, step := 0, 1
 	wait := -1
 	for ; i < len(b); i += step {
 		v := plausible(b[i:])

@@ -15,7 +15,10 @@
 //	crc                       CRC-8/SMBUS over type, size and payload
 //
 // CRC-8/SMBUS is polynomial 0x07, initial value 0, no reflection, no final
-// XOR; the SFD is not covered. Payloads are protobuf (proto3) messages
+// XOR; the SFD is not covered by the C#, Python and C implementations. The
+// Android host app covers it too (SFD, type, size and payload; protocols.md
+// §1.4): [SFDInCRC] writes that convention, and a frame is valid under
+// either ([CRCScope]). Payloads are protobuf (proto3) messages
 // written by the small writer in this package from the field numbers of
 // protocols.md §1.6 (schema v2) and §1.7 (schema v1), not from any .proto
 // file or protobuf library.
@@ -111,6 +114,20 @@ type frameCfg struct {
 	crc    byte
 	setCRC bool
 	invert bool
+	sfd    bool
+}
+
+// CRC scopes: what a valid frame's CRC covers (the decoder's crc_scope).
+const (
+	ScopeHeader = "header+payload"     // type, size, payload: C#, Python, C
+	ScopeSFD    = "sfd+header+payload" // SFD too: the Android host app
+)
+
+// SFDInCRC makes the frame's CRC cover the SFD too (SFD, code, size and
+// payload), as the Android host app computes it (protocols.md §1.4).
+// With [CorruptCRC] the CRC is wrong under both conventions.
+func SFDInCRC() FrameOption {
+	return func(c *frameCfg) { c.sfd = true }
 }
 
 // WithCRC makes the frame carry crc instead of the correct CRC (a wrong
@@ -119,8 +136,9 @@ func WithCRC(crc byte) FrameOption {
 	return func(c *frameCfg) { c.crc, c.setCRC, c.invert = crc, true, false }
 }
 
-// CorruptCRC makes the frame carry the correct CRC with all bits flipped,
-// which is always wrong.
+// CorruptCRC makes the frame carry the correct CRC with all bits flipped
+// (and, should that be the CRC of the other convention, the lowest bit
+// restored), which is always wrong.
 func CorruptCRC() FrameOption {
 	return func(c *frameCfg) { c.invert, c.setCRC = true, false }
 }
@@ -141,10 +159,17 @@ func Frame(code byte, payload []byte, opts ...FrameOption) ([]byte, error) {
 	b = append(b, code)
 	b = binary.LittleEndian.AppendUint16(b, uint16(len(payload)))
 	b = append(b, payload...)
-	crc := CRC8(b[len(SFD):])
+	hdr, all := CRC8(b[len(SFD):]), CRC8(b)
+	crc := hdr
+	if cfg.sfd {
+		crc = all
+	}
 	switch {
 	case cfg.invert:
 		crc = ^crc
+		if crc == hdr || crc == all {
+			crc ^= 1
+		}
 	case cfg.setCRC:
 		crc = cfg.crc
 	}
@@ -160,11 +185,24 @@ func MustFrame(code byte, payload []byte, opts ...FrameOption) []byte {
 	return b
 }
 
-// CRCOK reports whether a whole frame's last byte is the CRC-8 of its
-// bytes after the SFD.
-func CRCOK(frame []byte) bool {
+// CRCScope returns what the CRC of a whole frame covers when it is valid:
+// [ScopeHeader] when its last byte is the CRC-8 of its bytes after the
+// SFD, else [ScopeSFD] when it is the CRC-8 of all the bytes before it;
+// "" when it is neither (a wrong CRC).
+func CRCScope(frame []byte) string {
 	if len(frame) < HeaderLen+1 {
-		return false
+		return ""
 	}
-	return CRC8(frame[len(SFD):len(frame)-1]) == frame[len(frame)-1]
+	crc := frame[len(frame)-1]
+	switch {
+	case CRC8(frame[len(SFD):len(frame)-1]) == crc:
+		return ScopeHeader
+	case CRC8(frame[:len(frame)-1]) == crc:
+		return ScopeSFD
+	}
+	return ""
 }
+
+// CRCOK reports whether a whole frame's CRC is valid under either
+// convention (see [CRCScope]).
+func CRCOK(frame []byte) bool { return CRCScope(frame) != "" }

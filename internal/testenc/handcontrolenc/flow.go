@@ -44,8 +44,14 @@ type Flow struct {
 	last     [2]time.Duration
 	queue    [2][]queued
 	inflight int // index in s.Truth[Host] of the request in flight, or -1
+	opts     []FrameOption
 	err      error
 }
+
+// FrameOptions sets options applied to every later frame of the flow,
+// before each frame's own: [SFDInCRC] makes a session of the Android host
+// app's CRC convention.
+func (f *Flow) FrameOptions(opts ...FrameOption) { f.opts = opts }
 
 // NewFlow returns an empty flow.
 func NewFlow() *Flow { return &Flow{inflight: -1} }
@@ -59,13 +65,13 @@ func (f *Flow) fail(format string, args ...any) {
 // frameRecord returns the frame's bytes and its record (offset, time and
 // matching are set later).
 func (f *Flow) frameRecord(code byte, role string, payload []byte, obj *Object, opts []FrameOption) ([]byte, Message) {
-	wire, err := Frame(code, payload, opts...)
+	wire, err := Frame(code, payload, append(append([]FrameOption(nil), f.opts...), opts...)...)
 	if err != nil {
 		f.fail("%v", err)
 		return nil, Message{}
 	}
 	m := Message{
-		Type: TypeName(code), Code: code, Role: role, CRC: wire[len(wire)-1], CRCOK: CRCOK(wire),
+		Type: TypeName(code), Code: code, Role: role, CRC: wire[len(wire)-1], CRCOK: CRCOK(wire), CRCScope: CRCScope(wire),
 		Payload: obj, Schema: "v2", RequestIndex: -1, Warn: truth.No,
 	}
 	if obj == nil {

@@ -382,8 +382,8 @@ func TestFlowRecords(t *testing.T) {
 		}
 	}
 	want := []string{
-		`{"type":"SetPositions","offset":0,"length":22,"fields":{"code":11,"role":"request","crc":69,"crc_ok":true,"payload":{"pointer_finger_position":10,"middle_finger_position":20,"ring_finger_position":30,"little_finger_position":40,"thumb_finger_position":50},"schema":"v2"},"match":"exact","warning":"no","wire":"fdbadc0150b411ff0b0a00080a1014181e2028283245"}`,
-		`{"type":"GetMioPatterns","offset":22,"length":12,"fields":{"code":16,"role":"request","crc":` + itoa(int64(CRC8([]byte{16, 0, 0}))) + `,"crc_ok":true,"payload":{},"schema":"v2"},"match":"exact","warning":"no","wire":"fdbadc0150b411ff100000` + hex.EncodeToString([]byte{CRC8([]byte{16, 0, 0})}) + `"}`,
+		`{"type":"SetPositions","offset":0,"length":22,"fields":{"code":11,"role":"request","crc":69,"crc_ok":true,"crc_scope":"header+payload","payload":{"pointer_finger_position":10,"middle_finger_position":20,"ring_finger_position":30,"little_finger_position":40,"thumb_finger_position":50},"schema":"v2"},"match":"exact","warning":"no","wire":"fdbadc0150b411ff0b0a00080a1014181e2028283245"}`,
+		`{"type":"GetMioPatterns","offset":22,"length":12,"fields":{"code":16,"role":"request","crc":` + itoa(int64(CRC8([]byte{16, 0, 0}))) + `,"crc_ok":true,"crc_scope":"header+payload","payload":{},"schema":"v2"},"match":"exact","warning":"no","wire":"fdbadc0150b411ff100000` + hex.EncodeToString([]byte{CRC8([]byte{16, 0, 0})}) + `"}`,
 		`{"type":"SetSettings","offset":34,"length":14,"fields":{"code":5,"role":"request","crc":138,"crc_ok":false,"payload_hex":"abcd"},"match":"exact","warning":"yes","why":"crc 0x8a on the wire, 0x23 computed; the payload is not protobuf (settings.SetSettings)","wire":"fdbadc0150b411ff050200abcd8a"}`,
 		`{"type":"skipped","offset":0,"length":3,"fields":{}}`,
 	}
@@ -396,10 +396,10 @@ func TestFlowRecords(t *testing.T) {
 		}
 	}
 	tel, ack, quirk, errRec := s.Truth[Device][1], s.Truth[Device][2], s.Truth[Device][3], s.Truth[Device][4]
-	if tel.Type != "Telemetry" || tel.Role != RoleTelemetry || tel.Offset != 3 || tel.Matched || tel.FieldsJSON() != `{"code":3,"role":"telemetry","crc":`+itoa(int64(tel.CRC))+`,"crc_ok":true,"payload":{"power":9},"schema":"v2"}` {
+	if tel.Type != "Telemetry" || tel.Role != RoleTelemetry || tel.Offset != 3 || tel.Matched || tel.FieldsJSON() != `{"code":3,"role":"telemetry","crc":`+itoa(int64(tel.CRC))+`,"crc_ok":true,"crc_scope":"header+payload","payload":{"power":9},"schema":"v2"}` {
 		t.Errorf("telemetry %s", tel.String())
 	}
-	if ack.FieldsJSON() != `{"code":1,"role":"response","crc":107,"crc_ok":true,"payload":{},"schema":"v2","request_code":11,"latency_ms":3}` || ack.Warn != truth.No || ack.At != ms(13) {
+	if ack.FieldsJSON() != `{"code":1,"role":"response","crc":107,"crc_ok":true,"crc_scope":"header+payload","payload":{},"schema":"v2","request_code":11,"latency_ms":3}` || ack.Warn != truth.No || ack.At != ms(13) {
 		t.Errorf("ACK %s", ack.String())
 	}
 	if quirk.Type != "GetTelemetry" || quirk.Warn != truth.Yes || !strings.Contains(quirk.FieldsJSON(), `"payload":{"patterns":[{"pattern":1,"gesture_id":"u"}]},"schema":"v2","request_code":16,"latency_ms":4}`) {

@@ -47,6 +47,9 @@ type Message struct {
 	Role  string
 	CRC   byte // the CRC byte on the wire
 	CRCOK bool
+	// CRCScope is what a valid CRC covers ([ScopeHeader] or [ScopeSFD]);
+	// "" when the CRC is wrong.
+	CRCScope string
 	// Payload is the decoded payload object; nil when the payload is not
 	// protobuf wire data, and then PayloadHex holds its bytes.
 	Payload    *Object
@@ -90,14 +93,18 @@ func (m *Message) LatencyMS() string {
 }
 
 // FieldsJSON returns the expected fields as a JSON object in the
-// contract's order: code, role, crc, crc_ok, payload (or payload_hex),
-// schema, request_code, latency_ms. Events have none.
+// contract's order: code, role, crc, crc_ok, crc_scope (valid CRCs only),
+// payload (or payload_hex), schema, request_code, latency_ms. Events have
+// none.
 func (m *Message) FieldsJSON() string {
 	if m.IsEvent() {
 		return "{}"
 	}
 	var b bytes.Buffer
 	fmt.Fprintf(&b, `{"code":%d,"role":%q,"crc":%d,"crc_ok":%t`, m.Code, m.Role, m.CRC, m.CRCOK)
+	if m.CRCOK {
+		fmt.Fprintf(&b, `,"crc_scope":%q`, m.CRCScope)
+	}
 	if m.Payload != nil {
 		b.WriteString(`,"payload":`)
 		m.Payload.writeJSON(&b)

@@ -33,7 +33,7 @@ var (
 	hcBridgeAddr = netip.MustParseAddr("10.40.0.2")
 )
 
-const handcontrolKeys = "records: type, offset, length and fields in the output contract's shape (output-contract.md \"handcontrol\"): code, role, crc, crc_ok, payload (v2 field names in wire order, enums as their full names, uuid.UUID as its string, fields absent on the wire absent) or payload_hex, " +
+const handcontrolKeys = "records: type, offset, length and fields in the output contract's shape (output-contract.md \"handcontrol\"): code, role, crc, crc_ok, crc_scope (on frames whose CRC matches), payload (v2 field names in wire order, enums as their full names, uuid.UUID as its string, fields absent on the wire absent) or payload_hex, " +
 	"schema (\"v2\": the key dissect/handcontrol documents after payload), and on a reply matched to its request request_code and latency_ms (reply capture time minus request capture time; every request and reply ends the read or segment that completes it at a whole millisecond, so latencies are whole milliseconds); " +
 	"\"match\": \"exact\" = the record's fields are exactly these; \"warning\": \"yes\" = at least one warning, \"no\" = none; \"why\": what the expected warning is about; \"wire\": hex of the frame; events (skipped, gap) have fields {} and are compared by type, offset and length only"
 

@@ -1,0 +1,81 @@
+package output
+
+import (
+	"strconv"
+	"unicode/utf8"
+)
+
+// Text from the wire (type and sender names, reasons, addresses, warnings
+// that quote the wire) is hostile: it may hold terminal escape sequences
+// (ESC, CSI as U+009B), bell, carriage return, line breaks or bidirectional
+// overrides that reorder what is shown. Every rendering passes it through
+// one rule, [hidden]: the table and the summary through [appendText], JSON
+// through appendString (json.go).
+
+// hidden reports whether r must never reach a terminal as it is: C0
+// controls, DEL, C1 controls (U+0080–U+009F), the Unicode line and
+// paragraph separators (U+2028, U+2029) and the bidirectional formatting
+// characters (U+061C, U+200E, U+200F, U+202A–U+202E, U+2066–U+2069).
+func hidden(r rune) bool {
+	switch {
+	case r < 0x20 || r == 0x7f:
+		return true
+	case r < 0x80:
+		return false
+	case r < 0xa0:
+		return true
+	case r < 0x61c:
+		return false
+	}
+	return r == 0x61c || r == 0x200e || r == 0x200f ||
+		(r >= 0x2028 && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069)
+}
+
+// appendText appends s for a terminal: every byte of invalid UTF-8, C0
+// control and DEL is written \xNN; every other [hidden] character
+// \u{NNNN} (lower-case hex). Everything else is copied as it is, so the
+// result is valid UTF-8 without a hidden character.
+func appendText(b []byte, s string) []byte {
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c < 0x7f {
+			i++
+			continue
+		}
+		r, size := rune(c), 1
+		if c >= utf8.RuneSelf {
+			r, size = utf8.DecodeRuneInString(s[i:])
+		}
+		bad := r == utf8.RuneError && size == 1
+		if !bad && !hidden(r) {
+			i += size
+			continue
+		}
+		b = append(b, s[start:i]...)
+		if bad || r < 0x80 {
+			b = append(b, '\\', 'x', hexDigits[c>>4], hexDigits[c&15])
+		} else {
+			b = append(b, `\u{`...)
+			b = strconv.AppendUint(b, uint64(r), 16)
+			b = append(b, '}')
+		}
+		i += size
+		start = i
+	}
+	return append(b, s[start:]...)
+}
+
+// escapeText returns s escaped by [appendText], at most max bytes of it:
+// a longer result is cut at a character boundary and ends in "…".
+func escapeText(s string, max int) string {
+	b := appendText(make([]byte, 0, min(len(s), max)+8), s)
+	if len(b) <= max {
+		return string(b)
+	}
+	n := max
+	for n > 0 && !utf8.RuneStart(b[n]) {
+		n--
+	}
+	return string(append(b[:n], "…"...))
+}

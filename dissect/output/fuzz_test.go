@@ -1,0 +1,148 @@
+package output
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"dissect/dissect"
+)
+
+// The fuzz targets put arbitrary strings and instants wherever a record or
+// a summary holds them, and check the renderings: the terminal ones carry
+// no raw control, bidi character or invalid UTF-8 (checkTerminal) and keep
+// their line structure; JSON lines parse back to the same strings.
+
+func addHostileSeeds(f *testing.F, add func(s string)) {
+	for _, s := range hostile {
+		add(s)
+	}
+	add("")
+	add("\\x1b") // already looks escaped
+}
+
+// fuzzRecord builds a record from the fuzzer's strings; kind picks the
+// INFO form (fields, protocol summary, skipped reason, gap).
+func fuzzRecord(a, b, c string, sec int64, nsec int64, kind uint8) *dissect.Record {
+	r := &dissect.Record{
+		Time: time.Unix(sec, nsec), Proto: a, Transport: dissect.UDP, Stream: 1,
+		Src: b, Dst: c, Offset: 7, Length: 9, Type: a + b,
+	}
+	switch kind % 4 {
+	case 0:
+		r.Add(a, dissect.Str(b))
+		nested := r.Alloc(2)
+		nested[0] = dissect.Field{Key: c, Value: dissect.Str(a)}
+		nested[1] = dissect.Field{Key: "n", Value: dissect.Int(sec)}
+		r.Add(c, dissect.Object(nested))
+	case 1:
+		r.Summary = c + a
+	case 2:
+		r.Type = dissect.TypeSkipped
+		r.Add("reason", dissect.Str(c))
+	case 3:
+		r.Type = dissect.TypeGap
+	}
+	r.Warn(b + c)
+	return r
+}
+
+func FuzzTable(f *testing.F) {
+	addHostileSeeds(f, func(s string) {
+		f.Add(s, "10.0.0.1:3883", s, int64(1795306099), int64(5), uint8(0))
+		f.Add("vrpn", s, "x", int64(-1<<62), int64(999999999), uint8(1))
+		f.Add(s, s, s, int64(1<<62), int64(0), uint8(2))
+	})
+	f.Fuzz(func(t *testing.T, a, b, c string, sec, nsec int64, kind uint8) {
+		for _, format := range []TimeFormat{TimeRelative, TimeAbsolute, TimeAbsoluteDate, TimeEpoch} {
+			var buf bytes.Buffer
+			tb := NewTable(&buf, format, false)
+			tb.SetEpoch(time.Unix(1795306099, 0))
+			r := fuzzRecord(a, b, c, sec, nsec, kind)
+			if err := tb.Record(r); err != nil {
+				t.Fatal(err)
+			}
+			if err := tb.Record(r); err != nil {
+				t.Fatal(err)
+			}
+			tb.Flush()
+			out := buf.String()
+			checkTerminal(t, "table", out)
+			if n := strings.Count(out, "\n"); n != 3 || !strings.HasSuffix(out, "\n") {
+				t.Fatalf("%d lines, want the header and two records: %q", n, out)
+			}
+			// The TIME column is a number, or a date and time.
+			tcol, _, _ := strings.Cut(strings.Split(out, "\n")[1], " ")
+			if strings.Trim(tcol, "-0123456789.:") != "" {
+				t.Fatalf("TIME column %q", tcol)
+			}
+		}
+	})
+}
+
+func FuzzJSON(f *testing.F) {
+	addHostileSeeds(f, func(s string) {
+		f.Add(s, "10.0.0.1:3883", s, int64(1795306099), int64(5), uint8(0))
+		f.Add("vrpn", s, "x", int64(-1<<62), int64(999999999), uint8(1))
+		f.Add(s, s, s, int64(1<<62), int64(0), uint8(2))
+	})
+	f.Fuzz(func(t *testing.T, a, b, c string, sec, nsec int64, kind uint8) {
+		var buf bytes.Buffer
+		j := NewJSON(&buf, false)
+		r := fuzzRecord(a, b, c, sec, nsec, kind)
+		if err := j.Record(r); err != nil {
+			t.Fatal(err)
+		}
+		j.Flush()
+		out := buf.String()
+		checkTerminal(t, "json", out)
+		if strings.Count(out, "\n") != 1 || !strings.HasSuffix(out, "\n") {
+			t.Fatalf("not one line: %q", out)
+		}
+		checkJSONLine(t, strings.TrimSuffix(out, "\n"), r)
+		ts := out[len(`{"time":"`):strings.Index(out, `","proto"`)]
+		if !rfc3339Nano.MatchString(ts) {
+			t.Fatalf("time %q is not RFC 3339", ts)
+		}
+		if _, err := time.Parse(time.RFC3339Nano, ts); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+func FuzzSummary(f *testing.F) {
+	addHostileSeeds(f, func(s string) {
+		f.Add(s, "vrpn", s, int64(0), int64(1<<62), uint16(3))
+		f.Add("deltarobot", s, "lo", int64(-1<<63), int64(1<<63-1), uint16(40))
+	})
+	f.Fuzz(func(t *testing.T, a, b, c string, first, last int64, n uint16) {
+		s := &dissect.Summary{
+			Packets: 1, First: time.Unix(first, 0), Last: time.Unix(last, 0), Warned: int64(n),
+			Problems: []dissect.Count{{What: a, N: 1}},
+			Capture: &dissect.CaptureCounts{
+				Source: b, HasKernel: true, Captured: 5, DissectDropped: 1, Untraced: 1,
+				WritePath: c, SerialDroppedBytes: 1, Stopped: a + c,
+			},
+		}
+		for i := range int(n % 64) {
+			s.Messages = append(s.Messages, dissect.TypeCount{Proto: []string{a, b}[i%2], Type: c + a + string(rune('a'+i)), Count: int64(i)})
+			s.Warnings = append(s.Warnings, b)
+			s.Notes = append(s.Notes, a+c)
+		}
+		var buf bytes.Buffer
+		WriteSummary(&buf, s)
+		out := buf.String()
+		checkTerminal(t, "summary", out)
+		// At most: 2 protocols × 21 rows and 4 rules in the type table, 21
+		// warning and 21 note lines, 16 other lines.
+		if lines := strings.Count(out, "\n"); lines > 104 {
+			t.Fatalf("%d lines", lines)
+		}
+		for _, want := range []string{"\npackets:  1, ", "\nmessages: ", "\ngaps:     ", "\nlive:     "} {
+			if !strings.Contains(out, want) {
+				t.Fatalf("no %q line:\n%s", want, out)
+			}
+		}
+	})
+}

@@ -1,0 +1,253 @@
+package vrpn
+
+import (
+	"encoding/binary"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"dissect/dissect"
+)
+
+// testCookie is a mainline cookie (README fact 1): "vrpn: ver. 07.38", two
+// spaces, log mode '0', padded with NULs to 24 bytes.
+const testCookie = "vrpn: ver. 07.38  0\x00\x00\x00\x00\x00"
+
+// syncWhole is the search as it was before it kept state between calls:
+// it scans the whole buffer on every call. It is the oracle that the
+// incremental search must agree with, call for call.
+func syncWhole(phase int, off int64, b []byte) (int, bool) {
+	i, step := 0, 1
+	if phase >= 0 {
+		i = int((int64(phase) - off) & (align - 1))
+		step = align
+	}
+	wait := -1
+	for ; i < len(b); i += step {
+		v := plausible(b[i:])
+		if v == bad {
+			continue
+		}
+		if v == partial {
+			if wait < 0 {
+				wait = i
+			}
+			break
+		}
+		n := padded(be.Uint32(b[i:]))
+		switch {
+		case i+n == len(b):
+			return i, true
+		case i+n > len(b):
+			if wait < 0 {
+				wait = i
+			}
+			continue
+		}
+		switch plausible(b[i+n:]) {
+		case good:
+			return i, true
+		case partial:
+			if wait < 0 {
+				wait = i
+			}
+		}
+	}
+	if wait >= 0 {
+		return wait, false
+	}
+	return len(b), false
+}
+
+// hostileHeader writes at b[0:24] a plausible header (the check of
+// parse.go) whose message is l bytes: tv_usec 999999 and type 5, so that
+// neither word, read as a length, is plausible.
+func hostileHeader(b []byte, l uint32, rng *rand.Rand) {
+	binary.BigEndian.PutUint32(b[0:], l)
+	binary.BigEndian.PutUint32(b[4:], rng.Uint32())
+	binary.BigEndian.PutUint32(b[8:], 999999)
+	binary.BigEndian.PutUint32(b[12:], uint32(rng.IntN(65536)))
+	binary.BigEndian.PutUint32(b[16:], 5)
+	binary.BigEndian.PutUint32(b[20:], rng.Uint32())
+}
+
+// hostileGarbage returns n bytes (n a multiple of 32) meant to start at a
+// stream offset that is a multiple of 32: 0xFF, with, at a quarter of the
+// multiples of 32, a plausible header whose message is up to 64000 bytes
+// and ends at 8, 16 or 24 past a multiple of 32, where the next header
+// cannot be plausible. Every such candidate keeps Sync waiting for its
+// whole message, and none is ever verified.
+func hostileGarbage(rng *rand.Rand, n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = 0xFF
+	}
+	for at := 0; at+32 <= n; at += 32 {
+		if rng.IntN(4) != 0 {
+			continue
+		}
+		l := uint32(32*(1+rng.IntN(1990)) + 8*(1+rng.IntN(3))) // padded, ≡ 8, 16, 24 mod 32, ≤ 63712
+		hostileHeader(b[at:], l, rng)
+	}
+	return b
+}
+
+// mixedBytes returns n bytes for the oracle test: 0xFF runs, plausible
+// headers with lengths short and long, whole chains and zeros, so that
+// candidates are verified, ruled out and left waiting.
+func mixedBytes(rng *rand.Rand, n int) []byte {
+	var b []byte
+	for len(b) < n {
+		switch rng.IntN(5) {
+		case 0:
+			for range rng.IntN(40) {
+				b = append(b, 0xFF)
+			}
+		case 1:
+			h := make([]byte, 24)
+			hostileHeader(h, uint32(24+rng.IntN(3000)), rng)
+			b = append(b, h...)
+		case 2: // a real message: header with a body, padded
+			l := 24 + rng.IntN(64)
+			m := make([]byte, padded(uint32(l)))
+			hostileHeader(m, uint32(l), rng)
+			binary.BigEndian.PutUint32(m[8:], uint32(rng.IntN(1000000)))
+			binary.BigEndian.PutUint32(m[16:], uint32(rng.IntN(10)))
+			b = append(b, m...)
+		case 3:
+			b = append(b, make([]byte, rng.IntN(12))...)
+		default:
+			for range rng.IntN(16) {
+				b = append(b, byte(rng.IntN(256)))
+			}
+		}
+	}
+	return b[:n]
+}
+
+// TestSyncResumesLikeWhole drives Sync as dissect.Stream does (the held
+// bytes from the first offset Sync could not judge, plus a chunk; a found
+// point restarts the search one byte further, as after a malformed
+// message) and checks every answer against the whole-buffer search, with
+// and without a known phase.
+func TestSyncResumesLikeWhole(t *testing.T) {
+	for trial := range 60 {
+		rng := rand.New(rand.NewPCG(uint64(trial), 11))
+		in := mixedBytes(rng, 20000)
+		phase := -1
+		if trial%2 == 1 {
+			phase = trial % 8
+		}
+		maxChunk := []int{1, 3, 8, 100, 5000}[trial%5]
+		hostile := trial%6 == 5
+		if hostile {
+			// Hundreds of candidates waiting at once, in chunks that end
+			// at 4 mod 16, never where a candidate's message does (so
+			// that none is verified by ending the buffer).
+			in = hostileGarbage(rng, 200000)
+			phase = []int{-1, 0}[trial%12/6] // where its headers are
+		}
+		h := newTCP(t)
+		p := h.parser.(*parser)
+		p.dirs[0].phase = phase
+		var held []byte
+		off, fed := int64(0), 0
+		for fed < len(in) {
+			n := 1 + rng.IntN(maxChunk)
+			if hostile {
+				n = 16 * (1 + rng.IntN(200))
+				if fed == 0 {
+					n = 4
+				}
+			}
+			n = min(n, len(in)-fed)
+			held = append(held, in[fed:fed+n]...)
+			fed += n
+			for len(held) > 0 {
+				h.off[0] = off
+				k, ok := p.Sync(h.ctx(0, false), held)
+				wk, wok := syncWhole(phase, off, held)
+				if k != wk || ok != wok {
+					t.Fatalf("trial %d: Sync at %d over %d bytes = %d, %v; the whole search says %d, %v", trial, off, len(held), k, ok, wk, wok)
+				}
+				if ok {
+					k++ // resume past the point, as after a malformed message
+				} else if k < len(held) && rng.IntN(8) == 0 {
+					// Cut more, as the Stream's sync limit or the hunt's
+					// window does: candidates before the cut are dropped.
+					k += rng.IntN(len(held) - k)
+				}
+				held = held[k:]
+				off += int64(k)
+				if !ok {
+					break
+				}
+			}
+		}
+	}
+}
+
+// syncCounter wraps the protocol to reach the parsers it makes.
+type syncCounter struct {
+	*protocol
+	made []*parser
+}
+
+func (s *syncCounter) NewParser(i *dissect.StreamInfo) dissect.Parser {
+	p := s.protocol.NewParser(i).(*parser)
+	s.made = append(s.made, p)
+	return p
+}
+
+// TestSyncWorkBounded: 1 MiB of garbage made of candidates that keep Sync
+// waiting, after a cookie, fed through dissect.Stream in 1-byte segments
+// and in 16-byte segments that never end where a candidate's message ends
+// (so that none is taken for ending the buffer, see [parser.Sync]): the
+// headers Sync examines stay below one per byte (the search that rescans
+// what it holds examines thousands per byte here), and the records tile
+// the input; in 16-byte segments every garbage byte is skipped.
+func TestSyncWorkBounded(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	garbage := hostileGarbage(rng, 1<<20)
+	in := append([]byte(testCookie+"\xff\xff\xff\xff\xff\xff\xff\xff"), garbage...) // 32 bytes before the garbage
+	for _, seg := range []int{1, 16} {
+		sc := &syncCounter{protocol: New().(*protocol)}
+		reg, err := dissect.NewRegistry(sc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var skipped, total int64
+		sink := dissect.SinkFunc(func(r *dissect.Record) error {
+			total += r.Length
+			if r.Type == dissect.TypeSkipped {
+				skipped += r.Length
+			}
+			return nil
+		})
+		st := dissect.NewStream(newTCP(t).info, reg, sink, dissect.StreamOptions{Decode: true})
+		t0 := time.Unix(1795306127, 0)
+		first := 1
+		if seg == 16 {
+			first = 36 // segments end at 4 mod 16; messages at 0 or 8 mod 16
+		}
+		st.Data(0, t0, in[:first])
+		for i := first; i < len(in); i += seg {
+			st.Data(0, t0, in[i:min(i+seg, len(in))])
+		}
+		st.End(0, t0)
+		if len(sc.made) != 1 {
+			t.Fatalf("%d parsers", len(sc.made))
+		}
+		checks := sc.made[0].dirs[0].checks
+		t.Logf("%d-byte segments, %d bytes: %d headers examined", seg, len(garbage), checks)
+		if checks > int64(len(garbage)) {
+			t.Errorf("%d-byte segments: Sync examined %d headers for %d bytes of garbage; want at most one per byte", seg, checks, len(garbage))
+		}
+		if total != int64(len(in)) {
+			t.Errorf("%d-byte segments: records cover %d bytes, want %d", seg, total, len(in))
+		}
+		if seg == 16 && skipped != int64(len(in)-cookieLen) {
+			t.Errorf("16-byte segments: skipped %d bytes, want %d", skipped, len(in)-cookieLen)
+		}
+	}
+}
