@@ -16,6 +16,10 @@ const (
 	maxNotes          = 100
 )
 
+// noTimeWarning is added to the records that a packet without a
+// timestamp completed.
+const noTimeWarning = "time taken from the previous packet: the file gives this packet none (pcapng simple packet block)"
+
 // decoder turns packets into records: reassembly, then one dissect.Stream
 // per stream, then the sink. It counts what it sees for the summary. It is
 // used by one goroutine.
@@ -28,6 +32,7 @@ type decoder struct {
 
 	packets, bytes int64
 	noTime         int64     // packets without a timestamp in the file
+	curNoTime      bool      // the packet being decoded has no timestamp
 	last           time.Time // the latest packet's time: when streams end
 	minT, maxT     time.Time // over packets with a timestamp: the capture's span
 	timed          bool
@@ -88,6 +93,7 @@ func (d *decoder) packet(p *capture.Packet) error {
 		}
 	}
 	d.last = p.Time
+	d.curNoTime = p.NoTime
 	d.asm.Packet(p)
 	return d.err
 }
@@ -119,6 +125,9 @@ func (d *decoder) record(r *dissect.Record) error {
 		d.skippedBytes += r.Length
 	default:
 		d.counts.Add(r.Proto, r.Type)
+	}
+	if d.curNoTime {
+		r.Warn(noTimeWarning)
 	}
 	if len(r.Warnings) > 0 {
 		d.warned++

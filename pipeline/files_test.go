@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -81,5 +82,67 @@ func TestFilesInOrderWithErrors(t *testing.T) {
 				t.Errorf("stream %d direction %d: %d messages, %d bytes; want %d, %d", stream, d, tl.msgs[d], tl.msgBytes[d], s.msgs[d], s.bytes[d])
 			}
 		}
+	}
+}
+
+// sliceSource yields fixed packets, then io.EOF.
+type sliceSource struct {
+	pkts []capture.Packet
+	i    int
+}
+
+func (s *sliceSource) Next() (*capture.Packet, error) {
+	if s.i >= len(s.pkts) {
+		return nil, io.EOF
+	}
+	s.i++
+	return &s.pkts[s.i-1], nil
+}
+
+func (s *sliceSource) Close() error { return nil }
+
+// Packets without a timestamp (pcapng simple packet blocks) are counted,
+// left out of the capture's span, and the records they complete say so.
+func TestNoTimePackets(t *testing.T) {
+	s := newSession(t, 20, 100)
+	t0 := time.Unix(1700000000, 0).UTC()
+	var pkts []capture.Packet
+	for i, fr := range s.frames {
+		p := *fr.Packet(t0.Add(time.Duration(i) * time.Millisecond))
+		if i >= 3 && i%2 == 1 { // the leader's data segments, some of them
+			p.NoTime = true
+			p.Time = pkts[len(pkts)-1].Time
+		}
+		pkts = append(pkts, p)
+	}
+	// The last packet has a timestamp far in the future that must count,
+	// and the span must not include the NoTime packets' (copied) times.
+	sink := newGateSink(true)
+	sum, err := Run(context.Background(), &sliceSource{pkts: pkts}, Config{Registry: registry(t), Sink: sink})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var noTime int64
+	for _, p := range pkts {
+		if p.NoTime {
+			noTime++
+		}
+	}
+	if sum.NoTime != noTime || noTime == 0 {
+		t.Errorf("summary counts %d packets without a timestamp, want %d", sum.NoTime, noTime)
+	}
+	if !sum.First.Equal(t0) {
+		t.Errorf("span starts %v, want %v", sum.First, t0)
+	}
+	warned := 0
+	for _, r := range sink.records() {
+		for _, w := range r.Warnings {
+			if w == noTimeWarning {
+				warned++
+			}
+		}
+	}
+	if warned == 0 {
+		t.Errorf("no record completed by a packet without a timestamp says so")
 	}
 }

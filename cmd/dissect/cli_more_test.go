@@ -192,3 +192,17 @@ func TestClosedStdoutEndsQuietly(t *testing.T) {
 		t.Fatalf("stderr:\n%s", stderr.String())
 	}
 }
+
+// TestErrorLineIsEscaped: an error that quotes a hostile name (here a
+// file name carrying a terminal title sequence) reaches the terminal
+// escaped, on one line.
+func TestErrorLineIsEscaped(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "a\x1b]0;pwned\x07\u202e.pcap")
+	_, stderr, code := cli(t, name)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1", code)
+	}
+	if strings.ContainsAny(stderr, "\x1b\x07\u202e") || !strings.Contains(stderr, `a\x1b]0;pwned\x07\u{202e}.pcap`) {
+		t.Fatalf("stderr %q", stderr)
+	}
+}

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"dissect/dissect/output"
 )
 
 // Exit codes.
@@ -47,7 +49,11 @@ type silentError struct{}
 
 func (silentError) Error() string { return "errors were reported" }
 
-func oneLine(s string) string { return strings.ReplaceAll(strings.TrimSpace(s), "\n", "; ") }
+// oneLine makes an error message one line, safe for a terminal: line
+// breaks become "; " and other controls are escaped.
+func oneLine(s string) string {
+	return output.Escape(strings.ReplaceAll(strings.TrimSpace(s), "\n", "; "))
+}
 
 // isCobraUsage recognises cobra's own flag and argument errors.
 func isCobraUsage(err error) bool {

@@ -79,3 +79,9 @@ func escapeText(s string, max int) string {
 	}
 	return string(append(b[:n], "…"...))
 }
+
+// Escape returns s as it may be written to a terminal: controls, bidi
+// characters and invalid UTF-8 escaped as in the table and the summary.
+// The command line uses it for error messages, which can quote file names
+// and text from the wire.
+func Escape(s string) string { return string(appendText(nil, s)) }
