@@ -71,8 +71,21 @@ func Bytes(b []byte) Value {
 	return Value{kind: KindBytes, str: unsafe.String(unsafe.SliceData(b), len(b))}
 }
 
-// Time returns an instant value.
-func Time(t time.Time) Value { return Value{kind: KindTime, num: uint64(t.UnixNano())} }
+// Time returns an instant value. Instants are kept as nanoseconds since
+// 1970, so times outside 1677-09-21 .. 2262-04-11 (a hostile timestamp on
+// the wire) saturate at the nearer end instead of wrapping.
+func Time(t time.Time) Value {
+	var ns int64
+	switch {
+	case t.Before(time.Unix(0, math.MinInt64)):
+		ns = math.MinInt64
+	case t.After(time.Unix(0, math.MaxInt64)):
+		ns = math.MaxInt64
+	default:
+		ns = t.UnixNano()
+	}
+	return Value{kind: KindTime, num: uint64(ns)}
+}
 
 // Array returns an array of the values of items (their keys are ignored).
 func Array(items []Field) Value { return Value{kind: KindArray, sub: items} }

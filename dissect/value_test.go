@@ -46,3 +46,20 @@ func TestValueEqual(t *testing.T) {
 		}
 	}
 }
+
+// TestTimeSaturates: instants beyond the nanosecond range (a hostile VRPN
+// "sent" time of year 30000) saturate instead of wrapping to another date.
+func TestTimeSaturates(t *testing.T) {
+	far := time.Date(30000, 1, 1, 0, 0, 0, 0, time.UTC)
+	if got := Time(far).Time(); !got.Equal(time.Unix(0, math.MaxInt64)) {
+		t.Errorf("year 30000 gives %v, want the 2262 bound", got)
+	}
+	early := time.Date(-5000, 1, 1, 0, 0, 0, 0, time.UTC)
+	if got := Time(early).Time(); !got.Equal(time.Unix(0, math.MinInt64)) {
+		t.Errorf("year -5000 gives %v, want the 1677 bound", got)
+	}
+	ok := time.Date(2026, 11, 23, 1, 2, 3, 4, time.UTC)
+	if got := Time(ok).Time(); !got.Equal(ok) {
+		t.Errorf("%v gives %v", ok, got)
+	}
+}
