@@ -146,3 +146,47 @@ func TestNoTimePackets(t *testing.T) {
 		t.Errorf("no record completed by a packet without a timestamp says so")
 	}
 }
+
+// A retransmitted segment whose bytes differ from the first copy: the
+// first copy is decoded, and the next record of that direction says so.
+func TestConflictingRetransmissionWarned(t *testing.T) {
+	s := newSession(t, 40, 100)
+	var pkts []capture.Packet
+	t0 := time.Unix(1700000000, 0).UTC()
+	dup := -1
+	for i, fr := range s.frames {
+		p := *fr.Packet(t0.Add(time.Duration(i) * time.Millisecond))
+		pkts = append(pkts, p)
+		if dup < 0 && i > 4 && len(fr.Data) > 140 { // a leader data segment (100 bytes)
+			dup = i
+			q := p
+			q.Data = append([]byte(nil), p.Data...)
+			q.Data[len(q.Data)-1] ^= 0xff // other bytes, same range
+			pkts = append(pkts, q)
+		}
+	}
+	sink := newGateSink(true)
+	sum, err := Run(context.Background(), &sliceSource{pkts: pkts}, Config{Registry: registry(t), Sink: sink})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl := tallyRecords(t, sink.records())
+	if tl.msgs[1] != s.msgs[1] || tl.gap[1] != 0 {
+		t.Errorf("leader: %d messages, %d gap bytes; want %d, none", tl.msgs[1], tl.gap[1], s.msgs[1])
+	}
+	warned := 0
+	for _, r := range sink.records() {
+		for _, w := range r.Warnings {
+			if strings.Contains(w, "differ from the first copy") {
+				warned++
+			}
+		}
+	}
+	found := false
+	for _, p := range sum.Problems {
+		found = found || strings.Contains(p.What, "differed from the first copy")
+	}
+	if warned != 1 || !found {
+		t.Errorf("%d records warned, summary line %v; want 1 and a summary line", warned, found)
+	}
+}

@@ -1,6 +1,7 @@
 package reassembly
 
 import (
+	"hash/maphash"
 	"net/netip"
 	"slices"
 	"strconv"
@@ -31,6 +32,9 @@ type Stats struct {
 	FragmentsReassembled int64
 	FragmentsIncomplete  int64
 	FragmentBytesLost    int64
+	// FragmentUDPGapBytes are the UDP payload bytes of incomplete
+	// datagrams given to their flow as one Gap each.
+	FragmentUDPGapBytes int64
 
 	TruncatedUDP int64 // UDP datagrams cut short by the snap length, not delivered
 
@@ -189,6 +193,7 @@ type conn struct {
 type Assembler struct {
 	h     Handler
 	cfg   Config
+	seed  maphash.Seed // hashes delivered segments (half.recent)
 	stats Stats
 
 	flows  map[flowKey]*conn
@@ -221,6 +226,7 @@ func New(h Handler, cfg Config) *Assembler {
 		flows:  make(map[flowKey]*conn),
 		serial: make(map[string]*conn),
 		frags:  newFragTable(),
+		seed:   maphash.MakeSeed(),
 	}
 }
 

@@ -347,9 +347,10 @@ func (a *Assembler) fragLost(s *fragSet, end int, t time.Time) int {
 		if c == nil {
 			c = a.newFlow(&pk, k, srcIsA, true, UDP, t)
 		}
-		c.last = t
+		a.touch(c, t)
 		lost = max(lost, hdr+pk.plen) // the UDP header tells the whole length
 		if pk.plen > 0 {
+			a.stats.FragmentUDPGapBytes += int64(pk.plen)
 			a.h.Gap(&c.s, c.dir(srcIsA), t, int64(pk.plen))
 		}
 		return lost

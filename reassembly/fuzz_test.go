@@ -259,8 +259,8 @@ func fuzzRun(t *testing.T, data []byte) Stats {
 	if st.TCPConflictBytes != r.conflicts {
 		r.fail("stats count %d conflicting bytes, events %d", st.TCPConflictBytes, r.conflicts)
 	}
-	if st.DroppedUDPBytes != fc.udpGap {
-		r.fail("stats count %d dropped UDP bytes, events %d", st.DroppedUDPBytes, fc.udpGap)
+	if st.DroppedUDPBytes+st.FragmentUDPGapBytes != fc.udpGap {
+		r.fail("stats count %d dropped UDP bytes and %d of incomplete fragmented datagrams, events %d", st.DroppedUDPBytes, st.FragmentUDPGapBytes, fc.udpGap)
 	}
 	if len(a.flows) != 0 || len(a.order) != 0 || len(a.finished) != 0 {
 		r.fail("state left after Flush")

@@ -129,10 +129,11 @@ func (r *recorder) Gap(s *Stream, dir Dir, t time.Time, n int64) {
 }
 
 // Conflict records "conflict id/dir off+n"; it must come before the
-// direction's Close, and its range must not have been delivered yet.
+// direction's Close, and its range must lie in the stream: either still
+// ahead (held data) or wholly delivered (a remembered segment).
 func (r *recorder) Conflict(s *Stream, dir Dir, t time.Time, off, n int64) {
 	k := r.check(s, dir, "conflict")
-	if n <= 0 || off < r.span[k] {
+	if n <= 0 || off < 0 || (off < r.span[k] && off+n > r.span[k]) {
 		r.fail("conflict %d+%d on stream %d dir %d, %d bytes delivered", off, n, s.ID, dir, r.span[k])
 	}
 	r.conflicts += n
