@@ -232,14 +232,14 @@ func TestLiveSlowReaderLosesNothing(t *testing.T) {
 }
 
 // With a tiny decoding queue and a reader that does not read, packets are
-// dropped: the drops are counted and shown, and the gap records account
-// for exactly the bytes that were sent but not decoded.
+// dropped by dissect: the drops are counted and shown, and the gap records
+// account for exactly the bytes that were sent but not decoded.
 func TestLiveForcedLossIsAccounted(t *testing.T) {
 	lvNeedCapture(t)
 	ln, port := lvListenTCP(t)
 	filter := fmt.Sprintf("tcp port %d", port)
 	out := newSlowReader(t, 3*time.Second)
-	r := runSlow(t, out, "-i", "lo", "-f", filter, "-o", "json", "--decode-queue", "65536", "-B", "1")
+	r := runSlow(t, out, "-i", "lo", "-f", filter, "-o", "json", "--decode-queue", "65536")
 	sent := deltaExchange(t, ln, 100000)
 	time.Sleep(500 * time.Millisecond)
 	lvInterrupt(t)
@@ -249,11 +249,20 @@ func TestLiveForcedLossIsAccounted(t *testing.T) {
 	}
 	stderr := r.stderr.String()
 	dirs := tallyJSON(t, recs)
+	// Packets the kernel drops are known only by the sequence and
+	// acknowledgement numbers of later packets; if it dropped a
+	// connection's last packets too (a loaded machine), its tail cannot be
+	// known. Without kernel drops every byte sent must be accounted for.
+	kernelDrops := !strings.Contains(stderr, " 0 dropped by the kernel")
 	var gaps int64
 	for src, d := range dirs {
 		total := d.msg + d.skip + d.gap
-		if total != sent[0] && total != sent[1] {
+		exact := total == sent[0] || total == sent[1]
+		if !exact && (!kernelDrops || total > max(sent[0], sent[1])) {
 			t.Errorf("%s: %d message + %d skipped + %d gap bytes = %d; sent %v", src, d.msg, d.skip, d.gap, total, sent)
+		}
+		if !exact {
+			t.Logf("%s: %d of %v bytes accounted; the kernel dropped packets, some possibly at the end", src, total, sent)
 		}
 		gaps += d.gap
 	}
