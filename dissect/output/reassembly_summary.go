@@ -3,7 +3,6 @@ package output
 import (
 	"fmt"
 	"io"
-	"strings"
 
 	"dissect/dissect"
 )
@@ -14,36 +13,34 @@ func writeProblems(w io.Writer, ps []dissect.Count) {
 	if len(ps) == 0 {
 		return
 	}
-	parts := make([]string, len(ps))
-	for i, p := range ps {
-		parts[i] = fmt.Sprintf("%d %s", p.N, escapeText(p.What, maxSummaryText))
+	label := "capture:  "
+	for _, p := range ps {
+		fmt.Fprintf(w, "%s%d %s\n", label, p.N, escapeText(p.What, maxSummaryText))
+		label = "          "
 	}
-	fmt.Fprintf(w, "capture:  %s\n", strings.Join(parts, "; "))
 }
 
 // writeCapture writes where the packets of a live capture or serial tap
 // went: nothing is lost without being counted here.
 func writeCapture(w io.Writer, c *dissect.CaptureCounts) {
-	fmt.Fprintf(w, "live:     %s: %d packets captured", escapeText(c.Source, maxSummaryText), c.Captured)
+	// One fact per line, so the lines fit an 80-column terminal.
+	fmt.Fprintf(w, "live:     %s: %d packets captured\n", escapeText(c.Source, maxSummaryText), c.Captured)
 	if c.HasKernel {
-		fmt.Fprintf(w, ", %d passed the filter in the kernel, %d dropped by the kernel", c.PassedFilter, c.KernelDropped)
+		fmt.Fprintf(w, "          %d passed the filter in the kernel, %d dropped by the kernel\n", c.PassedFilter, c.KernelDropped)
 		if c.KernelDropped > 0 {
-			fmt.Fprint(w, " (its buffer was full: raise -B, narrow -f or use -q)")
+			fmt.Fprintln(w, "          (its buffer was full: raise -B, narrow -f or use -q)")
 		}
 	}
-	fmt.Fprintln(w)
-	fmt.Fprintf(w, "          %d decoded, %d dropped by dissect", c.Captured-c.DissectDropped, c.DissectDropped)
+	fmt.Fprintf(w, "          %d decoded, %d dropped by dissect\n", c.Captured-c.DissectDropped, c.DissectDropped)
 	if c.DissectDropped > 0 {
-		fmt.Fprint(w, " (decoding fell behind: their payload bytes are gap records")
+		fmt.Fprintln(w, "          (decoding fell behind: their payload bytes are gap records)")
 		if c.Untraced > 0 {
-			fmt.Fprintf(w, "; %d of them known only by later sequence numbers", c.Untraced)
+			fmt.Fprintf(w, "          (%d of them known only by later sequence numbers)\n", c.Untraced)
 		}
-		fmt.Fprint(w, ")")
 	}
 	if c.WritePath != "" {
-		fmt.Fprintf(w, "; %d written to %s", c.Written, escapeText(c.WritePath, maxSummaryText))
+		fmt.Fprintf(w, "          %d written to %s\n", c.Written, escapeText(c.WritePath, maxSummaryText))
 	}
-	fmt.Fprintln(w)
 	if c.HasKernel {
 		if unread := int64(c.PassedFilter) - int64(c.KernelDropped) - c.Captured; unread > 0 {
 			fmt.Fprintf(w, "          %d packets arrived after the stop and were not read\n", unread)

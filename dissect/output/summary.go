@@ -40,7 +40,7 @@ func WriteSummary(w io.Writer, s *dissect.Summary) {
 	}
 	what := "never captured"
 	if s.Capture != nil && s.Capture.DissectDropped > 0 {
-		what = "never captured, or dropped by dissect (see live: below)"
+		what = "never captured or dropped by dissect"
 	}
 	fmt.Fprintf(w, "gaps:     %d (%d bytes %s)\n", s.Gaps, s.GapBytes, what)
 	fmt.Fprintf(w, "skipped:  %d records (%d bytes not decoded)\n", s.Skipped, s.SkippedBytes)
