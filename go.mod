@@ -1,4 +1,4 @@
-module dissect
+module github.com/dissect-tools/dissect
 
 go 1.26.0
 
@@ -11,6 +11,7 @@ require (
 	go.bug.st/serial v1.8.0
 	golang.org/x/net v0.62.0
 	golang.org/x/sys v0.49.0
+	golang.org/x/term v0.47.0
 	google.golang.org/protobuf v1.36.12
 )
 

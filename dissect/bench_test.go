@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect"
 )
 
 // BenchmarkStreamCountOnly frames toy messages of three types in a

@@ -3,7 +3,7 @@ package dissect
 import (
 	"slices"
 
-	"dissect/internal/strcache"
+	"github.com/dissect-tools/dissect/internal/strcache"
 )
 
 // TypeCount is the number of messages of one type of one protocol.

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect"
 )
 
 func TestTypeCountsOrderAndTotals(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect"
 )
 
 // huntToy is the toy protocol with content detection, so that it is also

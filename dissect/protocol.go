@@ -1,10 +1,11 @@
 package dissect
 
 import (
-	"dissect/reassembly"
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/dissect-tools/dissect/reassembly"
 )
 
 // ErrNeedMore is returned by [Parser.Parse] when b holds only the start of a

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"dissect/reassembly"
+	"github.com/dissect-tools/dissect/reassembly"
 )
 
 // Transport is how a stream's bytes travelled; the type is reassembly's,

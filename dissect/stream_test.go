@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect"
 )
 
 // toy is a test protocol: each message is [len u8][len bytes], with len in

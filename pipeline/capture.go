@@ -8,8 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"dissect/capture"
-	"dissect/reassembly"
+	"github.com/dissect-tools/dissect/capture"
+	"github.com/dissect-tools/dissect/reassembly"
 )
 
 // capturer is the capture goroutine's state. It reads the source, writes

@@ -4,9 +4,9 @@ import (
 	"net/netip"
 	"time"
 
-	"dissect/capture"
-	"dissect/dissect"
-	"dissect/reassembly"
+	"github.com/dissect-tools/dissect/capture"
+	"github.com/dissect-tools/dissect/dissect"
+	"github.com/dissect-tools/dissect/reassembly"
 )
 
 // maxSampleWarnings and maxNotes bound the warnings and notes kept for the

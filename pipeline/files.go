@@ -4,7 +4,7 @@ import (
 	"errors"
 	"io"
 
-	"dissect/capture"
+	"github.com/dissect-tools/dissect/capture"
 )
 
 // Files reads capture files in order as one capture, as tcpdump -C splits

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"dissect/capture"
-	"dissect/dissect"
+	"github.com/dissect-tools/dissect/capture"
+	"github.com/dissect-tools/dissect/dissect"
 )
 
 // writePcap writes frames as a pcap file.

@@ -9,11 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"dissect/capture"
-	"dissect/dissect"
-	"dissect/dissect/all"
-	"dissect/internal/pktbuild"
-	"dissect/internal/testenc/deltaenc"
+	"github.com/dissect-tools/dissect/capture"
+	"github.com/dissect-tools/dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect/all"
+	"github.com/dissect-tools/dissect/internal/pktbuild"
+	"github.com/dissect-tools/dissect/internal/testenc/deltaenc"
 )
 
 // session is a Deltarobot TCP connection built by the independent encoder

@@ -4,8 +4,8 @@ import (
 	"context"
 	"time"
 
-	"dissect/capture"
-	"dissect/dissect"
+	"github.com/dissect-tools/dissect/capture"
+	"github.com/dissect-tools/dissect/dissect"
 )
 
 // runLive runs the capture goroutine and decodes what it queues in another

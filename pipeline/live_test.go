@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"dissect/capture"
-	"dissect/dissect"
+	"github.com/dissect-tools/dissect/capture"
+	"github.com/dissect-tools/dissect/dissect"
 )
 
 func liveConfig(t testing.TB, sink dissect.Sink, lc *LiveConfig) Config {

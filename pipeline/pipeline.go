@@ -7,9 +7,9 @@ import (
 	"io"
 	"time"
 
-	"dissect/capture"
-	"dissect/dissect"
-	"dissect/reassembly"
+	"github.com/dissect-tools/dissect/capture"
+	"github.com/dissect-tools/dissect/dissect"
+	"github.com/dissect-tools/dissect/reassembly"
 )
 
 // Config configures one run.

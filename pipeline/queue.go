@@ -3,7 +3,7 @@ package pipeline
 import (
 	"time"
 
-	"dissect/capture"
+	"github.com/dissect-tools/dissect/capture"
 )
 
 // The queue between the capture goroutine and decoding holds batches of

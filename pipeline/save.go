@@ -5,7 +5,7 @@ import (
 	"os"
 	"time"
 
-	"dissect/capture"
+	"github.com/dissect-tools/dissect/capture"
 )
 
 // Save is the -w file of a live capture or serial tap: a pcapng file with

@@ -1,8 +1,8 @@
 package pipeline
 
 import (
-	"dissect/dissect"
-	"dissect/reassembly"
+	"github.com/dissect-tools/dissect/dissect"
+	"github.com/dissect-tools/dissect/reassembly"
 )
 
 // problems names the reassembly counters that point at capture problems,

@@ -1,6 +1,6 @@
 package pipeline
 
-import "dissect/capture"
+import "github.com/dissect-tools/dissect/capture"
 
 // When the main pool and the loss batches are all full, the headers of
 // further dropped packets go to a fixed ring that keeps the most recent

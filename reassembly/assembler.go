@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"time"
 
-	"dissect/capture"
+	"github.com/dissect-tools/dissect/capture"
 )
 
 // Stats counts what an [Assembler] has seen. Byte counts are of

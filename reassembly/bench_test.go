@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"dissect/capture"
-	"dissect/internal/pktbuild"
+	"github.com/dissect-tools/dissect/capture"
+	"github.com/dissect-tools/dissect/internal/pktbuild"
 )
 
 // countHandler counts bytes and does nothing else.

@@ -3,7 +3,7 @@ package reassembly
 import (
 	"encoding/binary"
 
-	"dissect/capture"
+	"github.com/dissect-tools/dissect/capture"
 )
 
 // EtherTypes, IP protocol numbers, PPP protocols and address families the

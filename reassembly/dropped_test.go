@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"dissect/capture"
-	"dissect/internal/pktbuild"
+	"github.com/dissect-tools/dissect/capture"
+	"github.com/dissect-tools/dissect/internal/pktbuild"
 )
 
 // drop returns seg framed by e as the capture loop keeps it when the

@@ -7,8 +7,8 @@ import (
 	"reflect"
 	"testing"
 
-	"dissect/capture"
-	"dissect/internal/pktbuild"
+	"github.com/dissect-tools/dissect/capture"
+	"github.com/dissect-tools/dissect/internal/pktbuild"
 )
 
 // Frames around an encoded IP packet, built here byte by byte from the

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"dissect/capture"
-	"dissect/internal/pktbuild"
+	"github.com/dissect-tools/dissect/capture"
+	"github.com/dissect-tools/dissect/internal/pktbuild"
 )
 
 // fuzzFragSource is one datagram the fuzzer cuts fragments from: an IP

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"dissect/capture"
-	"dissect/internal/pktbuild"
+	"github.com/dissect-tools/dissect/capture"
+	"github.com/dissect-tools/dissect/internal/pktbuild"
 )
 
 // fuzzLinks are the link types a raw fuzz record can carry.

@@ -3,8 +3,8 @@ package reassembly
 import (
 	"testing"
 
-	"dissect/capture"
-	"dissect/internal/pktbuild"
+	"github.com/dissect-tools/dissect/capture"
+	"github.com/dissect-tools/dissect/internal/pktbuild"
 )
 
 // TestHeaderLen checks HeaderLen against header sizes added up from the

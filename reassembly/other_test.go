@@ -4,8 +4,8 @@ import (
 	"reflect"
 	"testing"
 
-	"dissect/capture"
-	"dissect/internal/pktbuild"
+	"github.com/dissect-tools/dissect/capture"
+	"github.com/dissect-tools/dissect/internal/pktbuild"
 )
 
 func TestOtherAndMalformed(t *testing.T) {

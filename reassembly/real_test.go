@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"dissect/capture"
+	"github.com/dissect-tools/dissect/capture"
 )
 
 // pcapsDir holds the repository's sample captures; each but the VRPN ones

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"dissect/internal/pktbuild"
+	"github.com/dissect-tools/dissect/internal/pktbuild"
 )
 
 // Tail gaps: a direction that ends without its FIN ends with a gap up to

@@ -3,7 +3,7 @@ package reassembly
 import (
 	"testing"
 
-	"dissect/internal/pktbuild"
+	"github.com/dissect-tools/dissect/internal/pktbuild"
 )
 
 // The expected event sequences below were written by hand from the rules

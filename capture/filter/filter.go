@@ -21,7 +21,7 @@ import (
 
 	"golang.org/x/net/bpf"
 
-	"dissect/capture"
+	"github.com/dissect-tools/dissect/capture"
 )
 
 // MaxInstructions is the longest program the Linux kernel accepts

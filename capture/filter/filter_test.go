@@ -10,8 +10,8 @@ import (
 
 	"golang.org/x/net/bpf"
 
-	"dissect/capture"
-	"dissect/internal/pktbuild"
+	"github.com/dissect-tools/dissect/capture"
+	"github.com/dissect-tools/dissect/internal/pktbuild"
 )
 
 // unitPackets are the frames of the hand-checked verdict table.

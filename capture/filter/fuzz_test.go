@@ -8,7 +8,7 @@ import (
 
 	"golang.org/x/net/bpf"
 
-	"dissect/capture"
+	"github.com/dissect-tools/dissect/capture"
 )
 
 // checkProgram asserts what every compiled program must satisfy: at most

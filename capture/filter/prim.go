@@ -6,7 +6,7 @@ import (
 
 	"golang.org/x/net/bpf"
 
-	"dissect/capture"
+	"github.com/dissect-tools/dissect/capture"
 )
 
 // EtherTypes and IP protocol numbers the primitives test.

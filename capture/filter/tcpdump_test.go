@@ -17,7 +17,7 @@ import (
 
 	"golang.org/x/net/bpf"
 
-	"dissect/capture"
+	"github.com/dissect-tools/dissect/capture"
 )
 
 // These tests compare the compiler with libpcap's, through tcpdump:

@@ -27,7 +27,7 @@ import (
 	"net"
 	"time"
 
-	"dissect/capture"
+	"github.com/dissect-tools/dissect/capture"
 )
 
 // DefaultSnaplen is the default number of bytes kept of each packet

@@ -13,8 +13,8 @@ import (
 	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
 
-	"dissect/capture"
-	"dissect/capture/filter"
+	"github.com/dissect-tools/dissect/capture"
+	"github.com/dissect-tools/dissect/capture/filter"
 )
 
 // Supported reports whether live capture is implemented on this system.

@@ -14,7 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"dissect/capture"
+	"github.com/dissect-tools/dissect/capture"
 )
 
 // openLoopback opens lo with cfg, or skips the test when that is not

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"dissect/capture"
+	"github.com/dissect-tools/dissect/capture"
 )
 
 // Supported reports whether live capture is implemented on this system.

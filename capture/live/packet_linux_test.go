@@ -7,7 +7,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"dissect/capture"
+	"github.com/dissect-tools/dissect/capture"
 )
 
 // Tests of packet_linux.go and of building a packet from what recvmsg

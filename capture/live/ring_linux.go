@@ -12,7 +12,7 @@ import (
 	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
 
-	"dissect/capture"
+	"github.com/dissect-tools/dissect/capture"
 )
 
 // This file reads packets from a TPACKET_V3 ring (MethodRing), through

@@ -12,7 +12,7 @@ import (
 
 	"golang.org/x/net/bpf"
 
-	"dissect/capture"
+	"github.com/dissect-tools/dissect/capture"
 )
 
 // Tests of both capture methods on loopback (root only): each loopback

@@ -12,7 +12,7 @@ import (
 	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
 
-	"dissect/capture"
+	"github.com/dissect-tools/dissect/capture"
 )
 
 // This file reads packets with recvmsg, one per system call (MethodSocket).

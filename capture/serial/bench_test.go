@@ -3,7 +3,7 @@ package serial
 import (
 	"testing"
 
-	"dissect/capture"
+	"github.com/dissect-tools/dissect/capture"
 )
 
 // endless returns size-byte reads for ever.

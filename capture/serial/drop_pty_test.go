@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"dissect/capture"
+	"github.com/dissect-tools/dissect/capture"
 )
 
 // writeResult is how a writer fared.

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"dissect/capture"
+	"github.com/dissect-tools/dissect/capture"
 )
 
 // pattern returns n bytes of 4-byte big-endian counters (0, 1, 2, … each

@@ -6,7 +6,7 @@ import (
 	"io"
 	"testing"
 
-	"dissect/capture"
+	"github.com/dissect-tools/dissect/capture"
 )
 
 // FuzzTap feeds two inputs, cut into reads at fuzzer-chosen places, through

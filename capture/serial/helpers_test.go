@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"dissect/capture"
+	"github.com/dissect-tools/dissect/capture"
 )
 
 // waitTime bounds every wait in these tests.

@@ -7,7 +7,7 @@ import (
 	"os"
 	"sync"
 
-	"dissect/capture"
+	"github.com/dissect-tools/dissect/capture"
 )
 
 // NewProxy forwards bytes both ways between host and device and taps them:

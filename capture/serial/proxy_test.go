@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"testing"
 
-	"dissect/capture"
+	"github.com/dissect-tools/dissect/capture"
 )
 
 // startProxy runs a proxy in front of a pseudo-terminal standing for the

@@ -4,7 +4,7 @@ import (
 	"encoding/binary"
 	"time"
 
-	"dissect/capture"
+	"github.com/dissect-tools/dissect/capture"
 )
 
 // hdrSize is the size of a record's header in a [ring]: the read time

@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"dissect/capture"
+	"github.com/dissect-tools/dissect/capture"
 )
 
 const (

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"dissect/capture"
+	"github.com/dissect-tools/dissect/capture"
 )
 
 // TestTapTwoPorts taps a link through two pseudo-terminals standing for two

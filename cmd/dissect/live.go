@@ -15,11 +15,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"dissect/capture"
-	"dissect/capture/live"
-	"dissect/dissect"
-	"dissect/dissect/output"
-	"dissect/pipeline"
+	"github.com/dissect-tools/dissect/capture"
+	"github.com/dissect-tools/dissect/capture/live"
+	"github.com/dissect-tools/dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect/output"
+	"github.com/dissect-tools/dissect/pipeline"
 )
 
 // liveOpts are the flags of live capture, on the root command (dissect -i

@@ -19,8 +19,8 @@ import (
 	"testing"
 	"time"
 
-	"dissect/capture"
-	"dissect/capture/live"
+	"github.com/dissect-tools/dissect/capture"
+	"github.com/dissect-tools/dissect/capture/live"
 )
 
 // Live capture tests. The end-to-end ones capture real loopback traffic

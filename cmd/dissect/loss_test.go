@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"dissect/capture"
+	"github.com/dissect-tools/dissect/capture"
 )
 
 // Tests of what a live capture does when its output is slow: nothing may be

@@ -8,7 +8,7 @@ import (
 	"github.com/olekukonko/tablewriter"
 	"github.com/spf13/cobra"
 
-	"dissect/dissect/all"
+	"github.com/dissect-tools/dissect/dissect/all"
 )
 
 func newProtocolsCmd() *cobra.Command {

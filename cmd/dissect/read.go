@@ -11,11 +11,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"dissect/dissect"
-	"dissect/dissect/all"
-	"dissect/dissect/handcontrol"
-	"dissect/dissect/output"
-	"dissect/pipeline"
+	"github.com/dissect-tools/dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect/all"
+	"github.com/dissect-tools/dissect/dissect/handcontrol"
+	"github.com/dissect-tools/dissect/dissect/output"
+	"github.com/dissect-tools/dissect/pipeline"
 )
 
 // readOpts are the flags shared by every command that decodes.
@@ -28,6 +28,7 @@ type readOpts struct {
 	progress   string
 	noSummary  bool
 	cpuProfile string
+	wide       bool
 
 	neptuneInt16 bool
 	protoPaths   []string
@@ -44,6 +45,7 @@ func addReadFlags(cmd *cobra.Command, o *readOpts) {
 	f.StringVarP(&o.timeFormat, "time-format", "t", "r", "table TIME column: r (seconds since the first packet), a (UTC time of day), ad (UTC date and time), e (epoch seconds)")
 	f.StringVar(&o.progress, "progress", "auto", "progress bar on stderr: auto (only when stderr is a terminal), always, never")
 	f.BoolVar(&o.noSummary, "no-summary", false, "do not print the summary on stderr at the end")
+	f.BoolVar(&o.wide, "wide", false, "table: do not fit lines to the terminal's width; show every column and the whole INFO")
 	f.BoolVar(&o.neptuneInt16, "neptune-int16", false, "neptune-wiki: read the wiki's \"int\" fields as int16 (AVR layout) instead of int32")
 	f.StringArrayVar(&o.protoFiles, "proto", nil, "handcontrol: decode payloads with this .proto file (messages replace the built-in ones by name; see docs/handcontrol.md); may be repeated")
 	f.StringArrayVar(&o.protoPaths, "proto-path", nil, "handcontrol: directory to resolve --proto imports from; may be repeated")
@@ -110,7 +112,12 @@ func (o *readOpts) setup(stdout io.Writer) (*dissect.Registry, sink, error) {
 	}
 	switch o.format {
 	case "table":
-		return reg, output.NewTable(stdout, tf, false), nil
+		tt := terminalOf(stdout, os.Getenv)
+		to := output.TableOptions{Time: tf, Width: tt.width, ASCII: !tt.utf8}
+		if o.wide {
+			to.Width = 0
+		}
+		return reg, output.NewTable(stdout, to), nil
 	case "json", "jsonl":
 		return reg, output.NewJSON(stdout, false), nil
 	}
@@ -226,14 +233,4 @@ func joinFileErrors(stderr io.Writer, err error) error {
 		fmt.Fprintf(stderr, "dissect: %s\n", oneLine(err.Error()))
 	}
 	return silentError{}
-}
-
-// isTerminal reports whether w is a character device (a terminal).
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }

@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"dissect/dissect/output"
+	"github.com/dissect-tools/dissect/dissect/output"
 )
 
 // Exit codes.

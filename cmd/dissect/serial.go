@@ -7,9 +7,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"dissect/capture"
-	"dissect/capture/serial"
-	"dissect/pipeline"
+	"github.com/dissect-tools/dissect/capture"
+	"github.com/dissect-tools/dissect/capture/serial"
+	"github.com/dissect-tools/dissect/pipeline"
 )
 
 // serialOpts are the flags of 'dissect serial'.

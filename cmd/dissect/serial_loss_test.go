@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"dissect/capture/serial"
+	"github.com/dissect-tools/dissect/capture/serial"
 )
 
 // Serial taps with a reader of the output that does not read at first:

@@ -27,8 +27,8 @@ import (
 	"testing"
 	"time"
 
-	"dissect/capture"
-	"dissect/capture/serial"
+	"github.com/dissect-tools/dissect/capture"
+	"github.com/dissect-tools/dissect/capture/serial"
 )
 
 // Deltarobot messages, protocols.md §4.3.

@@ -3,12 +3,12 @@
 package all
 
 import (
-	"dissect/dissect"
-	"dissect/dissect/deltarobot"
-	"dissect/dissect/handcontrol"
-	"dissect/dissect/neptune"
-	"dissect/dissect/roboid"
-	"dissect/dissect/vrpn"
+	"github.com/dissect-tools/dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect/deltarobot"
+	"github.com/dissect-tools/dissect/dissect/handcontrol"
+	"github.com/dissect-tools/dissect/dissect/neptune"
+	"github.com/dissect-tools/dissect/dissect/roboid"
+	"github.com/dissect-tools/dissect/dissect/vrpn"
 )
 
 // Options are the protocol preferences of a run.

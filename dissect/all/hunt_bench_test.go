@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect"
 )
 
 // BenchmarkHuntUnknown is the cost of a TCP stream of no known protocol

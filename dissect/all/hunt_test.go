@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"dissect/dissect"
-	"dissect/dissect/dissecttest"
-	"dissect/internal/testenc/deltaenc"
-	"dissect/internal/testenc/handcontrolenc"
+	"github.com/dissect-tools/dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect/dissecttest"
+	"github.com/dissect-tools/dissect/internal/testenc/deltaenc"
+	"github.com/dissect-tools/dissect/internal/testenc/handcontrolenc"
 )
 
 // These tests join streams mid-way: 3 KiB of random bytes (more than the

@@ -3,9 +3,9 @@ package deltarobot_test
 import (
 	"testing"
 
-	"dissect/dissect"
-	"dissect/dissect/deltarobot"
-	"dissect/dissect/dissecttest"
+	"github.com/dissect-tools/dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect/deltarobot"
+	"github.com/dissect-tools/dissect/dissect/dissecttest"
 )
 
 // benchBody is the bulk of a stream like the one

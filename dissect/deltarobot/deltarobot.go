@@ -10,7 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect"
 )
 
 const proto = "deltarobot"

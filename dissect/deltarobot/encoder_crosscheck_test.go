@@ -17,11 +17,11 @@ import (
 	"testing"
 	"time"
 
-	"dissect/dissect"
-	"dissect/dissect/deltarobot"
-	"dissect/dissect/dissecttest"
-	"dissect/internal/testenc/deltaenc"
-	"dissect/internal/testenc/truth"
+	"github.com/dissect-tools/dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect/deltarobot"
+	"github.com/dissect-tools/dissect/dissect/dissecttest"
+	"github.com/dissect-tools/dissect/internal/testenc/deltaenc"
+	"github.com/dissect-tools/dissect/internal/testenc/truth"
 )
 
 var (

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"dissect/dissect"
-	"dissect/dissect/deltarobot"
-	"dissect/dissect/dissecttest"
+	"github.com/dissect-tools/dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect/deltarobot"
+	"github.com/dissect-tools/dissect/dissect/dissecttest"
 )
 
 var messageTypes = []string{

@@ -3,9 +3,9 @@ package deltarobot_test
 import (
 	"testing"
 
-	"dissect/dissect"
-	"dissect/dissect/deltarobot"
-	"dissect/dissect/dissecttest"
+	"github.com/dissect-tools/dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect/deltarobot"
+	"github.com/dissect-tools/dissect/dissect/dissecttest"
 )
 
 // Test vectors, written out by hand. Sources: the spec's own example

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"dissect/dissect"
-	"dissect/dissect/deltarobot"
+	"github.com/dissect-tools/dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect/deltarobot"
 )
 
 // Expected values below are worked out by hand from the spec and

@@ -4,9 +4,9 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"dissect/dissect"
-	"dissect/dissect/deltarobot"
-	"dissect/dissect/dissecttest"
+	"github.com/dissect-tools/dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect/deltarobot"
+	"github.com/dissect-tools/dissect/dissect/dissecttest"
 )
 
 // Expected offsets worked out by hand: Sync wants three complete known

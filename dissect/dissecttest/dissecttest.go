@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect"
 )
 
 // Hex decodes hex digits written with optional spaces, panicking on bad

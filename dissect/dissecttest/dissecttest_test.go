@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect"
 )
 
 // recorder is a testing.TB that records failures instead of failing.

@@ -3,7 +3,7 @@ package handcontrol
 import (
 	"testing"
 
-	"dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect"
 )
 
 // telemetryStream returns n v2 Telemetry frames whose values change from

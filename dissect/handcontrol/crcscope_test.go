@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"dissect/dissect"
-	"dissect/dissect/dissecttest"
-	"dissect/internal/testenc/handcontrolenc"
+	"github.com/dissect-tools/dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect/dissecttest"
+	"github.com/dissect-tools/dissect/internal/testenc/handcontrolenc"
 )
 
 // The Android host app's test frames (protocols.md §1.4): its CRC covers

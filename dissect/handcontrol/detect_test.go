@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"testing"
 
-	"dissect/dissect"
-	"dissect/dissect/dissecttest"
+	"github.com/dissect-tools/dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect/dissecttest"
 )
 
 func TestDetect(t *testing.T) {

@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"time"
 
-	"dissect/dissect"
-	"dissect/dissect/pbwalk"
+	"github.com/dissect-tools/dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect/pbwalk"
 )
 
 // parser is the parser of one stream: the requests in flight and the

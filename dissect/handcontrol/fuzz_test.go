@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"dissect/dissect"
-	"dissect/dissect/dissecttest"
-	"dissect/dissect/pbwalk"
+	"github.com/dissect-tools/dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect/dissecttest"
+	"github.com/dissect-tools/dissect/dissect/pbwalk"
 )
 
 var recordTypes = append(typeNames[:], TypeUnknown, dissect.TypeSkipped, dissect.TypeGap)

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"strings"
 
-	"dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect"
 )
 
 const protoName = "handcontrol"

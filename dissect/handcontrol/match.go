@@ -3,7 +3,7 @@ package handcontrol
 import (
 	"time"
 
-	"dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect"
 )
 
 const (

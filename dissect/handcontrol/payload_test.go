@@ -3,8 +3,8 @@ package handcontrol
 import (
 	"testing"
 
-	"dissect/dissect"
-	"dissect/dissect/pbwalk"
+	"github.com/dissect-tools/dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect/pbwalk"
 )
 
 // Protobuf-only vectors of protocols.md §1.9, with the values listed there.

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"sync"
 
-	"dissect/dissect/pbwalk"
+	"github.com/dissect-tools/dissect/dissect/pbwalk"
 
 	"github.com/bufbuild/protocompile"
 	"github.com/bufbuild/protocompile/linker"

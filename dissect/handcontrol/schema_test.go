@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"dissect/dissect"
-	"dissect/dissect/pbwalk"
+	"github.com/dissect-tools/dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect/pbwalk"
 )
 
 func writeFile(t *testing.T, path, text string) {

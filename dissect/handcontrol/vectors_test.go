@@ -4,7 +4,7 @@ import (
 	"errors"
 	"testing"
 
-	"dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect"
 )
 
 // The frame vectors of protocols.md §1.9, each with the record it must give.

@@ -3,7 +3,7 @@ package neptune_test
 import (
 	"testing"
 
-	"dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect"
 )
 
 // deviceBody is a command stream like a joystick host would send: motor

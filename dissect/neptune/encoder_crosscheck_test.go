@@ -18,11 +18,11 @@ import (
 	"testing"
 	"time"
 
-	"dissect/dissect"
-	"dissect/dissect/dissecttest"
-	"dissect/dissect/neptune"
-	"dissect/internal/testenc/neptuneenc"
-	"dissect/internal/testenc/truth"
+	"github.com/dissect-tools/dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect/dissecttest"
+	"github.com/dissect-tools/dissect/dissect/neptune"
+	"github.com/dissect-tools/dissect/internal/testenc/neptuneenc"
+	"github.com/dissect-tools/dissect/internal/testenc/truth"
 )
 
 var (

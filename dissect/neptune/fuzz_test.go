@@ -6,9 +6,9 @@ import (
 	"slices"
 	"testing"
 
-	"dissect/dissect"
-	"dissect/dissect/dissecttest"
-	"dissect/dissect/neptune"
+	"github.com/dissect-tools/dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect/dissecttest"
+	"github.com/dissect-tools/dissect/dissect/neptune"
 )
 
 var (

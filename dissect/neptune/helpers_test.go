@@ -3,9 +3,9 @@ package neptune_test
 import (
 	"testing"
 
-	"dissect/dissect"
-	"dissect/dissect/dissecttest"
-	"dissect/dissect/neptune"
+	"github.com/dissect-tools/dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect/dissecttest"
+	"github.com/dissect-tools/dissect/dissect/neptune"
 )
 
 // Device test vectors, written out by hand from protocols.md §2.3 (a length

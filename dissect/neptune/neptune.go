@@ -4,7 +4,7 @@ import (
 	"slices"
 	"strconv"
 
-	"dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect"
 )
 
 const proto = "neptune"

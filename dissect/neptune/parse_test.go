@@ -4,7 +4,7 @@ import (
 	"errors"
 	"testing"
 
-	"dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect"
 )
 
 // Expected values below are worked out by hand from protocols.md §2.3 and

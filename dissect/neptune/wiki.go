@@ -5,7 +5,7 @@ import (
 	"math"
 	"strconv"
 
-	"dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect"
 )
 
 const wikiName = "neptune-wiki"

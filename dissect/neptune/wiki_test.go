@@ -4,8 +4,8 @@ import (
 	"math"
 	"testing"
 
-	"dissect/dissect"
-	"dissect/dissect/neptune"
+	"github.com/dissect-tools/dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect/neptune"
 )
 
 // Wiki test datagrams, written out by hand from the wiki tables and

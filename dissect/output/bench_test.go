@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect"
 )
 
 // benchRecord is a decoded message with a string field that is not ASCII
@@ -22,7 +22,7 @@ func benchRecord() *dissect.Record {
 
 func BenchmarkTableRecord(b *testing.B) {
 	r := benchRecord()
-	t := NewTable(io.Discard, TimeRelative, false)
+	t := NewTable(io.Discard, TableOptions{})
 	t.SetEpoch(r.Time.Add(-time.Second))
 	b.ReportAllocs()
 	for b.Loop() {

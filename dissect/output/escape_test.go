@@ -11,7 +11,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect"
 )
 
 // hostile are strings a capture can carry in any text it gives dissect:
@@ -111,7 +111,7 @@ func TestTableEscapesEveryColumn(t *testing.T) {
 				r.Add("reason", dissect.Str("why"+s))
 			}
 			var buf bytes.Buffer
-			tb := NewTable(&buf, TimeRelative, false)
+			tb := NewTable(&buf, TableOptions{})
 			if err := tb.Record(r); err != nil {
 				t.Fatal(err)
 			}

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect"
 )
 
 // The fuzz targets put arbitrary strings and instants wherever a record or
@@ -57,7 +57,7 @@ func FuzzTable(f *testing.F) {
 	f.Fuzz(func(t *testing.T, a, b, c string, sec, nsec int64, kind uint8) {
 		for _, format := range []TimeFormat{TimeRelative, TimeAbsolute, TimeAbsoluteDate, TimeEpoch} {
 			var buf bytes.Buffer
-			tb := NewTable(&buf, format, false)
+			tb := NewTable(&buf, TableOptions{Time: format})
 			tb.SetEpoch(time.Unix(1795306099, 0))
 			r := fuzzRecord(a, b, c, sec, nsec, kind)
 			if err := tb.Record(r); err != nil {

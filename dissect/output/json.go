@@ -12,8 +12,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"dissect/dissect"
-	"dissect/internal/strcache"
+	"github.com/dissect-tools/dissect/dissect"
+	"github.com/dissect-tools/dissect/internal/strcache"
 )
 
 // JSON writes one JSON object per record (JSON Lines).

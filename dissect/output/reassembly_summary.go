@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"io"
 
-	"dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect"
 )
 
 // writeProblems writes the reassembly counters that point at capture

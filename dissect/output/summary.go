@@ -10,7 +10,7 @@ import (
 
 	"github.com/olekukonko/tablewriter"
 
-	"dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect"
 )
 
 // WriteSummary writes the end-of-run summary for humans (on stderr): what

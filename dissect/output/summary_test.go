@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect"
 )
 
 func summaryText(s *dissect.Summary) string {

@@ -7,7 +7,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect"
 )
 
 // TimeFormat selects the TIME column of the table, like tshark's -t.
@@ -58,8 +58,22 @@ const maxColumnWidth = 100
 // Column headers of the table.
 var tableHeader = [...]string{"TIME", "STREAM", "SOURCE → DESTINATION", "PROTO", "TYPE", "INFO"}
 
+// TableOptions say how a table is laid out.
+type TableOptions struct {
+	Time TimeFormat
+	// Width is the terminal's width in columns: no line is wider. 0 means
+	// unlimited (a pipe, a file, or --wide).
+	Width int
+	// ASCII replaces the arrow and ellipsis by "->" and "..." for
+	// terminals whose locale is not UTF-8 (LANG=C).
+	ASCII bool
+	// FlushEach flushes every line as it is written.
+	FlushEach bool
+}
+
 // NewTable returns a table writer on w.
-func NewTable(w io.Writer, format TimeFormat, flushEach bool) *Table {
+func NewTable(w io.Writer, o TableOptions) *Table {
+	format, flushEach := o.Time, o.FlushEach
 	t := &Table{w: bufio.NewWriterSize(w, 64<<10), format: format, flushEach: flushEach}
 	t.width = [5]int{10, 8, 36, 13, 24}
 	for i := range t.width {

@@ -3,7 +3,7 @@ package output
 import (
 	"strconv"
 
-	"dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect"
 )
 
 // Info returns the one-line summary of a record shown in the table's INFO

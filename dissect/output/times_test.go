@@ -74,7 +74,7 @@ func TestTableTimes(t *testing.T) {
 		{TimeAbsolute, tMax, "23:59:59.999999"},
 	} {
 		var buf bytes.Buffer
-		tb := NewTable(&buf, tc.format, false)
+		tb := NewTable(&buf, TableOptions{Time: tc.format})
 		tb.SetEpoch(t0)
 		r := record()
 		r.Time = tc.t

@@ -3,7 +3,7 @@ package pbwalk
 import (
 	"testing"
 
-	"dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect"
 )
 
 // allMessage is a t.All with every kind of field, written by protowire.

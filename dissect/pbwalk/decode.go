@@ -5,7 +5,7 @@ import (
 	"math"
 	"strconv"
 
-	"dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect"
 
 	"google.golang.org/protobuf/encoding/protowire"
 )

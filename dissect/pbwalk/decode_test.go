@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"dissect/dissect"
-	"dissect/dissect/dissecttest"
+	"github.com/dissect-tools/dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect/dissecttest"
 
 	"google.golang.org/protobuf/encoding/protowire"
 )

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect"
 
 	"google.golang.org/protobuf/encoding/protowire"
 )

@@ -4,8 +4,8 @@ import (
 	"context"
 	"testing"
 
-	"dissect/dissect"
-	"dissect/dissect/dissecttest"
+	"github.com/dissect-tools/dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect/dissecttest"
 
 	"github.com/bufbuild/protocompile"
 	"google.golang.org/protobuf/encoding/protowire"

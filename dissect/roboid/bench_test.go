@@ -3,8 +3,8 @@ package roboid_test
 import (
 	"testing"
 
-	"dissect/dissect"
-	"dissect/dissect/roboid"
+	"github.com/dissect-tools/dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect/roboid"
 )
 
 // benchDatagrams is a plausible mix: mostly Poses with a polar velocity

@@ -18,11 +18,11 @@ import (
 	"testing"
 	"time"
 
-	"dissect/dissect"
-	"dissect/dissect/dissecttest"
-	"dissect/dissect/roboid"
-	"dissect/internal/testenc/roboidenc"
-	"dissect/internal/testenc/truth"
+	"github.com/dissect-tools/dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect/dissecttest"
+	"github.com/dissect-tools/dissect/dissect/roboid"
+	"github.com/dissect-tools/dissect/internal/testenc/roboidenc"
+	"github.com/dissect-tools/dissect/internal/testenc/truth"
 )
 
 var (

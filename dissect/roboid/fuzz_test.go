@@ -7,9 +7,9 @@ import (
 	"strconv"
 	"testing"
 
-	"dissect/dissect"
-	"dissect/dissect/dissecttest"
-	"dissect/dissect/roboid"
+	"github.com/dissect-tools/dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect/dissecttest"
+	"github.com/dissect-tools/dissect/dissect/roboid"
 )
 
 var messageTypes = []string{"Client", "NetworkId", "Pose", "NewThing", "Investigate", "ModelURL", "unknown"}

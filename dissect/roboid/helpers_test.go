@@ -4,9 +4,9 @@ import (
 	"strings"
 	"testing"
 
-	"dissect/dissect"
-	"dissect/dissect/dissecttest"
-	"dissect/dissect/roboid"
+	"github.com/dissect-tools/dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect/dissecttest"
+	"github.com/dissect-tools/dissect/dissect/roboid"
 )
 
 // h decodes hex written with optional spaces; cat concatenates.

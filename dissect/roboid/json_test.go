@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"testing"
 
-	"dissect/dissect"
-	"dissect/dissect/output"
-	"dissect/dissect/roboid"
+	"github.com/dissect-tools/dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect/output"
+	"github.com/dissect-tools/dissect/dissect/roboid"
 )
 
 // TestJSON checks the JSON line of a Pose against the output contract

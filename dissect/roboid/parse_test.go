@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect"
 )
 
 // Every expected value in this file was worked out by hand from the bit

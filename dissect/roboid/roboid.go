@@ -4,7 +4,7 @@ import (
 	"math"
 	"strconv"
 
-	"dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect"
 )
 
 const proto = "roboid"

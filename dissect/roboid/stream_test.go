@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"dissect/dissect"
-	"dissect/dissect/dissecttest"
-	"dissect/dissect/roboid"
+	"github.com/dissect-tools/dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect/dissecttest"
+	"github.com/dissect-tools/dissect/dissect/roboid"
 )
 
 var (

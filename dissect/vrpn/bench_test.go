@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect"
 )
 
 // benchSetup returns, for c3's server-to-client direction (truth.json), the

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"dissect/dissect"
-	"dissect/dissect/dissecttest"
-	"dissect/pipeline"
+	"github.com/dissect-tools/dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect/dissecttest"
+	"github.com/dissect-tools/dissect/pipeline"
 )
 
 // runCapture decodes a capture of testdata through the whole pipeline

@@ -4,7 +4,7 @@ import (
 	"math"
 	"strconv"
 
-	"dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect"
 )
 
 // message fills c.Rec for the framed message with header h and unpadded

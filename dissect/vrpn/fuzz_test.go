@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect"
 )
 
 // fixedTypes are the record types that do not come from a description.

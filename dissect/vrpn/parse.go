@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"time"
 
-	"dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect"
 )
 
 const protoName = "vrpn"

@@ -1,6 +1,6 @@
 package vrpn
 
-import "dissect/dissect"
+import "github.com/dissect-tools/dissect/dissect"
 
 // This file holds the state that lets Sync resume a search on a TCP
 // direction where it stopped. dissect.Stream hands Sync the bytes it holds

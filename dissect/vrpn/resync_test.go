@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect"
 )
 
 // testCookie is a mainline cookie (README fact 1): "vrpn: ver. 07.38", two

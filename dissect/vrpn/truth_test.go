@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect"
 )
 
 type truthFile struct {

@@ -3,7 +3,7 @@ package vrpn
 import (
 	"net/netip"
 
-	"dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect"
 )
 
 // Port is VRPN's default port, TCP and UDP (vrpn_DEFAULT_LISTEN_PORT_NO).

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect"
 )
 
 // harness calls a parser directly, the way dissect.Stream does, and keeps

@@ -17,8 +17,8 @@ import (
 	"strconv"
 	"time"
 
-	"dissect/capture"
-	"dissect/internal/pktbuild"
+	"github.com/dissect-tools/dissect/capture"
+	"github.com/dissect-tools/dissect/internal/pktbuild"
 )
 
 func main() {

@@ -4,7 +4,7 @@ import (
 	"net/netip"
 	"time"
 
-	"dissect/capture"
+	"github.com/dissect-tools/dissect/capture"
 )
 
 // Side is one end of a [Conn].

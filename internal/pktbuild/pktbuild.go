@@ -25,7 +25,7 @@ import (
 	"net/netip"
 	"time"
 
-	"dissect/capture"
+	"github.com/dissect-tools/dissect/capture"
 )
 
 // IP protocol numbers used by the builders.

@@ -7,7 +7,7 @@ import (
 	"net/netip"
 	"testing"
 
-	"dissect/capture"
+	"github.com/dissect-tools/dissect/capture"
 )
 
 // sum16 is a verifier written independently of Checksum: the one's

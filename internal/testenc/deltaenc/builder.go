@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"sort"
 
-	"dissect/internal/testenc/truth"
+	"github.com/dissect-tools/dissect/internal/testenc/truth"
 )
 
 // SyncRun is how many consecutive complete messages with known ids the

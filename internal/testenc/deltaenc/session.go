@@ -6,7 +6,7 @@ import (
 	"sort"
 	"time"
 
-	"dissect/internal/testenc/truth"
+	"github.com/dissect-tools/dissect/internal/testenc/truth"
 )
 
 // Directions of a conversation. The Unity follower connects to the Qt

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"dissect/internal/testenc/truth"
+	"github.com/dissect-tools/dissect/internal/testenc/truth"
 )
 
 // Message is one record that a decoder following the output contract should

@@ -6,7 +6,7 @@ import (
 	"sort"
 	"time"
 
-	"dissect/internal/testenc/truth"
+	"github.com/dissect-tools/dissect/internal/testenc/truth"
 )
 
 // Write is one write of a direction: the bytes Stream[Dir][Start:End],

@@ -12,7 +12,7 @@ import (
 
 	"google.golang.org/protobuf/encoding/protowire"
 
-	"dissect/internal/testenc/truth"
+	"github.com/dissect-tools/dissect/internal/testenc/truth"
 )
 
 func unhex(t testing.TB, s string) []byte {

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"time"
 
-	"dissect/internal/testenc/truth"
+	"github.com/dissect-tools/dissect/internal/testenc/truth"
 )
 
 // Roles of the output contract.

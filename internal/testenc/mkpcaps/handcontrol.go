@@ -8,10 +8,10 @@ import (
 	"sort"
 	"time"
 
-	"dissect/capture"
-	"dissect/internal/pktbuild"
-	"dissect/internal/testenc/handcontrolenc"
-	"dissect/internal/testenc/neptuneenc"
+	"github.com/dissect-tools/dissect/capture"
+	"github.com/dissect-tools/dissect/internal/pktbuild"
+	"github.com/dissect-tools/dissect/internal/testenc/handcontrolenc"
+	"github.com/dissect-tools/dissect/internal/testenc/neptuneenc"
 )
 
 // The HandControl samples. Their truth comes from the spec-based encoder

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"dissect/capture"
-	"dissect/internal/pktbuild"
-	"dissect/internal/testenc/handcontrolenc"
+	"github.com/dissect-tools/dissect/capture"
+	"github.com/dissect-tools/dissect/internal/pktbuild"
+	"github.com/dissect-tools/dissect/internal/testenc/handcontrolenc"
 )
 
 // serialRead is one Enhanced Packet Block of a serial pcapng, read back.

@@ -24,9 +24,9 @@ import (
 	"strings"
 	"time"
 
-	"dissect/capture"
-	"dissect/internal/pktbuild"
-	"dissect/internal/testenc/deltaenc"
+	"github.com/dissect-tools/dissect/capture"
+	"github.com/dissect-tools/dissect/internal/pktbuild"
+	"github.com/dissect-tools/dissect/internal/testenc/deltaenc"
 )
 
 // base is the capture time of every sample's first packet.

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"dissect/internal/testenc/deltaenc"
-	"dissect/internal/testenc/truth"
+	"github.com/dissect-tools/dissect/internal/testenc/deltaenc"
+	"github.com/dissect-tools/dissect/internal/testenc/truth"
 )
 
 // committed is the repository's pcaps/ directory.

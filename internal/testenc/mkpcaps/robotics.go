@@ -9,11 +9,11 @@ import (
 	"strings"
 	"time"
 
-	"dissect/capture"
-	"dissect/internal/pktbuild"
-	"dissect/internal/testenc/neptuneenc"
-	"dissect/internal/testenc/roboidenc"
-	"dissect/internal/testenc/truth"
+	"github.com/dissect-tools/dissect/capture"
+	"github.com/dissect-tools/dissect/internal/pktbuild"
+	"github.com/dissect-tools/dissect/internal/testenc/neptuneenc"
+	"github.com/dissect-tools/dissect/internal/testenc/roboidenc"
+	"github.com/dissect-tools/dissect/internal/testenc/truth"
 )
 
 // The Neptune and Roboid samples. Their truth comes from the spec-based

@@ -6,9 +6,9 @@ import (
 	"sort"
 	"time"
 
-	"dissect/internal/pktbuild"
-	"dissect/internal/testenc/deltaenc"
-	"dissect/internal/testenc/truth"
+	"github.com/dissect-tools/dissect/internal/pktbuild"
+	"github.com/dissect-tools/dissect/internal/testenc/deltaenc"
+	"github.com/dissect-tools/dissect/internal/testenc/truth"
 )
 
 // handshakeTime is when the session's clock starts: after SYN, SYN-ACK, ACK.

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"dissect/internal/testenc/truth"
+	"github.com/dissect-tools/dissect/internal/testenc/truth"
 )
 
 func unhex(t *testing.T, s string) []byte {

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"dissect/internal/testenc/truth"
+	"github.com/dissect-tools/dissect/internal/testenc/truth"
 )
 
 // Match says how a record's fields are compared with [Message.Fields].

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"dissect/internal/testenc/truth"
+	"github.com/dissect-tools/dissect/internal/testenc/truth"
 )
 
 // Record type names of the wiki mode. The contract has no wiki section;

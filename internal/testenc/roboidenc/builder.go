@@ -5,7 +5,7 @@ import (
 	"sort"
 	"time"
 
-	"dissect/internal/testenc/truth"
+	"github.com/dissect-tools/dissect/internal/testenc/truth"
 )
 
 // Directions of a flow. The client sends first, so dissect numbers its

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"strings"
 
-	"dissect/internal/testenc/truth"
+	"github.com/dissect-tools/dissect/internal/testenc/truth"
 )
 
 // ValueTruth is what the encoder knows of one typed value of a Pose, and
