@@ -190,3 +190,24 @@ func TestConflictingRetransmissionWarned(t *testing.T) {
 		t.Errorf("%d records warned, summary line %v; want 1 and a summary line", warned, found)
 	}
 }
+
+// Config.Packets ends a file run after exactly that many packets (tshark's
+// -c), across file boundaries; the streams open then are still finished.
+func TestFilePacketLimit(t *testing.T) {
+	dir := t.TempDir()
+	s := newSession(t, 50, 300)
+	a := filepath.Join(dir, "a.pcap")
+	writePcap(t, a, s)
+	n := int64(len(s.frames))
+	for _, limit := range []int64{1, 17, n, n + 5, 2*n + 100} {
+		sink := newGateSink(true)
+		src := NewFiles([]string{a, a}, nil)
+		sum, err := Run(context.Background(), src, Config{Registry: registry(t), Sink: sink, Packets: limit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := min(limit, 2*n); sum.Packets != want {
+			t.Errorf("-c %d: %d packets decoded, want %d", limit, sum.Packets, want)
+		}
+	}
+}

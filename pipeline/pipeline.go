@@ -36,6 +36,9 @@ type Config struct {
 	// Progress, when not nil, is called about every thousand packets
 	// (files).
 	Progress func()
+	// Packets, when positive, ends a file run after that many packets
+	// (tshark's -c); live runs use LiveConfig.Packets.
+	Packets int64
 }
 
 // LiveConfig configures the capture path of a live run.
@@ -164,6 +167,9 @@ func runFile(src capture.Source, cfg *Config, d *decoder) error {
 		}
 		if cfg.Progress != nil && n&1023 == 1 {
 			cfg.Progress()
+		}
+		if int64(n) == cfg.Packets {
+			return nil
 		}
 	}
 }

@@ -40,14 +40,14 @@ type liveOpts struct {
 }
 
 // liveFlagNames are the flags that only make sense with -i.
-var liveFlagNames = []string{"filter", "write", "count", "autostop", "snapshot-length", "buffer-size", "no-promiscuous-mode", "idle", "decode-queue", "capture-method"}
+var liveFlagNames = []string{"filter", "write", "autostop", "snapshot-length", "buffer-size", "no-promiscuous-mode", "idle", "decode-queue", "capture-method"}
 
 func addLiveFlags(cmd *cobra.Command, o *liveOpts) {
 	f := cmd.Flags()
-	f.StringVarP(&o.iface, "interface", "i", "", "capture live on this network interface (a name, or a number from -D; \"any\" for all), instead of reading files")
+	f.StringVarP(&o.iface, "interface", "i", "", "capture live on this network interface: a name, or its number in the -D list (1: the first), or \"any\" for all; instead of reading files")
 	f.StringVarP(&o.filter, "filter", "f", "", "live capture filter in tcpdump syntax, run in the kernel: \"tcp port 3883 or udp port 3883\"")
 	f.StringVarP(&o.write, "write", "w", "", "live: also save the captured packets to this pcapng file")
-	f.Int64VarP(&o.count, "count", "c", 0, "live: stop after this many packets (0: no limit)")
+	f.Int64VarP(&o.count, "count", "c", 0, countUsage)
 	f.StringArrayVarP(&o.autostop, "autostop", "a", nil, "live: stop when a condition is met, tshark style: duration:SECONDS or packets:N; may be repeated (the first met stops)")
 	f.BoolVarP(&o.list, "list-interfaces", "D", false, "list the network interfaces that can be captured, and exit")
 	f.IntVarP(&o.snaplen, "snapshot-length", "s", live.DefaultSnaplen, "live: keep at most this many bytes of each packet (0: the maximum, 262144)")
@@ -233,16 +233,18 @@ func liveError(name string, err error) error {
 	return err
 }
 
-// resolveInterface accepts an interface number from -D for a name, as
-// tshark does, when no interface has that name.
+// resolveInterface accepts, as tshark does, the number of an interface in
+// the -D list (1 is the first listed) when no interface has that name.
 func resolveInterface(name string) string {
 	if _, err := net.InterfaceByName(name); err == nil {
 		return name
 	}
-	if n, err := strconv.Atoi(name); err == nil && n > 0 {
-		if ni, err := net.InterfaceByIndex(n); err == nil {
-			return ni.Name
-		}
+	n, err := strconv.Atoi(name)
+	if err != nil || n < 1 {
+		return name
+	}
+	if ifs, err := live.Interfaces(); err == nil && n <= len(ifs) {
+		return ifs[n-1].Name
 	}
 	return name
 }
@@ -374,21 +376,16 @@ func catchSignals(parent context.Context) (ctx context.Context, abort <-chan str
 	}
 }
 
-// listInterfaces prints the interfaces like tshark -D: number (the
-// interface index, which -i accepts), name, flags, link type, addresses.
+// listInterfaces prints the interfaces like tshark -D: number (its place in
+// the list, which -i accepts), name, flags, link type, addresses.
 func listInterfaces(w io.Writer) error {
 	ifs, err := live.Interfaces()
 	if err != nil {
 		return err
 	}
-	for _, it := range ifs {
+	for i, it := range ifs {
 		var b strings.Builder
-		if it.Index > 0 {
-			fmt.Fprintf(&b, "%d. ", it.Index)
-		} else {
-			b.WriteString("-. ")
-		}
-		b.WriteString(it.Name)
+		fmt.Fprintf(&b, "%d. %s", i+1, it.Name)
 		if it.Name == live.AnyInterface && it.Index == 0 {
 			b.WriteString(" (pseudo-interface: every interface; Linux cooked v2)")
 		} else {

@@ -29,6 +29,7 @@ type readOpts struct {
 	noSummary  bool
 	cpuProfile string
 	wide       bool
+	count      int64 // -c: stop after this many packets (on the root command, a live flag)
 
 	neptuneInt16 bool
 	protoPaths   []string
@@ -63,7 +64,8 @@ func newReadCmd(stdin io.Reader, stderr io.Writer) *cobra.Command {
 		Short: "Decode capture files (the same as 'dissect CAPTURE...')",
 		Example: `  dissect read capture.pcap
   dissect read -o json a.pcap b.pcap`,
-		Args: cobra.ArbitraryArgs,
+		Args:              cobra.ArbitraryArgs,
+		ValidArgsFunction: completeCaptures,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			files := append(append([]string(nil), opts.files...), args...)
 			if len(files) == 0 {
@@ -73,6 +75,7 @@ func newReadCmd(stdin io.Reader, stderr io.Writer) *cobra.Command {
 		},
 	}
 	addReadFlags(cmd, opts)
+	cmd.Flags().Int64VarP(&opts.count, "count", "c", 0, countUsage)
 	return cmd
 }
 
@@ -153,6 +156,9 @@ func (o *readOpts) protocolOptions() all.Options {
 }
 
 func runRead(cmd *cobra.Command, o *readOpts, files []string, stdin io.Reader, stderr io.Writer) error {
+	if o.count < 0 {
+		return usageError{fmt.Errorf("-c %d: want a number of packets, at least 1 (0: no limit)", o.count)}
+	}
 	reg, out, err := o.setup(cmd.OutOrStdout())
 	if err != nil {
 		return err
@@ -195,7 +201,9 @@ func runRead(cmd *cobra.Command, o *readOpts, files []string, stdin io.Reader, s
 	if errors.As(err, &oe) && !closed {
 		return err
 	}
-	if !o.noSummary {
+	// When nothing could be read (a missing file, not a capture), the
+	// error alone says it: an empty summary would only push it away.
+	if !o.noSummary && (err == nil || sum.Packets > 0) {
 		output.WriteSummary(stderr, sum)
 	}
 	if closed {
@@ -207,7 +215,7 @@ func runRead(cmd *cobra.Command, o *readOpts, files []string, stdin io.Reader, s
 // pipelineConfig is the part of a run's configuration that the shared
 // flags set.
 func (o *readOpts) pipelineConfig(reg *dissect.Registry, out sink) pipeline.Config {
-	cfg := pipeline.Config{Registry: reg, CountOnly: o.quiet}
+	cfg := pipeline.Config{Registry: reg, CountOnly: o.quiet, Packets: o.count}
 	if out != nil {
 		cfg.Sink = out
 	}

@@ -28,7 +28,7 @@ func (e usageError) Unwrap() error { return e.err }
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root := newRootCmd(stdin, stdout, stderr)
 	root.SetArgs(args)
-	err := root.Execute()
+	cmd, err := root.ExecuteC()
 	if err == nil {
 		return exitOK
 	}
@@ -38,7 +38,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	var ue usageError
 	if errors.As(err, &ue) || isCobraUsage(err) {
-		fmt.Fprintln(stderr, "Run 'dissect --help' for usage.")
+		// The help of the command that was run: 'dissect serial --help'
+		// for a serial error.
+		fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", cmd.CommandPath())
 		return exitUsage
 	}
 	return exitError
@@ -104,9 +106,13 @@ Every byte of every stream is accounted for: it is in a decoded message, a
 			if len(files) == 0 {
 				return usageError{errors.New("no capture file given (dissect FILE, or dissect --help)")}
 			}
+			opts.count = lopts.count
 			return runRead(cmd, opts, files, stdin, stderr)
 		},
+		ValidArgsFunction: completeCaptures,
+		Version:           versionLine(),
 	}
+	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetIn(stdin)
@@ -115,5 +121,9 @@ Every byte of every stream is accounted for: it is in a decoded message, a
 	root.AddCommand(newReadCmd(stdin, stderr), newProtocolsCmd(), newVersionCmd())
 	root.AddCommand(newSerialCmd(stderr))
 	root.AddCommand(newLiveCmd(stderr))
+	registerCompletions(root)
+	for _, c := range root.Commands() {
+		registerCompletions(c)
+	}
 	return root
 }

@@ -71,7 +71,8 @@ file closed and the summary printed.`,
   dissect serial -o json -d serial,deltarobot -w link.pcapng /dev/ttyUSB0 /dev/ttyUSB1
   dissect serial --proxy /dev/ttyUSB0 --link /tmp/ttyPROSTHESIS -w session.pcapng
   dissect link.pcapng                                       # read a saved session back`,
-		Args: cobra.MaximumNArgs(2),
+		Args:              cobra.MaximumNArgs(2),
+		ValidArgsFunction: completeSerialPorts,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runSerial(cmd, o, args, stderr)
 		},
