@@ -55,14 +55,16 @@ func registerCompletions(cmd *cobra.Command) {
 		}
 	}
 	funcs := map[string]cobra.CompletionFunc{
-		"read":       completeCaptures,
-		"write":      fixed("pcapng"),
-		"proto":      fixed("proto"),
-		"proto-path": func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) { return nil, cobra.ShellCompDirectiveFilterDirs },
-		"interface":  completeInterfaces,
-		"host-tx":    completeSerialPorts,
-		"device-tx":  completeSerialPorts,
-		"proxy":      completeSerialPorts,
+		"read":  completeCaptures,
+		"write": fixed("pcapng"),
+		"proto": fixed("proto"),
+		"proto-path": func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+			return nil, cobra.ShellCompDirectiveFilterDirs
+		},
+		"interface": completeInterfaces,
+		"host-tx":   completeSerialPorts,
+		"device-tx": completeSerialPorts,
+		"proxy":     completeSerialPorts,
 	}
 	for name, fn := range funcs {
 		if cmd.Flags().Lookup(name) != nil {
