@@ -6,7 +6,9 @@ require (
 	github.com/bufbuild/protocompile v0.14.1
 	github.com/creack/pty v1.1.24
 	github.com/gopacket/gopacket v1.7.7
+	github.com/klauspost/compress v1.20.3
 	github.com/olekukonko/tablewriter v1.1.5
+	github.com/pierrec/lz4/v4 v4.1.33
 	github.com/spf13/cobra v1.10.2
 	go.bug.st/serial v1.8.0
 	golang.org/x/net v0.62.0

@@ -50,7 +50,8 @@ const (
 )
 
 // ErrNotCapture is wrapped by the error OpenFile and NewReader return when
-// the input starts with neither a pcap nor a pcapng magic number.
+// the input starts with neither a pcap nor a pcapng magic number, nor a
+// compression format's (gzip, zstd, lz4) with a capture inside.
 var ErrNotCapture = errors.New("not a pcap or pcapng file")
 
 // input is a read buffer over an io.Reader that tracks the file offset of
@@ -68,6 +69,10 @@ type input struct {
 	end    int
 	base   int64
 	rerr   error // first error from src, io.EOF included
+	// raw and dec are set when src decompresses a compressed capture: raw
+	// is the compressed input, and progress is reported on it.
+	raw *input
+	dec *decompressor
 }
 
 func newInput(src io.Reader, name string, size int64, closer io.Closer) *input {
@@ -156,6 +161,10 @@ func (in *input) skip(n int) { in.start += n }
 // produced by describe (truncation).
 func (in *input) shortErr(off int64, describe func() error) *FileError {
 	if in.rerr != nil && in.rerr != io.EOF {
+		var de *DecompressError
+		if errors.As(in.rerr, &de) {
+			return &FileError{Path: in.name, Offset: off, Err: in.rerr}
+		}
 		return &FileError{Path: in.name, Offset: off, Err: fmt.Errorf("read error: %w", in.rerr)}
 	}
 	return &FileError{Path: in.name, Offset: off, Err: describe()}
@@ -166,15 +175,51 @@ func (in *input) atEOF() bool {
 	return in.end == in.start && in.rerr == io.EOF
 }
 
-func (in *input) progress() (done, total int64) { return in.pos(), in.size }
+// progress is the bytes consumed of the input's size; for a compressed
+// capture, the compressed bytes read of the compressed file's size.
+func (in *input) progress() (done, total int64) {
+	if in.raw != nil {
+		return in.raw.progress()
+	}
+	return in.pos(), in.size
+}
 
 func (in *input) close() error {
+	if in.dec != nil {
+		in.dec.close()
+		in.dec = nil
+	}
+	if in.raw != nil {
+		return in.raw.close()
+	}
 	if in.closer == nil {
 		return nil
 	}
 	c := in.closer
 	in.closer = nil
 	return c.Close()
+}
+
+// Read implements io.Reader for the compressed side of a compressed
+// capture: it returns the buffered bytes, then reads src directly, so that
+// pos is the count of bytes read. The buffer is dropped once drained.
+func (in *input) Read(p []byte) (int, error) {
+	if in.start < in.end {
+		n := copy(p, in.buf[in.start:in.end])
+		in.start += n
+		if in.start == in.end {
+			in.base += int64(in.end)
+			in.buf, in.start, in.end = nil, 0, 0
+		}
+		return n, nil
+	}
+	if in.rerr != nil {
+		return 0, in.rerr
+	}
+	n, err := in.src.Read(p)
+	in.base += int64(n)
+	in.rerr = err
+	return n, err
 }
 
 // OpenFile opens the pcap or pcapng file at path. The format is recognised
@@ -185,6 +230,18 @@ func (in *input) close() error {
 // or too damaged to hold a capture header, gives a *FileError; a file that
 // is not a capture gives an error wrapping ErrNotCapture that names the
 // file and its first bytes.
+//
+// Compressed captures are read too, recognised by their magic number and
+// decompressed as they are read (no temporary file): gzip (several
+// members are read as one, as gzip -d does), zstd (several frames, and
+// skippable frames; windows up to 128 MiB, as the zstd CLI) and lz4 (the
+// frame format, and the legacy format of lz4 -l). Progress then counts the
+// compressed bytes read of the compressed file's size. Offsets in errors
+// are offsets in the decompressed capture; a damaged or truncated
+// compressed stream gives a *FileError wrapping a *DecompressError, which
+// also gives the compressed offset, after the packets decompressed before
+// the damage. A compressed file whose content is not a capture (or is
+// compressed again) gives an error wrapping ErrNotCapture.
 //
 // pcap: both byte orders, microsecond and nanosecond magic, the versions
 // libpcap reads (2.0 to 2.4 and 543.0, with the record lengths in the order
@@ -207,7 +264,7 @@ func OpenFile(path string) (Source, error) {
 	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
 		size = st.Size()
 	}
-	src, err := newSource(newInput(f, path, size, f))
+	src, err := newSource(newInput(f, path, size, f), true)
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -217,9 +274,10 @@ func OpenFile(path string) (Source, error) {
 
 // NewReader reads a pcap or pcapng capture from r, which is not closed by
 // the Source's Close. name labels errors (e.g. "-" or "stdin"). The Source
-// implements Progresser with a total of 0.
+// implements Progresser with a total of 0. A compressed capture is read as
+// by OpenFile; progress then counts the compressed bytes read.
 func NewReader(r io.Reader, name string) (Source, error) {
-	return newSource(newInput(r, name, 0, nil))
+	return newSource(newInput(r, name, 0, nil), true)
 }
 
 // Magic numbers as the first four bytes read in file order.
@@ -231,14 +289,20 @@ var (
 	magicPcapng   = [4]byte{0x0a, 0x0d, 0x0d, 0x0a}
 )
 
-func newSource(in *input) (Source, error) {
+// newSource reads the capture in in, recognised by its magic number; a
+// compressed one when decompress is set (in is then the compressed input).
+func newSource(in *input, decompress bool) (Source, error) {
 	n := in.fill(4)
 	if n < 4 {
 		return nil, in.shortErr(0, func() error {
-			if n == 0 {
-				return errors.New("empty file: no capture header")
+			what := "file"
+			if in.dec != nil {
+				what = in.dec.format + "-compressed content"
 			}
-			return fmt.Errorf("file of %d bytes is too short to be a capture", n)
+			if n == 0 {
+				return fmt.Errorf("empty %s: no capture header", what)
+			}
+			return fmt.Errorf("%s of %d bytes is too short to be a capture", what, n)
 		})
 	}
 	m := [4]byte(in.peek(4))
@@ -256,9 +320,19 @@ func newSource(in *input) (Source, error) {
 		}
 		return r, nil
 	}
+	if f := compression(m); f != "" {
+		if decompress {
+			return newCompressedSource(in, f)
+		}
+		return nil, fmt.Errorf("%s: %s-compressed, but the content is not a capture: %w (it is %s-compressed again: starts with % x)",
+			in.name, in.dec.format, ErrNotCapture, f, m[:])
+	}
 	hint := ""
-	if m[0] == 0x1f && m[1] == 0x8b {
-		hint = "; it looks gzip-compressed, decompress it first"
+	if f := otherCompression(m); f != "" {
+		hint = fmt.Sprintf("; it looks %s-compressed, which dissect does not read (it reads gzip, zstd and lz4): decompress it first", f)
+	}
+	if in.dec != nil {
+		return nil, fmt.Errorf("%s: %s-compressed, but the content is not a capture: %w (starts with % x%s)", in.name, in.dec.format, ErrNotCapture, m[:], hint)
 	}
 	return nil, fmt.Errorf("%s: %w (starts with % x%s)", in.name, ErrNotCapture, m[:], hint)
 }
