@@ -385,7 +385,7 @@ func TestLiveLoopback(t *testing.T) {
 		}
 	}
 
-	pos := map[string]string{"x": "1", "y": "2", "z": "3", "u": "0"}
+	pos := map[string]string{"x": "1.0", "y": "2.0", "z": "3.0", "u": "0.0"}
 	// Order per direction is the order sent; across directions it follows
 	// the conversation.
 	lvCheck(t, dr, []lvWant{

@@ -234,10 +234,10 @@ var drSteps = []struct {
 	}},
 	{1, [][]byte{cat(drPong, drPosition)}, []wantRec{
 		{"pong", 1, 16, 10, map[string]string{"id": "81985529216486895"}},
-		{"actuator_position", 1, 26, 18, map[string]string{"x": "1", "y": "2", "z": "3", "u": "0"}},
+		{"actuator_position", 1, 26, 18, map[string]string{"x": "1.0", "y": "2.0", "z": "3.0", "u": "0.0"}},
 	}},
 	{0, [][]byte{drCurve}, []wantRec{
-		{"curve", 0, 26, 30, map[string]string{"points": "[[0,0,0],[1,0.5,-1]]"}},
+		{"curve", 0, 26, 30, map[string]string{"points": "[[0.0,0.0,0.0],[1.0,0.5,-1.0]]"}},
 	}},
 	{1, [][]byte{drEOTBye}, []wantRec{
 		{"end_of_transmission", 1, 44, 9, map[string]string{"reason": `"bye"`}},
@@ -633,29 +633,11 @@ func TestSerialHandControl(t *testing.T) {
 	checkReadBack(t, pcap, live, "-o", "json")
 }
 
-// helperEnv tells the test binary to act as the dissect command (see
-// TestSerialHelperProcess), with these arguments (JSON).
-const helperEnv = "DISSECT_SERIAL_TEST_ARGS"
-
-// TestSerialHelperProcess is the dissect command when run by
-// startProcess; otherwise it does nothing.
-func TestSerialHelperProcess(t *testing.T) {
-	js := os.Getenv(helperEnv)
-	if js == "" {
-		return
-	}
-	var args []string
-	if err := json.Unmarshal([]byte(js), &args); err != nil {
-		os.Exit(99)
-	}
-	os.Exit(run(args, os.Stdin, os.Stdout, os.Stderr))
-}
-
 // startProcess runs dissect with args in a child process (this test binary).
 func startProcess(t *testing.T, args ...string) (*exec.Cmd, *syncBuffer, *syncBuffer) {
 	t.Helper()
 	js, _ := json.Marshal(args)
-	cmd := exec.Command(os.Args[0], "-test.run=^TestSerialHelperProcess$")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$")
 	cmd.Env = append(os.Environ(), helperEnv+"="+string(js))
 	var stdout, stderr syncBuffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -266,7 +266,7 @@ func (p *parser) Parse(c *dissect.Ctx, b []byte) (int, error) {
 		}
 		p.pings[dir].push(v, c.Time)
 		if c.Decode {
-			r.Add("id", dissect.Uint(v))
+			pingFields(r, v, 0, false)
 		}
 	case idPong:
 		r.Type = typePong
@@ -277,10 +277,7 @@ func (p *parser) Parse(c *dissect.Ctx, b []byte) (int, error) {
 			sent, matched = ring.take(v)
 		}
 		if c.Decode {
-			r.Add("id", dissect.Uint(v))
-			if matched {
-				r.Add("rtt_ms", dissect.Float(float64(c.Time.Sub(sent))/float64(time.Millisecond)))
-			}
+			pingFields(r, v, float64(c.Time.Sub(sent))/float64(time.Millisecond), matched)
 		}
 	case idEOT:
 		r.Type = typeEOT
@@ -374,6 +371,34 @@ func curve(c *dissect.Ctx, body []byte) {
 	r.Add("points", dissect.Array(pts))
 	r.Summary = "points=" + strconv.Itoa(npts)
 }
+
+// pingFields adds a ping's or pong's fields: id (the random 64-bit number,
+// which exceeds 2^53 for most pings), id_hex (the same number as "0x" and 16
+// lower-case hex digits, most significant first: a string that jq 1.6 and
+// JavaScript cannot round, and that BigInt(), int(s, 16) and DuckDB's casts
+// read back), and for a pong whose ping was seen, rtt_ms. The table shows
+// id_hex (the Summary), so that a line of the table and a JSON record can be
+// matched by the same text.
+func pingFields(r *dissect.Record, id uint64, rttMS float64, hasRTT bool) {
+	var buf [48]byte
+	b := append(buf[:0], "id=0x"...)
+	for sh := 60; sh >= 0; sh -= 4 {
+		b = append(b, hexDigits[id>>uint(sh)&15])
+	}
+	if hasRTT {
+		b = append(b, " rtt_ms="...)
+		b = strconv.AppendFloat(b, rttMS, 'g', 6, 64)
+	}
+	sum := string(b)
+	r.Add("id", dissect.Uint(id))
+	r.Add("id_hex", dissect.Str(sum[len("id="):len("id=0x")+16]))
+	if hasRTT {
+		r.Add("rtt_ms", dissect.Float(rttMS))
+	}
+	r.Summary = sum
+}
+
+const hexDigits = "0123456789abcdef"
 
 func unknown(c *dissect.Ctx, id uint16, body []byte) {
 	r := c.Rec

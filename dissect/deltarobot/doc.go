@@ -29,6 +29,10 @@
 // of a direction is not protocol_magic or its second is not protocol_version
 // ("stream does not begin with magic + version", on that record).
 //
+// A ping and a pong carry id (the u64 random number, exact) and id_hex, the
+// same number as "0x" and 16 lower-case hex digits (a string, for readers
+// that round integers above 2^53: jq 1.6, JavaScript); the table shows
+// id=0x… as well.
 // A pong whose id matches a ping seen in the other direction gets rtt_ms, the
 // pong's capture time minus the ping's in milliseconds. A stream keeps at
 // most 64 outstanding pings per direction; a new ping evicts the oldest.

@@ -239,6 +239,20 @@ func ccCheck(t testing.TB, label string, got []*dissect.Record, want []deltaenc.
 }
 
 // ccKeys returns the field keys of r, in order.
+// ccIDHex checks a ping's or pong's id_hex: the encoder's id as "0x" and 16
+// lower-case hex digits (docs/protocols.md), and the table's summary begins
+// with the same form.
+func ccIDHex(r *dissect.Record, id uint64) error {
+	want := fmt.Sprintf("0x%016x", id)
+	if v, ok := r.Fields.Get("id_hex"); !ok || v.Kind() != dissect.KindString || v.Str() != want {
+		return fmt.Errorf("id_hex %v, want %q", v, want)
+	}
+	if !strings.HasPrefix(r.Summary, "id="+want) {
+		return fmt.Errorf("summary %q, want it to begin with id=%s", r.Summary, want)
+	}
+	return nil
+}
+
 func ccKeys(r *dissect.Record) string {
 	var k []string
 	for _, f := range r.Fields {
@@ -306,12 +320,18 @@ func ccCompare(r *dissect.Record, m *deltaenc.Message, rtt map[int64]ccRttWant) 
 			}
 		}
 	case deltaenc.TypePing:
-		if v, err := ccGetU(r, "id"); err != nil || v != m.PingID || ccKeys(r) != "id" {
-			return fmt.Errorf("ping id (%v)", err)
+		if v, err := ccGetU(r, "id"); err != nil || v != m.PingID || ccKeys(r) != "id,id_hex" {
+			return fmt.Errorf("ping id (%v), keys %q", err, ccKeys(r))
+		}
+		if err := ccIDHex(r, m.PingID); err != nil {
+			return err
 		}
 	case deltaenc.TypePong:
 		if v, err := ccGetU(r, "id"); err != nil || v != m.PingID || r.Fields[0].Key != "id" {
 			return fmt.Errorf("pong id (%v)", err)
+		}
+		if err := ccIDHex(r, m.PingID); err != nil {
+			return err
 		}
 		v, has := r.Fields.Get("rtt_ms")
 		w := rtt[m.Offset]
@@ -321,7 +341,7 @@ func ccCompare(r *dissect.Record, m *deltaenc.Message, rtt map[int64]ccRttWant) 
 		if has && w.want && math.Abs(v.Float()-w.ms) > 1e-6 {
 			return fmt.Errorf("rtt_ms %v, want %v", v.Float(), w.ms)
 		}
-		if has && ccKeys(r) != "id,rtt_ms" || !has && ccKeys(r) != "id" {
+		if has && ccKeys(r) != "id,id_hex,rtt_ms" || !has && ccKeys(r) != "id,id_hex" {
 			return fmt.Errorf("ccKeys %q", ccKeys(r))
 		}
 	case deltaenc.TypeEndOfTransmission:

@@ -32,8 +32,12 @@ var parseCases = []parseCase{
 	// §4.3 vectors and the spec example.
 	{name: "version 1 (spec example)", in: vVersion, n: 6, typ: "protocol_version", fields: []kv{{"version", dissect.Uint(1)}}},
 	{name: "magic", in: vMagic, n: 10, typ: "protocol_magic", fields: []kv{{"magic", dissect.Str("DeltaRVr")}}},
-	{name: "ping", in: vPing, n: 10, typ: "ping", fields: []kv{{"id", dissect.Uint(0x0123456789abcdef)}}},
-	{name: "pong without ping", in: vPong, n: 10, typ: "pong", fields: []kv{{"id", dissect.Uint(0x0123456789abcdef)}}},
+	{name: "ping", in: vPing, n: 10, typ: "ping", fields: []kv{{"id", dissect.Uint(0x0123456789abcdef)}, {"id_hex", dissect.Str("0x0123456789abcdef")}}, summary: "id=0x0123456789abcdef"},
+	{name: "pong without ping", in: vPong, n: 10, typ: "pong", fields: []kv{{"id", dissect.Uint(0x0123456789abcdef)}, {"id_hex", dissect.Str("0x0123456789abcdef")}}, summary: "id=0x0123456789abcdef"},
+	// An id above 2^53 (jq 1.6 and JavaScript round it; id_hex is exact),
+	// and a small one (id_hex keeps its 16 digits).
+	{name: "ping above 2^53", in: h("04 30 94 ce 55 26 3d 36 32 98"), n: 10, typ: "ping", fields: []kv{{"id", dissect.Uint(10966887678864641684)}, {"id_hex", dissect.Str("0x9832363d2655ce94")}}, summary: "id=0x9832363d2655ce94"},
+	{name: "pong id 1", in: h("05 30 01 00 00 00 00 00 00 00"), n: 10, typ: "pong", fields: []kv{{"id", dissect.Uint(1)}, {"id_hex", dissect.Str("0x0000000000000001")}}, summary: "id=0x0000000000000001"},
 	{name: "eot empty", in: vEOTEmpty, n: 6, typ: "end_of_transmission", fields: []kv{{"reason", dissect.Str("")}}},
 	{name: "eot bye", in: vEOTBye, n: 9, typ: "end_of_transmission", fields: []kv{{"reason", dissect.Str("bye")}}},
 	{name: "position 1 2 3 0", in: vPosition, n: 18, typ: "actuator_position", fields: vec(1, 2, 3, 0)},
@@ -316,6 +320,10 @@ func TestRTT(t *testing.T) {
 	}
 	if rtt, ok := pong(1, t0.Add(12500*time.Microsecond), vPong); !ok || rtt != 12.5 {
 		t.Errorf("rtt = %v, %v; want 12.5", rtt, ok)
+	}
+	// The table's summary: id_hex, then rtt_ms as the fields would show it.
+	if s.rec.Summary != "id=0x0123456789abcdef rtt_ms=12.5" {
+		t.Errorf("pong summary %q", s.rec.Summary)
 	}
 	// The ping is answered: a second pong does not match.
 	if _, ok := pong(1, t0.Add(20*time.Millisecond), vPong); ok {

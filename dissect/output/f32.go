@@ -225,7 +225,8 @@ func f32Digits8(r uint64) uint64 {
 
 // appendFloat32 appends the finite float32 x with the fewest digits that read
 // back as x: as strconv.AppendFloat(b, float64(x), 'e', -1, 32) when exp is
-// set, else as with format 'f'. Negative zero is written as -0.
+// set, else as with format 'f'. Negative zero is written as -0. Whole values
+// have no point here; appendFloat adds the ".0" the JSON contract asks for.
 func appendFloat32(b []byte, x float32, exp bool) []byte {
 	// The longest text is a sign and 21 integer digits (just below 1e21);
 	// the 8-byte digit stores below may write up to 7 bytes past the text.

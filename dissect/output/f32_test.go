@@ -13,7 +13,9 @@ import (
 )
 
 // refFloat is the strconv-based formatting that appendFloat used before the
-// float32 formatter existed; the float32 path must match it byte for byte.
+// float32 formatter existed, plus the contract's float rule applied to the
+// text: a number without a point or an exponent gets ".0". The float32 path
+// must match it byte for byte.
 func refFloat(b []byte, f float64, bits int) []byte {
 	switch {
 	case math.IsNaN(f):
@@ -27,7 +29,12 @@ func refFloat(b []byte, f float64, bits int) []byte {
 	if a != 0 && (a < 1e-6 || a >= 1e21) {
 		return strconv.AppendFloat(b, f, 'e', -1, bits)
 	}
-	return strconv.AppendFloat(b, f, 'f', -1, bits)
+	start := len(b)
+	b = strconv.AppendFloat(b, f, 'f', -1, bits)
+	if !bytes.ContainsAny(b[start:], ".eE") {
+		b = append(b, ".0"...)
+	}
+	return b
 }
 
 // checkF32 compares appendFloat with refFloat for the float32 with bits x.
@@ -48,19 +55,19 @@ func TestFloat32Vectors(t *testing.T) {
 		x    float32
 		want string
 	}{
-		{0, "0"},
-		{float32(math.Copysign(0, -1)), "-0"},
-		{1, "1"},
-		{-1, "-1"},
+		{0, "0.0"},
+		{float32(math.Copysign(0, -1)), "-0.0"},
+		{1, "1.0"},
+		{-1, "-1.0"},
 		{0.1, "0.1"},
 		{0.123456, "0.123456"},
 		{-0.2, "-0.2"},
 		{1.5, "1.5"},
-		{100, "100"},
-		{16777216, "16777216"},
-		{16777217, "16777216"}, // not representable: rounds to 2^24
-		{3e9, "3000000000"},
-		{1e20, "100000000000000000000"},
+		{100, "100.0"},
+		{16777216, "16777216.0"},
+		{16777217, "16777216.0"}, // not representable: rounds to 2^24
+		{3e9, "3000000000.0"},
+		{1e20, "100000000000000000000.0"},
 		{1e21, "1e+21"},
 		{1e-6, "1e-06"}, // the float32 nearest 1e-6 is just below it
 		{2e-6, "0.000002"},
@@ -71,8 +78,8 @@ func TestFloat32Vectors(t *testing.T) {
 		{2 * math.SmallestNonzeroFloat32, "3e-45"}, // 2.8e-45: "3e-45" reads back
 		{0.3, "0.3"},
 		{1.0 / 3, "0.33333334"},
-		{8388608.5, "8388608"}, // ties to even on conversion: 2^23
-		{123456789, "123456790"},
+		{8388608.5, "8388608.0"}, // ties to even on conversion: 2^23
+		{123456789, "123456790.0"},
 		// 2^-12 = 0.000244140625 is exactly halfway between the two
 		// shortest candidates; strconv (Go 1.26) takes the upper one.
 		{1.0 / 4096, "0.00024414063"},

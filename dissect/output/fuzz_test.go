@@ -2,6 +2,7 @@ package output
 
 import (
 	"bytes"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -145,5 +146,37 @@ func FuzzSummary(f *testing.F) {
 				t.Fatalf("no %q line:\n%s", want, out)
 			}
 		}
+	})
+}
+
+// FuzzJSONFloat: any float64 or float32 bit pattern is written as a number
+// Python reads as a float, with the same bits (checkJSONFloat).
+func FuzzJSONFloat(f *testing.F) {
+	for _, x := range []uint64{0, 1 << 63, math.Float64bits(100), math.Float64bits(-0.5), math.Float64bits(1e300), 0x7ff8000000000001} {
+		f.Add(x)
+	}
+	f.Fuzz(func(t *testing.T, x uint64) {
+		f64 := math.Float64frombits(x)
+		checkJSONFloat(t, string(appendFloat(nil, f64, 64)), f64, 64)
+		f32 := float64(math.Float32frombits(uint32(x)))
+		checkJSONFloat(t, string(appendFloat(nil, f32, 32)), f32, 32)
+		// through a record, as the writer emits it
+		r := record()
+		r.Add("v", dissect.Float(f64))
+		r.Add("w", dissect.Float32(float32(f32)))
+		var buf bytes.Buffer
+		j := NewJSON(&buf, false)
+		if err := j.Record(r); err != nil {
+			t.Fatal(err)
+		}
+		j.Flush()
+		out := buf.String()
+		i := strings.Index(out, `"fields":{"v":`)
+		k := strings.Index(out, `,"w":`)
+		if i < 0 || k < 0 {
+			t.Fatalf("%s", out)
+		}
+		checkJSONFloat(t, out[i+len(`"fields":{"v":`):k], f64, 64)
+		checkJSONFloat(t, strings.TrimSuffix(out[k+len(`,"w":`):], "}}\n"), f32, 32)
 	})
 }

@@ -138,7 +138,10 @@ func (j *JSON) appendValue(b []byte, v *dissect.Value) []byte {
 // appendFloat writes f as a JSON number, or as the string "NaN", "Inf" or
 // "-Inf". Numbers use plain decimal notation between 1e-6 and 1e21 and
 // exponent notation outside, with the fewest digits that read back exactly at
-// the given bit size. Negative zero is written as -0.
+// the given bit size. A number always has a fraction or an exponent, so that
+// a typed reader (Python, DuckDB, pandas) reads it as a float and never as an
+// integer: a whole value gets ".0" (100.0, 0.0), negative zero is written as
+// -0.0, and the exponent form (1e+21) is a float already.
 func appendFloat(b []byte, f float64, bits int) []byte {
 	switch {
 	case math.IsNaN(f):
@@ -149,14 +152,25 @@ func appendFloat(b []byte, f float64, bits int) []byte {
 		return append(b, `"-Inf"`...)
 	}
 	a := math.Abs(f)
-	exp := a != 0 && (a < 1e-6 || a >= 1e21)
-	if bits == 32 {
-		return appendFloat32(b, float32(f), exp)
-	}
-	if exp {
+	if a != 0 && (a < 1e-6 || a >= 1e21) {
+		if bits == 32 {
+			return appendFloat32(b, float32(f), true)
+		}
 		return strconv.AppendFloat(b, f, 'e', -1, bits)
 	}
-	return strconv.AppendFloat(b, f, 'f', -1, bits)
+	if bits == 32 {
+		b = appendFloat32(b, float32(f), false)
+	} else {
+		b = strconv.AppendFloat(b, f, 'f', -1, bits)
+	}
+	// The plain form of a whole value has no point: the shortest digits of
+	// a value with a fraction never round to a whole number (the rounding
+	// interval is narrower than the spacing of the float, which divides 1),
+	// so the value decides.
+	if a == math.Trunc(a) {
+		b = append(b, '.', '0')
+	}
+	return b
 }
 
 const hexDigits = "0123456789abcdef"

@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"math/rand/v2"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -65,7 +68,7 @@ func TestJSONKeysAndNesting(t *testing.T) {
 	r.Add("ok", dissect.Bool(true))
 	r.Add("none", dissect.Value{})
 	r.Warn("padding is not zero")
-	want := `{"time":"2026-11-22T10:11:12.000005000Z","proto":"vrpn","transport":"tcp","stream":3,"src":"127.0.0.1:3883","dst":"[::1]:40000","offset":24,"length":88,"type":"vrpn_Tracker Pos_Quat","fields":{"sensor":-1,"pos":[1.5,-2.25,-0],"quat":{"x":0.1,"w":0.1},"big":18446744073709551615,"min":-9223372036854775808,"sent":"2026-11-22T00:08:19.479337000Z","data":"00abff","ok":true,"none":null},"warnings":["padding is not zero"]}` + "\n"
+	want := `{"time":"2026-11-22T10:11:12.000005000Z","proto":"vrpn","transport":"tcp","stream":3,"src":"127.0.0.1:3883","dst":"[::1]:40000","offset":24,"length":88,"type":"vrpn_Tracker Pos_Quat","fields":{"sensor":-1,"pos":[1.5,-2.25,-0.0],"quat":{"x":0.1,"w":0.1},"big":18446744073709551615,"min":-9223372036854775808,"sent":"2026-11-22T00:08:19.479337000Z","data":"00abff","ok":true,"none":null},"warnings":["padding is not zero"]}` + "\n"
 	if got := encode(t, r); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
@@ -80,8 +83,20 @@ func TestJSONFloats(t *testing.T) {
 		{dissect.Float(math.Inf(1)), `"Inf"`},
 		{dissect.Float(math.Inf(-1)), `"-Inf"`},
 		{dissect.Float32(float32(math.Inf(-1))), `"-Inf"`},
-		{dissect.Float(0), `0`},
-		{dissect.Float(100), `100`},
+		{dissect.Float(0), `0.0`},
+		{dissect.Float(math.Copysign(0, -1)), `-0.0`},
+		{dissect.Float(100), `100.0`},
+		{dissect.Float(-3), `-3.0`},
+		{dissect.Float(1e20), `100000000000000000000.0`},
+		{dissect.Float(1e300), `1e+300`},
+		{dissect.Float(0.5), `0.5`},
+		{dissect.Float(9007199254740993), `9007199254740992.0`}, // 2^53+1 rounds to 2^53
+		{dissect.Float32(0), `0.0`},
+		{dissect.Float32(float32(math.Copysign(0, -1))), `-0.0`},
+		{dissect.Float32(100), `100.0`},
+		{dissect.Float32(16777216), `16777216.0`},
+		{dissect.Float32(3e9), `3000000000.0`},
+		{dissect.Float32(1e30), `1e+30`},
 		{dissect.Float(1e21), `1e+21`},
 		{dissect.Float(1e-7), `1e-07`},
 		{dissect.Float(123456789.125), `123456789.125`},
@@ -173,6 +188,23 @@ func BenchmarkJSONRecord(b *testing.B) {
 	}
 }
 
+// BenchmarkJSONRecordWholeFloats: the values that gain ".0" (a VRPN
+// tracker at rest: whole coordinates, identity quaternion).
+func BenchmarkJSONRecordWholeFloats(b *testing.B) {
+	r := record()
+	for _, k := range []string{"x", "y", "z", "w"} {
+		r.Add(k, dissect.Float(0))
+	}
+	r.Add("u", dissect.Float32(0))
+	r.Add("t", dissect.Float(100))
+	j := NewJSON(discard{}, false)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(encode(&testing.T{}, r))))
+	for b.Loop() {
+		_ = j.Record(r)
+	}
+}
+
 type discard struct{}
 
 func (discard) Write(p []byte) (int, error) { return len(p), nil }
@@ -204,5 +236,72 @@ func TestStringCacheIsByContent(t *testing.T) {
 		if m.Type != fmt.Sprintf("type%04d", i) || m.Src != fmt.Sprintf("10.0.%d.%d:1", i/256, i%256) || m.Fields[fmt.Sprintf("k%04d", i)] != i {
 			t.Fatalf("line %d: %s", i, line)
 		}
+	}
+}
+
+// pyNumber is the number grammar of Python's json module (json.scanner's
+// NUMBER_RE, the same as RFC 8259's): it reads a float when the fraction or
+// the exponent group is present, an int otherwise.
+var pyNumber = regexp.MustCompile(`^(-?(?:0|[1-9][0-9]*))(\.[0-9]+)?([eE][-+]?[0-9]+)?$`)
+
+// checkJSONFloat checks the text written for the float f of the given bit
+// size: NaN and ±Inf are the contract's strings; any other value is a JSON
+// number that Python reads as a float (a fraction or an exponent) and that
+// reads back to the same bits, the sign of zero included.
+func checkJSONFloat(t testing.TB, text string, f float64, bits int) {
+	t.Helper()
+	switch {
+	case math.IsNaN(f):
+		if text != `"NaN"` {
+			t.Fatalf("NaN written as %s", text)
+		}
+		return
+	case math.IsInf(f, 0):
+		if text != `"Inf"` && text != `"-Inf"` || (text == `"Inf"`) != (f > 0) {
+			t.Fatalf("%v written as %s", f, text)
+		}
+		return
+	}
+	m := pyNumber.FindStringSubmatch(text)
+	if m == nil {
+		t.Fatalf("%v (bits %d) written as %q: not a JSON number", f, bits, text)
+	}
+	if m[2] == "" && m[3] == "" {
+		t.Fatalf("%v (bits %d) written as %q: Python reads an int", f, bits, text)
+	}
+	back, err := strconv.ParseFloat(text, bits)
+	if err != nil {
+		t.Fatalf("%q: %v", text, err)
+	}
+	if bits == 32 {
+		if math.Float32bits(float32(back)) != math.Float32bits(float32(f)) {
+			t.Fatalf("float32 %v written as %q reads back as %v", f, text, back)
+		}
+	} else if math.Float64bits(back) != math.Float64bits(f) {
+		t.Fatalf("float64 %v written as %q reads back as %v", f, text, back)
+	}
+}
+
+// TestJSONFloatsReadAsFloats: for random float32 and float64 bit patterns
+// (and random whole values, the case the rule is about), the written number
+// is a float to Python and reads back exactly; FuzzJSONFloat explores more.
+func TestJSONFloatsReadAsFloats(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	var b []byte
+	check := func(f float64, bits int) {
+		b = appendFloat(b[:0], f, bits)
+		checkJSONFloat(t, string(b), f, bits)
+	}
+	for _, f := range []float64{0, math.Copysign(0, -1), 1, -1, 1e21, 1e-6, 1 << 53, math.MaxFloat64, math.SmallestNonzeroFloat64, math.MaxFloat32, math.SmallestNonzeroFloat32, math.NaN(), math.Inf(1), math.Inf(-1)} {
+		check(f, 64)
+		check(float64(float32(f)), 32)
+	}
+	for range 1 << 18 {
+		check(math.Float64frombits(rng.Uint64()), 64)
+		check(float64(math.Float32frombits(rng.Uint32())), 32)
+		w := float64(rng.Int64N(1<<62) - 1<<61)
+		check(w, 64)
+		check(float64(float32(w)), 32)
+		check(math.Ldexp(w, -rng.IntN(70)), 64)
 	}
 }

@@ -24,7 +24,7 @@ func TestJSON(t *testing.T) {
 	want := `{"time":"2024-05-01T12:00:00.000000000Z","proto":"roboid","transport":"udp","stream":2,` +
 		`"src":"198.51.100.10:50000","dst":"192.0.2.1:7681","offset":0,"length":12,"type":"Pose","fields":{` +
 		`"network_id":1,"thing_id":2,"values":[` +
-		`{"data_type":"0x62","semantics":"linear_velocity","angular_bytes":1,"linear_bytes":2,"raw":"40003e","angles_deg":[90],"magnitude_uint":15872,"magnitude_f16":1.5},` +
+		`{"data_type":"0x62","semantics":"linear_velocity","angular_bytes":1,"linear_bytes":2,"raw":"40003e","angles_deg":[90.0],"magnitude_uint":15872,"magnitude_f16":1.5},` +
 		`{"data_type":"0x22","semantics":"linear_velocity","angular_bytes":0,"linear_bytes":2,"raw":"007e","magnitude_uint":32256,"magnitude_f16":"NaN"},` +
 		`{"data_type":"0xb1","semantics":"position","angular_bytes":2,"linear_bytes":4,"raw":"40","truncated":true}]},` +
 		`"warnings":["Pose: value 2 (data type 0xb1 at byte 10) needs 6 bytes, the datagram ends after 1"]}` + "\n"
