@@ -328,7 +328,7 @@ func runCapture(ctx context.Context, ro *readOpts, reg *dissect.Registry, out si
 		return silentError{}
 	}
 	if !ro.noSummary {
-		output.WriteSummary(stderr, sum)
+		output.WriteSummaryWith(stderr, sum, output.SummaryOptions{ASCII: !terminalOf(stderr, os.Getenv).utf8})
 	}
 	if errors.Is(err, syscall.EPIPE) {
 		return nil // the reader of the output is gone: a normal end

@@ -39,12 +39,12 @@ type readOpts struct {
 
 func addReadFlags(cmd *cobra.Command, o *readOpts) {
 	f := cmd.Flags()
-	f.StringArrayVarP(&o.files, "read", "r", nil, "read this capture file (pcap or pcapng; - for stdin); may be repeated, and files may also be given as arguments")
+	f.StringArrayVarP(&o.files, "read", "r", nil, "read this capture file (pcap or pcapng, also gzip-, zstd- or lz4-compressed; - for stdin); may be repeated, and files may also be given as arguments")
 	f.StringVarP(&o.format, "output", "o", "table", "output format: table (one aligned line per message) or json (JSON Lines, see docs/output.md)")
 	f.StringArrayVarP(&o.decodeAs, "decode-as", "d", nil, "decode a port as a protocol, tshark style: tcp.port==4000,deltarobot or udp.port==N,PROTO; may be repeated (see 'dissect protocols')")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "print no per-message output, only the summary on stderr")
 	f.StringVarP(&o.timeFormat, "time-format", "t", "r", "table TIME column: r (seconds since the first packet), a (UTC time of day), ad (UTC date and time), e (epoch seconds)")
-	f.StringVar(&o.progress, "progress", "auto", "progress bar on stderr: auto (only when stderr is a terminal), always, never")
+	f.StringVar(&o.progress, "progress", "auto", "progress bar on stderr (file, percent, rate, time left): auto (when stderr is a terminal and the records do not go to one), always, never")
 	f.BoolVar(&o.noSummary, "no-summary", false, "do not print the summary on stderr at the end")
 	f.BoolVar(&o.wide, "wide", false, "table: do not fit lines to the terminal's width; show every column and the whole INFO")
 	f.BoolVar(&o.neptuneInt16, "neptune-int16", false, "neptune-wiki: read the wiki's \"int\" fields as int16 (AVR layout) instead of int32")
@@ -178,8 +178,25 @@ func runRead(cmd *cobra.Command, o *readOpts, files []string, stdin io.Reader, s
 	defer signal.Stop(pipe)
 	cfg := o.pipelineConfig(reg, out)
 	var bar *output.Progress
-	if o.progress == "always" || (o.progress == "auto" && isTerminal(stderr)) {
-		bar = output.NewProgress(stderr)
+	// auto: only when stderr is a terminal and the records do not go to
+	// a terminal too (their lines would run into the bar's).
+	if o.progress == "always" || (o.progress == "auto" && isTerminal(stderr) &&
+		(out == nil || !isTerminal(cmd.OutOrStdout()))) {
+		tt := terminalOf(stderr, os.Getenv)
+		po := output.ProgressOptions{
+			Width:   tt.width,
+			ASCII:   !tt.utf8,
+			Columns: func() int { return terminalOf(stderr, os.Getenv).width },
+		}
+		// Records to a pipe (| head): the bar waits a second, so a short
+		// run, or a reader that prints its lines and quits, sees none.
+		// Only -q and a regular file make the bar start at once.
+		po.Immediate = out == nil
+		if f, ok := cmd.OutOrStdout().(*os.File); ok && !po.Immediate {
+			fi, err := f.Stat()
+			po.Immediate = err == nil && fi.Mode().IsRegular()
+		}
+		bar = output.NewProgress(stderr, po)
 		cfg.Progress = func() {
 			name, i, n, p, ok := src.Current()
 			if !ok || p == nil {
@@ -204,7 +221,7 @@ func runRead(cmd *cobra.Command, o *readOpts, files []string, stdin io.Reader, s
 	// When nothing could be read (a missing file, not a capture), the
 	// error alone says it: an empty summary would only push it away.
 	if !o.noSummary && (err == nil || sum.Packets > 0) {
-		output.WriteSummary(stderr, sum)
+		output.WriteSummaryWith(stderr, sum, output.SummaryOptions{ASCII: !terminalOf(stderr, os.Getenv).utf8})
 	}
 	if closed {
 		return nil

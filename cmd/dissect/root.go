@@ -78,12 +78,13 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 and their controllers: VRPN, Deltarobot VR, HandControl (the prosthesis link),
 Neptune ROV and Roboid Control.
 
-Given capture files (pcap or pcapng; several files are read in order as one
-capture, as tcpdump -C splits them), it reassembles TCP connections and UDP
-flows, finds each stream's protocol by its content (or its default port, or a
--d rule), and prints every message: a table by default, JSON Lines with -o json.
-With -i it captures live from a network interface; 'dissect serial' taps a
-serial line.
+Given capture files (pcap or pcapng, plain or gzip/zstd/lz4-compressed;
+several files are read in order as one capture, as tcpdump -C splits them),
+it reassembles TCP connections and UDP flows, finds each stream's protocol by
+its content (or its default port, or a -d rule), and prints every message: a
+table fitted to the terminal by default (--wide for every column), JSON Lines
+with -o json. With -i it captures live from a network interface; 'dissect
+serial' taps a serial line.
 
 Every byte of every stream is accounted for: it is in a decoded message, a
 "skipped" record (seen but not decodable, with the reason) or a "gap" record
@@ -113,6 +114,7 @@ Every byte of every stream is accounted for: it is in a decoded message, a
 		Version:           versionLine(),
 	}
 	root.SetVersionTemplate("{{.Version}}\n")
+	root.Flags().BoolP("version", "v", false, "print the version, commit and Go version, and exit")
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetIn(stdin)

@@ -1,6 +1,7 @@
 package output
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"sort"
@@ -9,14 +10,40 @@ import (
 	"time"
 
 	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/tw"
 
 	"github.com/dissect-tools/dissect/dissect"
 )
 
 // WriteSummary writes the end-of-run summary for humans (on stderr): what
 // was read, how many messages of each protocol and type were decoded, and
-// every byte that was not (gaps, skipped), with sample warnings.
+// every byte that was not (gaps, skipped), with sample warnings. It is
+// [WriteSummaryWith] with the zero [SummaryOptions] (UTF-8).
 func WriteSummary(w io.Writer, s *dissect.Summary) {
+	WriteSummaryWith(w, s, SummaryOptions{})
+}
+
+// SummaryOptions say how a summary is written.
+type SummaryOptions struct {
+	// ASCII writes the summary in ASCII only, for terminals whose locale
+	// is not UTF-8 (LANG=C): the type table is drawn with +, - and |, and
+	// every other character that is not ASCII is replaced as in the
+	// table ([ASCII]).
+	ASCII bool
+}
+
+// WriteSummaryWith writes the summary of [WriteSummary] as o says.
+func WriteSummaryWith(w io.Writer, s *dissect.Summary, o SummaryOptions) {
+	if !o.ASCII {
+		writeSummary(w, s, false)
+		return
+	}
+	var buf bytes.Buffer
+	writeSummary(&buf, s, true)
+	w.Write(appendASCII(nil, buf.Bytes()))
+}
+
+func writeSummary(w io.Writer, s *dissect.Summary, ascii bool) {
 	elapsed := s.Elapsed
 	fmt.Fprintf(w, "\n== dissect summary ==\n")
 	span := ""
@@ -32,8 +59,15 @@ func WriteSummary(w io.Writer, s *dissect.Summary) {
 	fmt.Fprintf(w, "messages: %d\n", s.MessageCount())
 	if len(s.Messages) > 0 {
 		t := tablewriter.NewWriter(w)
+		if ascii {
+			t = tablewriter.NewTable(w, tablewriter.WithSymbols(tw.NewSymbols(tw.StyleASCII)))
+		}
 		t.Header("Protocol", "Type", "Messages")
 		for _, r := range typeRows(s.Messages) {
+			if ascii {
+				// The cells in ASCII before the table measures them.
+				r = [3]string{ASCII(r[0]), ASCII(r[1]), r[2]}
+			}
 			_ = t.Append(r[0], r[1], r[2])
 		}
 		_ = t.Render()

@@ -2,10 +2,10 @@ package output
 
 import (
 	"bufio"
+	"bytes"
 	"io"
 	"strconv"
 	"time"
-	"unicode/utf8"
 
 	"github.com/dissect-tools/dissect/dissect"
 )
@@ -37,26 +37,37 @@ func ParseTimeFormat(s string) (TimeFormat, bool) {
 }
 
 // Table writes one aligned line per record, streaming: it never holds
-// records, so it works on captures of any size and live. Columns grow to the
-// widest value seen so far.
+// records, so it works on captures of any size and live. The columns'
+// widths are fixed when the table is made (see [TableOptions] and
+// newLayout), so every row lines up with the header for the whole run.
 type Table struct {
 	w         *bufio.Writer
 	flushEach bool
 	format    TimeFormat
 	epoch     time.Time
 	header    bool
-	width     [5]int
-	buf       []byte
-	cols      []byte // the columns of the record being written
+	ascii     bool
+	limit     int // TableOptions.Width
+	lay       layout
+	buf       []byte // the line being written
+	tmp       []byte // scratch of the cutting functions
+	dst       []byte // scratch: the destination while the source is cut
+	port      []byte // scratch: the port while its host is cut
 }
 
-// maxColumnWidth bounds the growth of a column: a longer value (a type
-// name of a kilobyte) overflows its column instead of widening every line
-// that follows.
-const maxColumnWidth = 100
+// The columns of the table, left to right.
+const (
+	colTime = iota
+	colStream
+	colAddr
+	colProto
+	colType
+	colInfo
+	numCols
+)
 
 // Column headers of the table.
-var tableHeader = [...]string{"TIME", "STREAM", "SOURCE → DESTINATION", "PROTO", "TYPE", "INFO"}
+var tableHeader = [numCols]string{"TIME", "STREAM", "SOURCE → DESTINATION", "PROTO", "TYPE", "INFO"}
 
 // TableOptions say how a table is laid out.
 type TableOptions struct {
@@ -65,7 +76,8 @@ type TableOptions struct {
 	// unlimited (a pipe, a file, or --wide).
 	Width int
 	// ASCII replaces the arrow and ellipsis by "->" and "..." for
-	// terminals whose locale is not UTF-8 (LANG=C).
+	// terminals whose locale is not UTF-8 (LANG=C), and every other
+	// character that is not ASCII by \u{NNNN}.
 	ASCII bool
 	// FlushEach flushes every line as it is written.
 	FlushEach bool
@@ -73,13 +85,14 @@ type TableOptions struct {
 
 // NewTable returns a table writer on w.
 func NewTable(w io.Writer, o TableOptions) *Table {
-	format, flushEach := o.Time, o.FlushEach
-	t := &Table{w: bufio.NewWriterSize(w, 64<<10), format: format, flushEach: flushEach}
-	t.width = [5]int{10, 8, 36, 13, 24}
-	for i := range t.width {
-		t.width[i] = max(t.width[i], utf8.RuneCountInString(tableHeader[i])+2)
+	return &Table{
+		w:         bufio.NewWriterSize(w, 64<<10),
+		format:    o.Time,
+		flushEach: o.FlushEach,
+		ascii:     o.ASCII,
+		limit:     max(o.Width, 0),
+		lay:       newLayout(max(o.Width, 0), o.Time),
 	}
-	return t
 }
 
 // SetEpoch sets the instant relative times count from (the first packet).
@@ -96,47 +109,59 @@ func (t *Table) Record(r *dissect.Record) error {
 	b := t.buf[:0]
 	if !t.header {
 		t.header = true
-		for i, h := range tableHeader {
-			b = append(b, h...)
-			if i < len(t.width) {
-				b = pad(b, utf8.RuneCountInString(h), t.width[i])
+		b = t.appendHeader(b)
+	}
+	// Each column is written, then cut to its width (only when the width
+	// is limited) and the next one starts at its fixed position. Every
+	// text comes from the wire and is escaped.
+	pos, first := 0, true
+	for c := range numCols {
+		if !t.lay.show[c] {
+			continue
+		}
+		padFrom, padPos := len(b), pos
+		if !first {
+			b, pos = t.padTo(b, pos, c)
+		}
+		first = false
+		from := len(b)
+		width := t.lay.width[c]
+		var w int
+		switch c {
+		case colTime:
+			b = t.appendTime(b, r.Time)
+			b, w = t.fitTime(b, from, width)
+		case colStream:
+			b = strconv.AppendInt(b, int64(r.Stream), 10)
+			b, w = t.fit(b, from, width, (*Table).cutTail)
+		case colAddr:
+			b, w = t.appendAddr(b, r.Src, r.Dst, width)
+		case colProto:
+			if r.Proto == "" {
+				b = append(b, '-')
+			} else {
+				b = t.appendText(b, r.Proto)
+			}
+			b, w = t.fit(b, from, width, (*Table).cutHead)
+		case colType:
+			b = t.appendText(b, r.Type)
+			b, w = t.fit(b, from, width, (*Table).cutHead)
+		case colInfo:
+			b = AppendInfo(b, r)
+			if t.ascii {
+				b = t.toASCII(b, from)
+			}
+			if t.limit > 0 {
+				b, _ = t.cutHead(b, from, width)
 			}
 		}
-		b = append(b, '\n')
-	}
-	// The five columns are written one after the other into t.cols, then
-	// padded; every text comes from the wire and is escaped.
-	c := t.cols[:0]
-	var end [5]int
-	c = t.appendTime(c, r.Time)
-	end[0] = len(c)
-	c = strconv.AppendInt(c, int64(r.Stream), 10)
-	end[1] = len(c)
-	c = appendText(c, r.Src)
-	c = append(c, " → "...)
-	c = appendText(c, r.Dst)
-	end[2] = len(c)
-	if r.Proto == "" {
-		c = append(c, '-')
-	} else {
-		c = appendText(c, r.Proto)
-	}
-	end[3] = len(c)
-	c = appendText(c, r.Type)
-	end[4] = len(c)
-	t.cols = c
-	from := 0
-	for i, to := range end {
-		col := c[from:to]
-		from = to
-		b = append(b, col...)
-		n := utf8.RuneCount(col)
-		if n+2 > t.width[i] && n+2 <= maxColumnWidth {
-			t.width[i] = n + 2
+		if len(b) == from {
+			// An empty column: no padding before it, so an empty INFO
+			// leaves no trailing spaces.
+			b, pos = b[:padFrom], padPos
 		}
-		b = pad(b, n, t.width[i])
+		pos += w
 	}
-	b = AppendInfo(b, r)
 	b = append(b, '\n')
 	t.buf = b
 	if _, err := t.w.Write(b); err != nil {
@@ -148,15 +173,161 @@ func (t *Table) Record(r *dissect.Record) error {
 	return nil
 }
 
-// Flush writes out buffered output.
-func (t *Table) Flush() error { return t.w.Flush() }
+// appendHeader appends the header line.
+func (t *Table) appendHeader(b []byte) []byte {
+	pos, first := 0, true
+	for c := range numCols {
+		if !t.lay.show[c] {
+			continue
+		}
+		if !first {
+			b, pos = t.padTo(b, pos, c)
+		}
+		first = false
+		h := tableHeader[c]
+		width := t.lay.width[c]
+		if c == colAddr && t.limit > 0 && stringWidth(h) > width {
+			h = "SRC → DST"
+		}
+		from := len(b)
+		b = t.appendText(b, h)
+		var w int
+		if c == colInfo && t.limit == 0 {
+			continue
+		}
+		b, w = t.fit(b, from, width, (*Table).cutHead)
+		pos += w
+	}
+	return append(b, '\n')
+}
 
-func pad(b []byte, n, width int) []byte {
-	for ; n < width; n++ {
+// padTo pads the line, pos columns wide, to the start of column c. A
+// value wider than its column (only when the width is unlimited) pushes
+// the rest of the line: the next column starts after the gap.
+func (t *Table) padTo(b []byte, pos, c int) ([]byte, int) {
+	to := max(t.lay.start[c], pos+t.lay.gap)
+	for ; pos < to; pos++ {
 		b = append(b, ' ')
+	}
+	return b, pos
+}
+
+// appendText appends s escaped ([appendText]), in ASCII if asked.
+func (t *Table) appendText(b []byte, s string) []byte {
+	from := len(b)
+	b = appendText(b, s)
+	if t.ascii {
+		b = t.toASCII(b, from)
 	}
 	return b
 }
+
+// toASCII rewrites b[from:] in ASCII ([appendASCII]).
+func (t *Table) toASCII(b []byte, from int) []byte {
+	if asciiOnly(b[from:]) {
+		return b
+	}
+	t.tmp = append(t.tmp[:0], b[from:]...)
+	return appendASCII(b[:from], t.tmp)
+}
+
+// fit cuts b[from:] to width columns with cut when the table's width is
+// limited, and returns b and the column's width.
+func (t *Table) fit(b []byte, from, width int, cut func(*Table, []byte, int, int) ([]byte, int)) ([]byte, int) {
+	if t.limit == 0 {
+		return b, textWidth(b[from:])
+	}
+	return cut(t, b, from, width)
+}
+
+// fitTime cuts a time b[from:] to width columns: first fraction digits,
+// then (a time whose whole seconds alone are wider, only from absurd
+// timestamps) the end, after an ellipsis.
+func (t *Table) fitTime(b []byte, from, width int) ([]byte, int) {
+	n := len(b) - from // times are ASCII
+	if t.limit == 0 || n <= width {
+		return b, n
+	}
+	if dot := bytes.IndexByte(b[from:], '.'); dot >= 0 && dot <= width {
+		if width-dot >= 2 {
+			return b[:from+width], width
+		}
+		return b[:from+dot], dot
+	}
+	return t.cutHead(b, from, width)
+}
+
+// appendAddr appends the SOURCE → DESTINATION column. When it is too
+// wide, each side is shortened on its own ([Table.cutEndpoint]); a side
+// that fits in half the column is kept whole.
+func (t *Table) appendAddr(b []byte, src, dst string, width int) ([]byte, int) {
+	arrow := " → "
+	if t.ascii {
+		arrow = " -> "
+	}
+	from := len(b)
+	b = t.appendText(b, src)
+	srcEnd := len(b)
+	b = append(b, arrow...)
+	dstFrom := len(b)
+	b = t.appendText(b, dst)
+	w := textWidth(b[from:])
+	if t.limit == 0 || w <= width {
+		return b, w
+	}
+	aw := stringWidth(arrow)
+	room := width - aw
+	if room < 4 {
+		return t.cutHead(b, from, width)
+	}
+	sw, dw := textWidth(b[from:srcEnd]), textWidth(b[dstFrom:])
+	sn, dn := room/2, room-room/2
+	switch {
+	case sw < sn:
+		sn, dn = sw, room-sw
+	case dw < dn:
+		sn, dn = room-dw, dw
+	}
+	t.dst = append(t.dst[:0], b[dstFrom:]...)
+	b, sw = t.cutEndpoint(b[:srcEnd], from, sn)
+	b = append(b, arrow...)
+	d0 := len(b)
+	b = append(b, t.dst...)
+	b, dw = t.cutEndpoint(b, d0, dn)
+	return b, sw + aw + dw
+}
+
+// cutEndpoint shortens an address b[from:] to n columns. An address with a
+// port (ip:port, [ipv6]:port) keeps its port and loses the middle of its
+// host ("[2001:d…::4d]:50915"); other names (a serial device) keep their
+// end ("…/ttyUSB0").
+func (t *Table) cutEndpoint(b []byte, from, n int) ([]byte, int) {
+	seg := b[from:]
+	if textWidth(seg) <= n {
+		return b, textWidth(seg)
+	}
+	colon := bytes.LastIndexByte(seg, ':')
+	port := len(seg) - colon // with the colon
+	if colon > 0 && port >= 2 && port <= 6 && allDigits(seg[colon+1:]) &&
+		(seg[colon-1] == ']' || bytes.IndexByte(seg[:colon], ':') < 0) && n-port >= 3 {
+		t.port = append(t.port[:0], seg[colon:]...)
+		b, w := t.cutMiddle(b[:from+colon], from, n-port)
+		return append(b, t.port...), w + port
+	}
+	return t.cutTail(b, from, n)
+}
+
+func allDigits(b []byte) bool {
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// Flush writes out buffered output.
+func (t *Table) Flush() error { return t.w.Flush() }
 
 // appendTime writes the TIME column: relative times are exact (see
 // [since]); absolute ones are clamped to the years 0000–9999 ([clampTime]).
