@@ -47,6 +47,10 @@ type Record struct {
 	Fields    Fields
 	Warnings  []string
 	Summary   string // one-line human summary for the table; empty: derived from Fields
+	// Raw is the bytes the record covers (Length of them; none for a gap),
+	// set only when the run asks for them (-x). It aliases a stream
+	// buffer: valid until the sink's Record returns.
+	Raw []byte
 
 	arena []Field
 }
