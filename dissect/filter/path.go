@@ -72,14 +72,20 @@ func ParsePath(name string) (Path, error) {
 		p.key = name
 		return p, nil
 	}
-	proto, rest, _ := strings.Cut(name, ".")
+	proto, rest, dot := strings.Cut(name, ".")
 	if !isIdent(proto) {
 		return p, fmt.Errorf("%q: a field name starts with a protocol or record key (deltarobot.x, stream)", name)
+	}
+	if dot && rest == "" {
+		return p, fmt.Errorf("%q: a field key is missing after the dot", name)
 	}
 	p.proto = proto
 	for rest != "" {
 		var seg string
-		seg, rest, _ = strings.Cut(rest, ".")
+		seg, rest, dot = strings.Cut(rest, ".")
+		if dot && rest == "" {
+			return p, fmt.Errorf("%q: a field key is missing after the dot", name)
+		}
 		key, idx, hasIdx := strings.Cut(seg, "[")
 		if !isIdent(key) {
 			return p, fmt.Errorf("%q: bad field key %q", name, key)

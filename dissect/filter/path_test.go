@@ -92,7 +92,7 @@ func itoa(n int64) string {
 }
 
 func TestParsePathErrors(t *testing.T) {
-	for _, s := range []string{"", ".x", "vrpn..x", "vrpn.pos[", "vrpn.pos[x]", "vrpn.pos[-1]", "vrpn.pos[0]x", "1abc"} {
+	for _, s := range []string{"", ".x", "vrpn..x", "vrpn.pos[", "vrpn.pos[x]", "vrpn.pos[-1]", "vrpn.pos[0]x", "1abc", "vrpn.", "time.", "vrpn.pos.", "vrpn.pos[0]."} {
 		if _, err := ParsePath(s); err == nil {
 			t.Errorf("%q: no error", s)
 		}
