@@ -9,18 +9,32 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/dissect-tools/dissect/dissect"
 	"github.com/dissect-tools/dissect/dissect/all"
 	"github.com/dissect-tools/dissect/dissect/output"
 )
 
 func newProtocolsCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "protocols",
+	var fields bool
+	cmd := &cobra.Command{
+		Use:   "protocols [--fields [PROTOCOL]]",
 		Short: "List the dissectors, their default ports and how each is detected",
 		Long: `List the protocols dissect decodes. NAME is what -d takes
 (-d tcp.port==4000,deltarobot); DEFAULT PORTS are tried when content
-detection finds nothing; the detection rules follow the table.`,
-		Args: cobra.NoArgs,
+detection finds nothing; the detection rules follow the table.
+
+--fields lists the field names that display filters (-Y) and -e take,
+for every protocol or for the one named (dissect protocols --fields
+deltarobot).`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if !fields && len(args) > 0 {
+				return usageError{fmt.Errorf("unexpected argument %q (a protocol is named only with --fields)", args[0])}
+			}
+			if len(args) > 1 {
+				return usageError{fmt.Errorf("--fields takes one protocol, got %d", len(args))}
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			reg, err := all.Registry(all.Options{})
 			if err != nil {
@@ -38,6 +52,13 @@ detection finds nothing; the detection rules follow the table.`,
 					s = output.ASCII(s)
 				}
 				return s
+			}
+			if fields {
+				only := ""
+				if len(args) == 1 {
+					only = args[0]
+				}
+				return writeFields(w, reg.Protocols(), only, width, text)
 			}
 			rows := [][4]string{{"NAME", "TRANSPORTS", "DEFAULT PORTS", "DESCRIPTION"}}
 			var detection [][2]string
@@ -69,6 +90,83 @@ detection finds nothing; the detection rules follow the table.`,
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&fields, "fields", false, "list the field names of each protocol, for -Y and -e (optionally of one protocol: --fields deltarobot)")
+	return cmd
+}
+
+// recordKeys are the keys every record has, filtered without a protocol
+// prefix (-Y 'type == "pong"').
+var recordKeys = []string{"proto", "type", "stream", "transport", "src", "dst", "time", "offset", "length"}
+
+// writeFields writes the field names of protos (of those whose decode-as
+// name or proto key is only, when only is not ""), wrapped at width
+// columns: per field its filter name (proto.field), type, doc and the
+// record types that carry it.
+func writeFields(w io.Writer, protos []dissect.Protocol, only string, width int, text func(string) string) error {
+	var infos []dissect.Info
+	var names []string
+	for _, p := range protos {
+		in := p.Info()
+		names = append(names, in.Name)
+		if only == "" || in.Name == only || in.Proto == only {
+			infos = append(infos, in)
+		}
+	}
+	if len(infos) == 0 {
+		return usageError{fmt.Errorf("--fields %q: unknown protocol (known: %s)", only, strings.Join(names, ", "))}
+	}
+	writeWrapped(w, "", "Every record has the keys "+strings.Join(recordKeys, ", ")+
+		"; filter them by name (-Y 'type == \"pong\"'). Protocol fields are named PROTO.FIELD (proto as in the \"proto\" key); "+
+		"FIELD[] matches any item of an array, FIELD[N] item N (from 0); X.* stands for keys that depend on a schema.", width)
+	for _, in := range infos {
+		fmt.Fprintln(w)
+		title := text(in.Name)
+		if in.Proto != in.Name {
+			title += " (proto " + text(in.Proto) + ")"
+		}
+		writeWrapped(w, "", title+": "+text(in.Title), width)
+		nameW, typeW := len("FIELD"), len("TYPE")
+		for _, f := range in.Fields {
+			nameW = max(nameW, utf8.RuneCountInString(text(in.Proto+"."+f.Name)))
+			typeW = max(typeW, utf8.RuneCountInString(text(f.Type)))
+		}
+		label := func(name, typ string) string {
+			return fmt.Sprintf("  %-*s  %-*s  ", nameW, name, typeW, typ)
+		}
+		writeWrapped(w, label("FIELD", "TYPE"), "DESCRIPTION [RECORD TYPES]", width)
+		for _, f := range in.Fields {
+			doc := text(f.Doc)
+			if len(f.Types) > 0 {
+				doc += " [" + shortTypes(f.Types, text) + "]"
+			}
+			writeWrapped(w, label(text(in.Proto+"."+f.Name), text(f.Type)), doc, width)
+		}
+	}
+	return nil
+}
+
+// shortTypes joins record types, keeping the first few when they are
+// many or long ("a, b, +3 more").
+func shortTypes(types []string, text func(string) string) string {
+	const maxLen = 48
+	var b strings.Builder
+	for i, t := range types {
+		t = text(t)
+		rest := len(types) - i - 1
+		more := ""
+		if rest > 0 {
+			more = fmt.Sprintf(", +%d more", rest)
+		}
+		if i > 0 && utf8.RuneCountInString(b.String())+2+utf8.RuneCountInString(t)+len(more) > maxLen {
+			fmt.Fprintf(&b, ", +%d more", len(types)-i)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(t)
+	}
+	return b.String()
 }
 
 // writeColumns writes rows (the first is the header) as plain aligned
