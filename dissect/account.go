@@ -12,9 +12,14 @@ import (
 // changes hands (a protocol found by the hunt); a gap is a record of its
 // own; a message is sent to the sink or, in summary-only runs, counted.
 
-// skip adds n bytes at d.next to the pending skipped run. reason is used
-// when it starts the run ("" keeps an earlier reason, or says "resync").
-func (s *Stream) skip(d *dirState, n int64, reason string) {
+// skip adds b, the bytes at d.next, to the pending skipped run. reason is
+// used when it starts the run ("" keeps an earlier reason, or says
+// "resync").
+func (s *Stream) skip(d *dirState, b []byte, reason string) {
+	n := int64(len(b))
+	if s.raw {
+		d.raw = append(d.raw, b...)
+	}
 	if d.skipLen == 0 {
 		d.skipOff = d.next
 		d.skipReason = reason
@@ -55,9 +60,9 @@ func (s *Stream) flushHeld(dir Dir, t time.Time, why string) {
 	}
 	if len(d.buf) > 0 {
 		if d.needSync {
-			s.skip(d, int64(len(d.buf)), "")
+			s.skip(d, d.buf, "")
 		} else {
-			s.skip(d, int64(len(d.buf)), fmt.Sprintf("%s: %s (%d bytes at offset %d)", s.pname, why, len(d.buf), d.next))
+			s.skip(d, d.buf, fmt.Sprintf("%s: %s (%d bytes at offset %d)", s.pname, why, len(d.buf), d.next))
 		}
 		d.buf = d.buf[:0]
 	}
@@ -113,8 +118,9 @@ func (s *Stream) fill(r *Record, dir Dir, t time.Time, off, n int64) {
 	r.Length = n
 }
 
-// emitMessage sends the message the parser put in s.rec, or counts it.
-func (s *Stream) emitMessage(dir Dir, t time.Time, off, n int64) {
+// emitMessage sends the message the parser put in s.rec, b its bytes at
+// offset off, or counts it.
+func (s *Stream) emitMessage(dir Dir, t time.Time, off int64, b []byte) {
 	if s.rec.Type == "" {
 		s.rec.Type = "unknown"
 	}
@@ -122,14 +128,19 @@ func (s *Stream) emitMessage(dir Dir, t time.Time, off, n int64) {
 		s.counts.Add(s.pname, s.rec.Type)
 		return
 	}
-	s.fill(s.rec, dir, t, off, n)
+	s.fill(s.rec, dir, t, off, int64(len(b)))
 	s.takeWarnings(s.rec, dir)
+	if s.raw {
+		s.rec.Raw = b
+	}
 	if err := s.sink.Record(s.rec); err != nil {
 		s.err = err
 	}
+	s.rec.Raw = nil
 }
 
-// emitEvent sends a gap or skipped record.
+// emitEvent sends a gap or skipped record. With Raw, a skipped record
+// carries the bytes held for it, which are then dropped.
 func (s *Stream) emitEvent(dir Dir, t time.Time, typ string, off, n int64, reason string) {
 	if s.ev == nil {
 		s.ev = &Record{}
@@ -142,8 +153,38 @@ func (s *Stream) emitEvent(dir Dir, t time.Time, typ string, off, n int64, reaso
 		r.Add("reason", Str(reason))
 	}
 	s.takeWarnings(r, dir)
+	d := &s.dirs[dir]
+	if s.raw && typ == TypeSkipped {
+		r.Raw = d.raw
+	}
 	if err := s.sink.Record(r); err != nil {
 		s.err = err
+	}
+	if s.raw && typ == TypeSkipped {
+		r.Raw = nil
+		d.raw = d.raw[:0]
+		if cap(d.raw) > 256<<10 {
+			d.raw = nil // do not keep a large buffer for a quiet stream
+		}
+	}
+}
+
+// cutRaw bounds the bytes held for Raw (StreamOptions.Raw): a skipped run
+// or an oversize message passed over that holds Limits.MaxMessage bytes or
+// more is sent now, as a skipped record of what was seen of it so far; the
+// rest of it follows as further records.
+func (s *Stream) cutRaw(t time.Time) {
+	for dir := Dir(0); dir < 2 && s.err == nil; dir++ {
+		d := &s.dirs[dir]
+		if len(d.raw) < s.lim.MaxMessage {
+			continue
+		}
+		if d.discard > 0 {
+			s.emitEvent(dir, t, TypeSkipped, d.discardOff, d.next-d.discardOff, d.discardReason)
+			d.discardOff = d.next
+			continue
+		}
+		s.flushSkip(dir, t)
 	}
 }
 

@@ -221,7 +221,7 @@ func (s *Stream) trial(i int, dir Dir, b []byte, at int64, final bool) (verdict,
 func (s *Stream) huntDrop(dir Dir, n int64) {
 	d := &s.dirs[dir]
 	hd := &s.hunt.dirs[dir]
-	s.skip(d, n, ReasonUnknown)
+	s.skip(d, d.buf[hd.head:hd.head+int(n)], ReasonUnknown)
 	hd.head += int(n)
 	if hd.head >= s.lim.MaxDetect || hd.head == len(d.buf) {
 		d.buf = d.buf[:copy(d.buf, d.buf[hd.head:])]
@@ -238,7 +238,7 @@ func (s *Stream) huntFlush(dir Dir) {
 	d := &s.dirs[dir]
 	hd := &s.hunt.dirs[dir]
 	if n := len(d.buf) - hd.head; n > 0 {
-		s.skip(d, int64(n), ReasonUnknown)
+		s.skip(d, d.buf[hd.head:], ReasonUnknown)
 	}
 	d.buf = d.buf[:0]
 	hd.head = 0
@@ -251,7 +251,8 @@ func (s *Stream) huntChoose(dir Dir, t time.Time, i int, at int64) {
 	o := dir ^ 1
 	d, od := &s.dirs[dir], &s.dirs[o]
 	if n := at - d.next; n > 0 {
-		s.skip(d, n, ReasonUnknown)
+		head := h.dirs[dir].head
+		s.skip(d, d.buf[head:head+int(n)], ReasonUnknown)
 		h.dirs[dir].head += int(n)
 	}
 	// The bytes before the sync point, in both directions, are records of

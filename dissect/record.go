@@ -97,6 +97,9 @@ func (r *Record) Clone() *Record {
 	if r.Warnings != nil {
 		c.Warnings = append([]string(nil), r.Warnings...)
 	}
+	if r.Raw != nil {
+		c.Raw = append([]byte(nil), r.Raw...) // Raw aliases a stream buffer
+	}
 	c.arena = nil
 	return &c
 }

@@ -107,6 +107,7 @@ type Stream struct {
 
 	countOnly bool
 	counts    TypeCounts
+	raw       bool // StreamOptions.Raw
 
 	dirs [2]dirState
 	// rec is filled by the parser; ev holds gap and skipped events, so a
@@ -137,6 +138,11 @@ type dirState struct {
 	needSync bool
 	ended    bool
 
+	// raw holds, with StreamOptions.Raw, the bytes of the pending skipped
+	// run or of the oversize message being passed over (never both: the
+	// run is flushed before a pass-over starts), for the record's Raw.
+	raw []byte
+
 	warn []string // warnings for the next record of this direction (bounded)
 }
 
@@ -153,13 +159,21 @@ type StreamOptions struct {
 	// counted in the stream ([Stream.Counts]) instead of being sent to the
 	// sink. Gaps, skipped bytes and messages with warnings are still sent.
 	CountOnly bool
+	// Raw sets [Record.Raw] on every record sent (tshark's -x): a message
+	// gets its bytes as framed, a skipped record the bytes it passes over,
+	// a gap none. To keep memory bounded by [Limits], a skipped run or an
+	// oversize message passed over is then sent as several skipped records
+	// when it grows past Limits.MaxMessage bytes: each cut falls after the
+	// segment, read or datagram that crossed that size. Without Raw
+	// nothing is kept and nothing is cut.
+	Raw bool
 }
 
 // NewStream returns the driver for one stream. The registry picks its
 // protocol: at once when a decode-as rule matches, else by content and then
 // by default port.
 func NewStream(info StreamInfo, reg *Registry, sink Sink, opt StreamOptions) *Stream {
-	s := &Stream{Info: info, reg: reg, sink: sink, lim: opt.Limits.withDefaults(), decode: opt.Decode, countOnly: opt.CountOnly}
+	s := &Stream{Info: info, reg: reg, sink: sink, lim: opt.Limits.withDefaults(), decode: opt.Decode, countOnly: opt.CountOnly, raw: opt.Raw}
 	s.ctx = Ctx{Stream: &s.Info, Decode: opt.Decode, notes: &s.notes}
 	if e := reg.forced(&s.Info); e != nil {
 		s.choose(e)
@@ -192,9 +206,12 @@ func (s *Stream) Data(dir Dir, t time.Time, data []byte) {
 	}
 	if s.detecting {
 		s.hold(heldUnit{kind: unitData, dir: dir, t: t, data: append([]byte(nil), data...)})
-		return
+	} else {
+		s.feed(dir, t, data)
 	}
-	s.feed(dir, t, data)
+	if s.raw {
+		s.cutRaw(t)
+	}
 }
 
 // Datagram gives one UDP datagram of direction dir. Datagram boundaries are
@@ -205,9 +222,12 @@ func (s *Stream) Datagram(dir Dir, t time.Time, data []byte) {
 	}
 	if s.detecting {
 		s.hold(heldUnit{kind: unitDatagram, dir: dir, t: t, data: append([]byte(nil), data...)})
-		return
+	} else {
+		s.datagram(dir, t, data)
 	}
-	s.datagram(dir, t, data)
+	if s.raw {
+		s.cutRaw(t)
+	}
 }
 
 // Gap reports n bytes of direction dir that were never captured. The parser
@@ -245,6 +265,9 @@ func (s *Stream) feed(dir Dir, t time.Time, data []byte) {
 	}
 	if d.discard > 0 {
 		k := min(int64(len(data)), d.discard)
+		if s.raw {
+			d.raw = append(d.raw, data[:k]...)
+		}
 		d.discard -= k
 		d.next += k
 		data = data[k:]
@@ -260,7 +283,7 @@ func (s *Stream) feed(dir Dir, t time.Time, data []byte) {
 			s.huntData(dir, t, data)
 			return
 		}
-		s.skip(d, int64(len(data)), ReasonUnknown)
+		s.skip(d, data, ReasonUnknown)
 		return
 	}
 	b := data
@@ -287,7 +310,7 @@ func (s *Stream) datagram(dir Dir, t time.Time, data []byte) {
 		return
 	}
 	if s.parser == nil {
-		s.skip(d, int64(len(data)), ReasonUnknown)
+		s.skip(d, data, ReasonUnknown)
 		return
 	}
 	d.needSync = false // every datagram starts at a message boundary
@@ -317,14 +340,14 @@ func (s *Stream) run(dir Dir, t time.Time, b []byte, final bool) int {
 				k = len(rest)
 			}
 			if k > 0 {
-				s.skip(d, int64(k), "")
+				s.skip(d, rest[:k], "")
 				i += k
 				rest = rest[k:]
 			}
 			if !ok {
 				if len(rest) > s.lim.MaxSync {
 					drop := len(rest) - s.lim.MaxSync/2
-					s.skip(d, int64(drop), "")
+					s.skip(d, rest[:drop], "")
 					i += drop
 				}
 				return i
@@ -342,16 +365,19 @@ func (s *Stream) run(dir Dir, t time.Time, b []byte, final bool) int {
 			if d.skipLen > 0 {
 				s.flushSkip(dir, t)
 			}
-			s.emitMessage(dir, t, d.next, int64(n))
+			s.emitMessage(dir, t, d.next, rest[:n])
 			d.next += int64(n)
 			i += n
 		case errors.Is(err, ErrNeedMore) && final:
 			reason := fmt.Sprintf("%s: truncated message at offset %d: the datagram ends after %d of its bytes", s.pname, d.next, len(rest))
-			s.skip(d, int64(len(rest)), reason)
+			s.skip(d, rest, reason)
 			return len(b)
 		case errors.Is(err, ErrNeedMore) && n > s.lim.MaxMessage:
 			s.flushSkip(dir, t)
 			take := min(n, len(rest))
+			if s.raw {
+				d.raw = append(d.raw, rest[:take]...)
+			}
 			d.discardOff = d.next
 			d.discard = int64(n - take)
 			d.discardReason = fmt.Sprintf("%s: message of %d bytes at offset %d exceeds the %d-byte limit; passed over undecoded", s.pname, n, d.next, s.lim.MaxMessage)
@@ -362,21 +388,22 @@ func (s *Stream) run(dir Dir, t time.Time, b []byte, final bool) int {
 			}
 			return i
 		case errors.Is(err, ErrNeedMore) && len(rest) > s.lim.MaxMessage:
-			s.malformed(d, fmt.Sprintf("%s: no message ends within %d bytes at offset %d", s.pname, len(rest), d.next))
+			s.malformed(d, rest, fmt.Sprintf("%s: no message ends within %d bytes at offset %d", s.pname, len(rest), d.next))
 			i++
 		case errors.Is(err, ErrNeedMore):
 			return i
 		default:
-			s.malformed(d, s.describe(err, n))
+			s.malformed(d, rest, s.describe(err, n))
 			i++
 		}
 	}
 	return i
 }
 
-// malformed skips the first byte at d.next and asks for a resync.
-func (s *Stream) malformed(d *dirState, reason string) {
-	s.skip(d, 1, reason)
+// malformed skips the first byte of rest, at d.next, and asks for a
+// resync.
+func (s *Stream) malformed(d *dirState, rest []byte, reason string) {
+	s.skip(d, rest[:1], reason)
 	d.needSync = true
 }
 

@@ -60,7 +60,7 @@ func newDecoder(cfg *Config) *decoder {
 	d := &decoder{
 		reg:      cfg.Registry,
 		sink:     cfg.Sink,
-		sopt:     dissect.StreamOptions{Limits: cfg.Limits, Decode: !cfg.CountOnly && !cfg.TypesOnly, CountOnly: cfg.CountOnly},
+		sopt:     dissect.StreamOptions{Limits: cfg.Limits, Decode: !cfg.CountOnly && !cfg.TypesOnly, CountOnly: cfg.CountOnly, Raw: cfg.Raw},
 		seenWarn: map[string]bool{},
 	}
 	d.epoch, _ = cfg.Sink.(EpochSetter)

@@ -22,7 +22,10 @@ type Config struct {
 	CountOnly bool
 	// TypesOnly asks parsers for types only, no fields (CountOnly implies
 	// it); every record still goes to Sink.
-	TypesOnly  bool
+	TypesOnly bool
+	// Raw gives every record its bytes (dissect.Record.Raw, for -x); see
+	// dissect.StreamOptions.Raw.
+	Raw        bool
 	Limits     dissect.Limits
 	Reassembly reassembly.Config
 

@@ -21,6 +21,7 @@ type JSON struct {
 	w         *bufio.Writer
 	buf       []byte
 	flushEach bool
+	raw       bool // SetRaw
 	ts        timeCache
 	keys      jsonCache // field keys, with the colon
 	strs      jsonCache // proto, type, src, dst
@@ -35,6 +36,10 @@ func NewJSON(w io.Writer, flushEach bool) *JSON {
 		keys: jsonCache{strcache.New[[]byte](6)}, strs: jsonCache{strcache.New[[]byte](6)},
 	}
 }
+
+// SetRaw, when on, ends every object with the key "raw": the record's bytes
+// (dissect.Record.Raw) as lowercase hex, "" for a gap (tshark's -x).
+func (j *JSON) SetRaw(on bool) { j.raw = on }
 
 // Record writes r as one line.
 func (j *JSON) Record(r *dissect.Record) error {
@@ -68,6 +73,11 @@ func (j *JSON) Record(r *dissect.Record) error {
 			b = appendString(b, w)
 		}
 		b = append(b, ']')
+	}
+	if j.raw {
+		b = append(b, `,"raw":"`...)
+		b = appendHex(b, r.Raw)
+		b = append(b, '"')
 	}
 	b = append(b, '}', '\n')
 	j.buf = b
@@ -134,6 +144,10 @@ func (j *JSON) appendValue(b []byte, v *dissect.Value) []byte {
 	}
 	return append(b, "null"...)
 }
+
+// AppendFloat appends a float64 as the JSON of records writes it (see
+// appendFloat), for other writers of JSON (statistics).
+func AppendFloat(b []byte, f float64) []byte { return appendFloat(b, f, 64) }
 
 // appendFloat writes f as a JSON number, or as the string "NaN", "Inf" or
 // "-Inf". Numbers use plain decimal notation between 1e-6 and 1e21 and

@@ -48,6 +48,7 @@ type Table struct {
 	header    bool
 	ascii     bool
 	limit     int // TableOptions.Width
+	hex       bool
 	lay       layout
 	buf       []byte // the line being written
 	tmp       []byte // scratch of the cutting functions
@@ -81,6 +82,9 @@ type TableOptions struct {
 	ASCII bool
 	// FlushEach flushes every line as it is written.
 	FlushEach bool
+	// Hex writes the record's bytes (dissect.Record.Raw) under each row,
+	// as tshark's -x does, then an empty line (see hexdump.go).
+	Hex bool
 }
 
 // NewTable returns a table writer on w.
@@ -91,6 +95,7 @@ func NewTable(w io.Writer, o TableOptions) *Table {
 		flushEach: o.FlushEach,
 		ascii:     o.ASCII,
 		limit:     max(o.Width, 0),
+		hex:       o.Hex,
 		lay:       newLayout(max(o.Width, 0), o.Time),
 	}
 }
@@ -163,6 +168,10 @@ func (t *Table) Record(r *dissect.Record) error {
 		pos += w
 	}
 	b = append(b, '\n')
+	if t.hex {
+		b = appendHexDump(b, r.Raw, hexDumpPerLine(t.limit, len(r.Raw)))
+		b = append(b, '\n')
+	}
 	t.buf = b
 	if _, err := t.w.Write(b); err != nil {
 		return err
