@@ -1,0 +1,262 @@
+package stats
+
+import (
+	"bufio"
+	"io"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/dissect-tools/dissect/dissect"
+)
+
+// maxRateKeys bounds the rate keys; later keys are added up in one
+// "(other)" row.
+const maxRateKeys = 1 << 16
+
+type rateKey struct {
+	stream    int
+	dir       uint8 // 0: sent by A, the source of the stream's first record
+	proto     string
+	typ       string
+	sender    string // VRPN: the sender's name
+	sensor    int64  // VRPN: the sensor, when hasSensor
+	hasSensor bool
+}
+
+// rateAcc accumulates inter-arrival gaps with Welford's algorithm.
+type rateAcc struct {
+	key         rateKey
+	src         string // the sender's address
+	count       int64
+	first, last time.Time
+	mean, m2    float64 // of the gaps, seconds
+	maxGap      time.Duration
+	stallStart  time.Time
+}
+
+func (a *rateAcc) add(t time.Time) {
+	a.count++
+	if a.count == 1 {
+		a.first, a.last = t, t
+		return
+	}
+	g := max(t.Sub(a.last), 0) // capture order; a time going back counts as 0
+	if a.count == 2 || g > a.maxGap {
+		a.maxGap, a.stallStart = g, a.last
+	}
+	a.last = t
+	n := float64(a.count - 1) // gaps so far
+	x := g.Seconds()
+	d := x - a.mean
+	a.mean += d / n
+	a.m2 += d * (x - a.mean)
+}
+
+// rate is messages per second over the key's span: (count−1)/span, so
+// evenly spaced messages give exactly their frequency; NaN with fewer than
+// two messages or a span of 0.
+func (a *rateAcc) rate() float64 {
+	span := a.last.Sub(a.first).Seconds()
+	if a.count < 2 || span <= 0 {
+		return math.NaN()
+	}
+	return float64(a.count-1) / span
+}
+
+// jitter is the population standard deviation of the gaps, seconds.
+func (a *rateAcc) jitter() float64 {
+	if a.count < 2 {
+		return math.NaN()
+	}
+	return math.Sqrt(max(a.m2/float64(a.count-1), 0))
+}
+
+// Rate is -z rate: per stream and message type (for VRPN: and sender and
+// sensor), the rate, the inter-arrival gaps and their jitter, and the
+// longest stall.
+type Rate struct {
+	keys  map[rateKey]*rateAcc
+	a     map[int]string // stream → A, the source of its first record
+	order []*rateAcc
+	other *rateAcc
+	first time.Time
+	seen  bool
+	buf   []byte
+}
+
+// NewRate returns an empty rate statistic.
+func NewRate() *Rate { return &Rate{keys: map[rateKey]*rateAcc{}, a: map[int]string{}} }
+
+// Name returns "rate".
+func (s *Rate) Name() string { return "rate" }
+
+// Record adds a message's arrival; events (gap, skipped) are not messages.
+func (s *Rate) Record(r *dissect.Record) {
+	if r.Type == dissect.TypeGap || r.Type == dissect.TypeSkipped {
+		return
+	}
+	if !s.seen {
+		s.first, s.seen = r.Time, true
+	}
+	k := rateKey{stream: r.Stream, proto: r.Proto, typ: r.Type}
+	a, ok := s.a[r.Stream]
+	if !ok && len(s.a) < maxConvs {
+		a = strings.Clone(r.Src)
+		s.a[r.Stream] = a
+	}
+	if r.Src != a {
+		k.dir = 1
+	}
+	if r.Proto == "vrpn" {
+		// The sender of a VRPN system message (type id < 0) is the id it
+		// describes, not a device.
+		if v, ok := r.Fields.Get("type_id"); ok && isInt(v) && v.Int() < 0 {
+		} else if v, ok := r.Fields.Get("sender"); ok && v.Kind() == dissect.KindString {
+			k.sender = v.Str()
+		}
+		if v, ok := r.Fields.Get("sensor"); ok && isInt(v) {
+			k.sensor, k.hasSensor = v.Int(), true
+		}
+	}
+	acc := s.keys[k]
+	if acc == nil {
+		if len(s.keys) >= maxRateKeys {
+			if s.other == nil {
+				s.other = &rateAcc{key: rateKey{stream: -1, typ: "(other)"}}
+			}
+			acc = s.other
+		} else {
+			k.proto, k.typ, k.sender = strings.Clone(k.proto), strings.Clone(k.typ), strings.Clone(k.sender)
+			acc = &rateAcc{key: k, src: strings.Clone(r.Src)}
+			s.keys[k] = acc
+			s.order = append(s.order, acc)
+		}
+	}
+	acc.add(r.Time)
+}
+
+func (s *Rate) rows() []*rateAcc {
+	rows := slices.Clone(s.order)
+	slices.SortStableFunc(rows, func(a, b *rateAcc) int {
+		x, y := a.key, b.key
+		if x.stream != y.stream {
+			return x.stream - y.stream
+		}
+		if c := strings.Compare(x.proto, y.proto); c != 0 {
+			return c
+		}
+		if x.dir != y.dir {
+			return int(x.dir) - int(y.dir)
+		}
+		if c := strings.Compare(x.typ, y.typ); c != 0 {
+			return c
+		}
+		if c := strings.Compare(x.sender, y.sender); c != 0 {
+			return c
+		}
+		switch {
+		case x.sensor < y.sensor:
+			return -1
+		case x.sensor > y.sensor:
+			return 1
+		}
+		return 0
+	})
+	if s.other != nil {
+		rows = append(rows, s.other)
+	}
+	return rows
+}
+
+func nan(v float64, f func(float64) string) string {
+	if v != v {
+		return "-"
+	}
+	return f(v)
+}
+
+func msOf(sec float64) string { return ms(sec * 1e3) }
+
+// WriteTable writes one row per key.
+func (s *Rate) WriteTable(w io.Writer, o TableOptions) error {
+	t := &table{
+		title: "rate: message rates and inter-arrival gaps",
+		cols: []column{
+			{name: "STREAM", right: true, drop: 3}, {name: "PROTO", drop: 14}, {name: "DIR", drop: 4}, {name: "TYPE"},
+			{name: "SENDER", drop: 2}, {name: "SENSOR", right: true, drop: 1},
+			{name: "MSGS", right: true, drop: 11}, {name: "msg/s", right: true}, {name: "MEAN GAP ms", right: true, drop: 12},
+			{name: "MAX GAP ms", right: true, drop: 5}, {name: "JITTER ms", right: true, drop: 6}, {name: "STALL AT s", right: true, drop: 13},
+		},
+	}
+	for _, a := range s.rows() {
+		stream := itoa(int64(a.key.stream))
+		if a.key.stream < 0 {
+			stream = "-"
+		}
+		sensor := ""
+		if a.key.hasSensor {
+			sensor = itoa(a.key.sensor)
+		}
+		mean, maxGap, stall := math.NaN(), math.NaN(), math.NaN()
+		if a.count >= 2 {
+			mean, maxGap, stall = a.mean, a.maxGap.Seconds(), a.stallStart.Sub(s.first).Seconds()
+		}
+		dir := "A→B"
+		if a.key.dir == 1 {
+			dir = "B→A"
+		}
+		if a.key.stream < 0 {
+			dir = ""
+		}
+		t.add(stream, text(a.key.proto), dir, text(a.key.typ), text(a.key.sender), sensor, itoa(a.count),
+			nan(a.rate(), func(v float64) string { return ms(v) }), nan(mean, msOf), nan(maxGap, msOf),
+			nan(a.jitter(), msOf), nan(stall, secs))
+	}
+	t.notes = append(t.notes, "DIR: A is the source of the stream's first record (as in -z conv); msg/s = (messages-1)/span; jitter = standard deviation of the gaps; stall = the longest gap, at its start (s from the first record)")
+	return t.write(w, o)
+}
+
+// WriteJSON writes one row per key.
+func (s *Rate) WriteJSON(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	for _, a := range s.rows() {
+		r := newRow(s.buf, "rate")
+		r.int("stream", int64(a.key.stream))
+		r.str("proto", a.key.proto)
+		if a.key.stream >= 0 {
+			r.str("src", a.src)
+		}
+		r.str("type", a.key.typ)
+		if a.key.sender != "" {
+			r.str("sender", a.key.sender)
+		}
+		if a.key.hasSensor {
+			r.int("sensor", a.key.sensor)
+		}
+		r.int("messages", a.count)
+		r.time("first", a.first)
+		r.time("last", a.last)
+		r.float("span_s", a.last.Sub(a.first).Seconds())
+		if a.count >= 2 && a.rate() == a.rate() {
+			r.float("rate_per_s", a.rate())
+		} else {
+			r.null("rate_per_s")
+		}
+		if a.count >= 2 {
+			r.float("mean_gap_ms", a.mean*1e3)
+			r.float("max_gap_ms", a.maxGap.Seconds()*1e3)
+			r.float("jitter_ms", a.jitter()*1e3)
+			r.time("stall_start", a.stallStart)
+		} else {
+			r.null("mean_gap_ms")
+			r.null("max_gap_ms")
+			r.null("jitter_ms")
+			r.null("stall_start")
+		}
+		r.end(bw)
+		s.buf = r.b
+	}
+	return bw.Flush()
+}

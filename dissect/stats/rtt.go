@@ -1,0 +1,318 @@
+package stats
+
+import (
+	"bufio"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/dissect-tools/dissect/dissect"
+)
+
+// Bounds of rtt.
+const (
+	// maxSamples is the number of exact samples kept over all keys; past
+	// it, a key that gets a sample switches to a histogram.
+	maxSamples = 1 << 20
+	// maxRTTKeys bounds the keys; later keys are counted in one "(other)"
+	// row.
+	maxRTTKeys = 4096
+	// maxCodeNames bounds the remembered request names (HandControl codes
+	// per stream).
+	maxCodeNames = 1 << 16
+)
+
+type rttKey struct {
+	stream  int
+	proto   string
+	request string
+}
+
+type rttAcc struct {
+	key       rttKey
+	requests  int64
+	count     int64
+	min, max  float64
+	sum       float64
+	samples   []float64 // exact, while hist is nil
+	hist      *logHist
+	sortedLen int
+}
+
+func (a *rttAcc) add(v float64, s *RTT) {
+	if a.count == 0 || v < a.min {
+		a.min = v
+	}
+	if a.count == 0 || v > a.max {
+		a.max = v
+	}
+	a.count++
+	a.sum += v
+	if a.hist != nil {
+		a.hist.add(v)
+		return
+	}
+	if s.samples >= s.maxSamples {
+		a.hist = new(logHist)
+		for _, x := range a.samples {
+			a.hist.add(x)
+		}
+		s.samples -= len(a.samples)
+		a.samples = nil
+		a.hist.add(v)
+		return
+	}
+	a.samples = append(a.samples, v)
+	s.samples++
+}
+
+// quantile returns the nearest-rank p-quantile (0 < p ≤ 1): the smallest
+// sample such that at least p of the samples are ≤ it, the sample of rank
+// ceil(p·n) in ascending order.
+func (a *rttAcc) quantile(p float64) float64 {
+	n := a.count
+	if n == 0 {
+		return math.NaN()
+	}
+	rank := int64(math.Ceil(p * float64(n)))
+	rank = min(max(rank, 1), n)
+	if a.hist != nil {
+		return min(max(a.hist.rank(rank), a.min), a.max)
+	}
+	if a.sortedLen != len(a.samples) {
+		slices.Sort(a.samples)
+		a.sortedLen = len(a.samples)
+	}
+	return a.samples[rank-1]
+}
+
+// logHist is a histogram of positive values in buckets growing by 2 %:
+// a bucket's geometric middle is within 1 % of every value in it.
+type logHist struct {
+	counts [histBuckets]uint64
+}
+
+const (
+	histLo      = 1e-6 // ms; bucket 0 holds everything below, 0 and negatives included
+	histGrowth  = 1.02
+	histBuckets = 1 + 1745 // up to histLo·1.02^1745 ≈ 1e9 ms; the last bucket holds more
+)
+
+var logGrowth = math.Log(histGrowth)
+
+func (h *logHist) add(v float64) {
+	h.counts[histIndex(v)]++
+}
+
+func histIndex(v float64) int {
+	if !(v >= histLo) {
+		return 0
+	}
+	i := 1 + int(math.Log(v/histLo)/logGrowth)
+	return min(i, histBuckets-1)
+}
+
+// rank returns the middle of the bucket holding the sample of rank k (from 1).
+func (h *logHist) rank(k int64) float64 {
+	var seen uint64
+	for i, c := range h.counts {
+		seen += c
+		if seen >= uint64(k) {
+			if i == 0 {
+				return 0
+			}
+			return histLo * math.Pow(histGrowth, float64(i-1)+0.5)
+		}
+	}
+	return math.NaN()
+}
+
+// RTT is -z rtt: Deltarobot ping→pong round trips (the pong's rtt_ms) and
+// HandControl request→reply latencies (the reply's latency_ms), per stream
+// and request type.
+type RTT struct {
+	keys       map[rttKey]*rttAcc
+	order      []*rttAcc
+	other      *rttAcc
+	names      map[codeKey]string // HandControl: stream and code → request type
+	samples    int
+	maxSamples int
+	buf        []byte
+}
+
+type codeKey struct {
+	stream int
+	code   int64
+}
+
+// NewRTT returns an empty rtt statistic.
+func NewRTT() *RTT {
+	return &RTT{keys: map[rttKey]*rttAcc{}, names: map[codeKey]string{}, maxSamples: maxSamples}
+}
+
+// Name returns "rtt".
+func (s *RTT) Name() string { return "rtt" }
+
+func (s *RTT) acc(k rttKey) *rttAcc {
+	if a := s.keys[k]; a != nil {
+		return a
+	}
+	if len(s.keys) >= maxRTTKeys {
+		if s.other == nil {
+			s.other = &rttAcc{key: rttKey{stream: -1, request: "(other)"}}
+		}
+		return s.other
+	}
+	a := &rttAcc{key: rttKey{stream: k.stream, proto: strings.Clone(k.proto), request: strings.Clone(k.request)}}
+	s.keys[a.key] = a
+	s.order = append(s.order, a)
+	return a
+}
+
+// Record counts requests and takes the round trip or latency of replies.
+func (s *RTT) Record(r *dissect.Record) {
+	if r.Type == dissect.TypeGap || r.Type == dissect.TypeSkipped {
+		return
+	}
+	switch r.Proto {
+	case "deltarobot":
+		switch r.Type {
+		case "ping":
+			s.acc(rttKey{r.Stream, r.Proto, "ping"}).requests++
+		case "pong":
+			if v, ok := r.Fields.Get("rtt_ms"); ok && isNumber(v) {
+				s.acc(rttKey{r.Stream, r.Proto, "ping"}).add(v.Float(), s)
+			}
+		}
+		return
+	}
+	role, _ := r.Fields.Get("role")
+	if role.Kind() == dissect.KindString && role.Str() == "request" {
+		s.acc(rttKey{r.Stream, r.Proto, r.Type}).requests++
+		if c, ok := r.Fields.Get("code"); ok && isInt(c) {
+			k := codeKey{r.Stream, c.Int()}
+			if _, ok := s.names[k]; !ok && len(s.names) < maxCodeNames {
+				s.names[k] = strings.Clone(r.Type)
+			}
+		}
+		return
+	}
+	lat, ok := r.Fields.Get("latency_ms")
+	if !ok || !isNumber(lat) {
+		return
+	}
+	req := "(unknown request)"
+	if c, ok := r.Fields.Get("request_code"); ok && isInt(c) {
+		if n, ok := s.names[codeKey{r.Stream, c.Int()}]; ok {
+			req = n
+		} else {
+			req = "code " + strconv.FormatInt(c.Int(), 10)
+		}
+	}
+	s.acc(rttKey{r.Stream, r.Proto, req}).add(lat.Float(), s)
+}
+
+func isNumber(v dissect.Value) bool {
+	switch v.Kind() {
+	case dissect.KindFloat, dissect.KindFloat32, dissect.KindInt, dissect.KindUint:
+		return true
+	}
+	return false
+}
+
+func isInt(v dissect.Value) bool { return v.Kind() == dissect.KindInt || v.Kind() == dissect.KindUint }
+
+func (s *RTT) rows() []*rttAcc {
+	rows := slices.Clone(s.order)
+	slices.SortStableFunc(rows, func(a, b *rttAcc) int {
+		if a.key.stream != b.key.stream {
+			return a.key.stream - b.key.stream
+		}
+		if c := strings.Compare(a.key.proto, b.key.proto); c != 0 {
+			return c
+		}
+		return strings.Compare(a.key.request, b.key.request)
+	})
+	if s.other != nil {
+		rows = append(rows, s.other)
+	}
+	return rows
+}
+
+func (a *rttAcc) unanswered() int64 { return max(a.requests-a.count, 0) }
+
+// WriteTable writes one row per stream and request type.
+func (s *RTT) WriteTable(w io.Writer, o TableOptions) error {
+	t := &table{
+		title: "rtt: round trips and request latencies (ms)",
+		cols: []column{
+			{name: "STREAM", right: true, drop: 2}, {name: "PROTO", drop: 14}, {name: "REQUEST"},
+			{name: "COUNT", right: true}, {name: "MIN ms", right: true, drop: 11}, {name: "MEDIAN ms", right: true},
+			{name: "P95 ms", right: true, drop: 12}, {name: "P99 ms", right: true, drop: 3}, {name: "MAX ms", right: true},
+			{name: "MEAN ms", right: true, drop: 13}, {name: "UNANSWERED", right: true, drop: 1},
+		},
+	}
+	approx := false
+	for _, a := range s.rows() {
+		stream := itoa(int64(a.key.stream))
+		if a.key.stream < 0 {
+			stream = "-"
+		}
+		q := func(p float64) string {
+			if a.count == 0 {
+				return "-"
+			}
+			v := ms(a.quantile(p))
+			if a.hist != nil {
+				approx = true
+				return "≈" + v
+			}
+			return v
+		}
+		lo, hi, mean := "-", "-", "-"
+		if a.count > 0 {
+			lo, hi, mean = ms(a.min), ms(a.max), ms(a.sum/float64(a.count))
+		}
+		t.add(stream, text(a.key.proto), text(a.key.request), itoa(a.count), lo, q(0.5), q(0.95), q(0.99), hi, mean,
+			itoa(a.unanswered()))
+	}
+	if len(t.rows) == 0 {
+		t.notes = append(t.notes, "no ping/pong or request/reply seen")
+	}
+	if approx {
+		t.notes = append(t.notes, "≈: from a histogram (within 1 %): more than 1048576 samples in all")
+	}
+	return t.write(w, o)
+}
+
+// WriteJSON writes one row per stream and request type.
+func (s *RTT) WriteJSON(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	for _, a := range s.rows() {
+		r := newRow(s.buf, "rtt")
+		r.int("stream", int64(a.key.stream))
+		r.str("proto", a.key.proto)
+		r.str("request", a.key.request)
+		r.int("count", a.count)
+		if a.count > 0 {
+			r.float("min_ms", a.min)
+			r.float("median_ms", a.quantile(0.5))
+			r.float("p95_ms", a.quantile(0.95))
+			r.float("p99_ms", a.quantile(0.99))
+			r.float("max_ms", a.max)
+			r.float("mean_ms", a.sum/float64(a.count))
+		} else {
+			for _, k := range []string{"min_ms", "median_ms", "p95_ms", "p99_ms", "max_ms", "mean_ms"} {
+				r.null(k)
+			}
+		}
+		r.int("requests", a.requests)
+		r.int("unanswered", a.unanswered())
+		r.bool("approximate", a.hist != nil)
+		r.end(bw)
+		s.buf = r.b
+	}
+	return bw.Flush()
+}
