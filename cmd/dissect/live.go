@@ -327,10 +327,16 @@ func runCapture(ctx context.Context, ro *readOpts, reg *dissect.Registry, out si
 		fmt.Fprintln(stderr, "; records still queued for output were not written")
 		return silentError{}
 	}
+	closed := errors.Is(err, syscall.EPIPE)
+	if !closed {
+		if ferr := ro.finish(stderr); ferr != nil && !errors.Is(ferr, syscall.EPIPE) && err == nil {
+			err = ferr
+		}
+	}
 	if !ro.noSummary {
 		output.WriteSummaryWith(stderr, sum, output.SummaryOptions{ASCII: !terminalOf(stderr, os.Getenv).utf8})
 	}
-	if errors.Is(err, syscall.EPIPE) {
+	if closed {
 		return nil // the reader of the output is gone: a normal end
 	}
 	return err

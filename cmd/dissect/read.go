@@ -15,6 +15,7 @@ import (
 	"github.com/dissect-tools/dissect/dissect/all"
 	"github.com/dissect-tools/dissect/dissect/handcontrol"
 	"github.com/dissect-tools/dissect/dissect/output"
+	"github.com/dissect-tools/dissect/dissect/stats"
 	"github.com/dissect-tools/dissect/pipeline"
 )
 
@@ -29,7 +30,10 @@ type readOpts struct {
 	noSummary  bool
 	cpuProfile string
 	wide       bool
-	count      int64 // -c: stop after this many packets (on the root command, a live flag)
+	q          queryOpts
+	query      *query             // the run's filter and statistics, when asked for
+	statsTable stats.TableOptions // how statistics tables are laid out
+	count      int64              // -c: stop after this many packets (on the root command, a live flag)
 
 	neptuneInt16 bool
 	protoPaths   []string
@@ -40,20 +44,21 @@ type readOpts struct {
 func addReadFlags(cmd *cobra.Command, o *readOpts) {
 	f := cmd.Flags()
 	f.StringArrayVarP(&o.files, "read", "r", nil, "read this capture file (pcap or pcapng, also gzip-, zstd- or lz4-compressed; - for stdin); may be repeated, and files may also be given as arguments")
-	f.StringVarP(&o.format, "output", "o", "table", "output format: table (one aligned line per message) or json (JSON Lines, see docs/output.md)")
+	f.StringVarP(&o.format, "output", "o", "table", "output format: table (one aligned line per message), json (JSON Lines, see docs/output.md) or fields (the -e fields, tab-separated)")
 	f.StringArrayVarP(&o.decodeAs, "decode-as", "d", nil, "decode a port as a protocol, tshark style: tcp.port==4000,deltarobot or udp.port==N,PROTO; may be repeated (see 'dissect protocols')")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "print no per-message output, only the summary on stderr")
 	f.StringVarP(&o.timeFormat, "time-format", "t", "r", "table TIME column: r (seconds since the first packet), a (UTC time of day), ad (UTC date and time), e (epoch seconds)")
 	f.StringVar(&o.progress, "progress", "auto", "progress bar on stderr (file, percent, rate, time left): auto (when stderr is a terminal and the records do not go to one), always, never")
 	f.BoolVar(&o.noSummary, "no-summary", false, "do not print the summary on stderr at the end")
 	f.BoolVar(&o.wide, "wide", false, "table: do not fit lines to the terminal's width; show every column and the whole INFO")
+	addQueryFlags(cmd, &o.q)
 	f.BoolVar(&o.neptuneInt16, "neptune-int16", false, "neptune-wiki: read the wiki's \"int\" fields as int16 (AVR layout) instead of int32")
 	f.StringArrayVar(&o.protoFiles, "proto", nil, "handcontrol: decode payloads with this .proto file (messages replace the built-in ones by name; see docs/handcontrol.md); may be repeated")
 	f.StringArrayVar(&o.protoPaths, "proto-path", nil, "handcontrol: directory to resolve --proto imports from; may be repeated")
 	f.BoolVar(&o.hcRaw, "handcontrol-raw", false, "handcontrol: show payloads as raw protobuf wire fields (like protoc --decode_raw), without a schema")
 	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a Go CPU profile to this file (for performance work)")
 	_ = f.MarkHidden("cpuprofile")
-	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"table", "json"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"table", "json", "fields"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("time-format", cobra.FixedCompletions([]string{"r", "a", "ad", "e"}, cobra.ShellCompDirectiveNoFileComp))
 }
 
@@ -110,21 +115,55 @@ func (o *readOpts) setup(stdout io.Writer) (*dissect.Registry, sink, error) {
 	default:
 		return nil, nil, usageError{fmt.Errorf("--progress %q: want auto, always or never", o.progress)}
 	}
+	out, err := o.output(stdout, reg, tf)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !o.q.active() {
+		return reg, out, nil
+	}
+	q, err := o.q.build(reg, out)
+	if err != nil {
+		return nil, nil, err
+	}
+	q.stdout = stdout
+	o.query = q
+	return reg, q, nil
+}
+
+// output returns the writer of records the flags ask for; nil with -q.
+func (o *readOpts) output(stdout io.Writer, reg *dissect.Registry, tf output.TimeFormat) (sink, error) {
+	if o.format != "fields" && (len(o.q.fields) > 0 || len(o.q.fieldOpts) > 0) {
+		return nil, usageError{errors.New("-e and -E go with -o fields")}
+	}
+	tt := terminalOf(stdout, os.Getenv)
+	o.statsTable = stats.TableOptions{Width: tt.width, ASCII: !tt.utf8, Hex: o.q.hex}
+	if o.wide {
+		o.statsTable.Width = 0
+	}
 	if o.quiet {
-		return reg, nil, nil
+		return nil, nil
 	}
 	switch o.format {
 	case "table":
-		tt := terminalOf(stdout, os.Getenv)
-		to := output.TableOptions{Time: tf, Width: tt.width, ASCII: !tt.utf8}
-		if o.wide {
-			to.Width = 0
-		}
-		return reg, output.NewTable(stdout, to), nil
+		return output.NewTable(stdout, output.TableOptions{Time: tf, Width: o.statsTable.Width, ASCII: !tt.utf8, Hex: o.q.hex}), nil
 	case "json", "jsonl":
-		return reg, output.NewJSON(stdout, false), nil
+		j := output.NewJSON(stdout, false)
+		j.SetRaw(o.q.hex)
+		return j, nil
+	case "fields":
+		return o.q.fieldsWriter(stdout, reg)
 	}
-	return nil, nil, usageError{fmt.Errorf("--output %q: want table or json", o.format)}
+	return nil, usageError{fmt.Errorf("--output %q: want table, json or fields", o.format)}
+}
+
+// finish writes what comes after the records: the statistics (stdout)
+// and the display filter's count (stderr).
+func (o *readOpts) finish(stderr io.Writer) error {
+	if o.query == nil {
+		return nil
+	}
+	return o.query.finish(stderr, o.format == "json" || o.format == "jsonl", o.statsTable)
 }
 
 // startProfile starts the CPU profile asked for with --cpuprofile and
@@ -181,7 +220,7 @@ func runRead(cmd *cobra.Command, o *readOpts, files []string, stdin io.Reader, s
 	// auto: only when stderr is a terminal and the records do not go to
 	// a terminal too (their lines would run into the bar's).
 	if o.progress == "always" || (o.progress == "auto" && isTerminal(stderr) &&
-		(out == nil || !isTerminal(cmd.OutOrStdout()))) {
+		(o.quiet || !isTerminal(cmd.OutOrStdout()))) {
 		tt := terminalOf(stderr, os.Getenv)
 		po := output.ProgressOptions{
 			Width:   tt.width,
@@ -191,7 +230,7 @@ func runRead(cmd *cobra.Command, o *readOpts, files []string, stdin io.Reader, s
 		// Records to a pipe (| head): the bar waits a second, so a short
 		// run, or a reader that prints its lines and quits, sees none.
 		// Only -q and a regular file make the bar start at once.
-		po.Immediate = out == nil
+		po.Immediate = o.quiet
 		if f, ok := cmd.OutOrStdout().(*os.File); ok && !po.Immediate {
 			fi, err := f.Stat()
 			po.Immediate = err == nil && fi.Mode().IsRegular()
@@ -220,6 +259,14 @@ func runRead(cmd *cobra.Command, o *readOpts, files []string, stdin io.Reader, s
 	}
 	// When nothing could be read (a missing file, not a capture), the
 	// error alone says it: an empty summary would only push it away.
+	if !closed && (err == nil || sum.Packets > 0) {
+		if ferr := o.finish(stderr); ferr != nil {
+			closed = errors.Is(ferr, syscall.EPIPE)
+			if !closed {
+				return ferr
+			}
+		}
+	}
 	if !o.noSummary && (err == nil || sum.Packets > 0) {
 		output.WriteSummaryWith(stderr, sum, output.SummaryOptions{ASCII: !terminalOf(stderr, os.Getenv).utf8})
 	}
@@ -232,7 +279,8 @@ func runRead(cmd *cobra.Command, o *readOpts, files []string, stdin io.Reader, s
 // pipelineConfig is the part of a run's configuration that the shared
 // flags set.
 func (o *readOpts) pipelineConfig(reg *dissect.Registry, out sink) pipeline.Config {
-	cfg := pipeline.Config{Registry: reg, CountOnly: o.quiet, Packets: o.count}
+	// A filter and statistics need whole records, also with -q.
+	cfg := pipeline.Config{Registry: reg, CountOnly: o.quiet && !o.q.active(), Packets: o.count, Raw: o.q.hex}
 	if out != nil {
 		cfg.Sink = out
 	}

@@ -35,6 +35,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var silent silentError
 	if !errors.As(err, &silent) {
 		fmt.Fprintf(stderr, "dissect: %s\n", oneLine(err.Error()))
+		var d interface{ Detail() string }
+		if errors.As(err, &d) {
+			for _, line := range strings.Split(d.Detail(), "\n") {
+				fmt.Fprintf(stderr, "  %s\n", output.Escape(line))
+			}
+		}
 	}
 	var ue usageError
 	if errors.As(err, &ue) || isCobraUsage(err) {
@@ -93,6 +99,10 @@ Every byte of every stream is accounted for: it is in a decoded message, a
   dissect -o json capture.pcapng | jq 'select(.type == "vrpn_Tracker Pos_Quat") | .fields.pos'
   dissect -d tcp.port==4000,deltarobot capture.pcap
   dissect -q big.pcap                              # summary only
+  dissect -Y 'deltarobot.x > 0.1 && stream == 0' capture.pcap   # display filter
+  dissect -o fields -e time -e vrpn.pos[0] -E header=y capture.pcap
+  dissect -q -z rtt -z rate capture.pcap            # round trips, rates and stalls
+  dissect protocols --fields                       # the field names for -Y and -e
   dissect -i lo -f 'tcp port 3883 or udp port 3883'  # live
   dissect serial /dev/ttyUSB0 /dev/ttyUSB1          # tap a UART: host TX, device TX
   dissect protocols                                # what is decoded, on which ports`,
