@@ -318,6 +318,9 @@ func runCapture(ctx context.Context, ro *readOpts, reg *dissect.Registry, out si
 	cfg := ro.pipelineConfig(reg, out)
 	cfg.Live = lc
 	sum, err := pipeline.Run(ctx, src, cfg)
+	if cerr := closeOutput(out); cerr != nil && err == nil {
+		err = cerr
+	}
 	if errors.Is(err, pipeline.ErrAborted) {
 		c := sum.Capture
 		fmt.Fprintf(stderr, "dissect: stopped at once: %d packets captured", c.Captured)

@@ -129,6 +129,9 @@ func (q *query) Flush() error {
 	return nil
 }
 
+// Close closes the output, when it needs closing.
+func (q *query) Close() error { return closeOutput(q.out) }
+
 // finish writes the statistics to stdout, after the records, and the
 // display filter's count to stderr.
 func (q *query) finish(stderr io.Writer, json bool, to stats.TableOptions) error {

@@ -30,6 +30,7 @@ type readOpts struct {
 	noSummary  bool
 	cpuProfile string
 	wide       bool
+	outPath    string // --out: the MCAP file or Parquet directory
 	q          queryOpts
 	query      *query             // the run's filter and statistics, when asked for
 	statsTable stats.TableOptions // how statistics tables are laid out
@@ -44,7 +45,7 @@ type readOpts struct {
 func addReadFlags(cmd *cobra.Command, o *readOpts) {
 	f := cmd.Flags()
 	f.StringArrayVarP(&o.files, "read", "r", nil, "read this capture file (pcap or pcapng, also gzip-, zstd- or lz4-compressed; - for stdin); may be repeated, and files may also be given as arguments")
-	f.StringVarP(&o.format, "output", "o", "table", "output format: table (one aligned line per message), json (JSON Lines, see docs/output.md) or fields (the -e fields, tab-separated)")
+	f.StringVarP(&o.format, "output", "o", "table", "output format: table (one aligned line per message), json (JSON Lines, see docs/output.md), fields (the -e fields, tab-separated), mcap (Foxglove, docs/mcap.md) or parquet (a lake in --out DIR, docs/scale.md)")
 	f.StringArrayVarP(&o.decodeAs, "decode-as", "d", nil, "decode a port as a protocol, tshark style: tcp.port==4000,deltarobot or udp.port==N,PROTO; may be repeated (see 'dissect protocols')")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "print no per-message output, only the summary on stderr")
 	f.StringVarP(&o.timeFormat, "time-format", "t", "r", "table TIME column: r (seconds since the first packet), a (UTC time of day), ad (UTC date and time), e (epoch seconds)")
@@ -52,13 +53,14 @@ func addReadFlags(cmd *cobra.Command, o *readOpts) {
 	f.BoolVar(&o.noSummary, "no-summary", false, "do not print the summary on stderr at the end")
 	f.BoolVar(&o.wide, "wide", false, "table: do not fit lines to the terminal's width; show every column and the whole INFO")
 	addQueryFlags(cmd, &o.q)
+	f.StringVar(&o.outPath, "out", "", "-o mcap: write to this file (default stdout, not a terminal); -o parquet: the lake's directory")
 	f.BoolVar(&o.neptuneInt16, "neptune-int16", false, "neptune-wiki: read the wiki's \"int\" fields as int16 (AVR layout) instead of int32")
 	f.StringArrayVar(&o.protoFiles, "proto", nil, "handcontrol: decode payloads with this .proto file (messages replace the built-in ones by name; see docs/handcontrol.md); may be repeated")
 	f.StringArrayVar(&o.protoPaths, "proto-path", nil, "handcontrol: directory to resolve --proto imports from; may be repeated")
 	f.BoolVar(&o.hcRaw, "handcontrol-raw", false, "handcontrol: show payloads as raw protobuf wire fields (like protoc --decode_raw), without a schema")
 	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a Go CPU profile to this file (for performance work)")
 	_ = f.MarkHidden("cpuprofile")
-	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"table", "json", "fields"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"table", "json", "fields", "mcap", "parquet"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("time-format", cobra.FixedCompletions([]string{"r", "a", "ad", "e"}, cobra.ShellCompDirectiveNoFileComp))
 }
 
@@ -153,8 +155,12 @@ func (o *readOpts) output(stdout io.Writer, reg *dissect.Registry, tf output.Tim
 		return j, nil
 	case "fields":
 		return o.q.fieldsWriter(stdout, reg)
+	case "mcap":
+		return o.mcapOutput(stdout)
+	case "parquet":
+		return o.parquetOutput()
 	}
-	return nil, usageError{fmt.Errorf("--output %q: want table, json or fields", o.format)}
+	return nil, usageError{fmt.Errorf("--output %q: want table, json, fields, mcap or parquet", o.format)}
 }
 
 // finish writes what comes after the records: the statistics (stdout)
@@ -209,6 +215,7 @@ func runRead(cmd *cobra.Command, o *readOpts, files []string, stdin io.Reader, s
 	defer stopProfile()
 	src := pipeline.NewFiles(files, stdin)
 	defer src.Close()
+	out = nameCaptures(out, src)
 	// A reader of the output that goes away (dissect big.pcap | head) makes
 	// writes fail with EPIPE instead of killing the program: the run ends
 	// quietly, summary on stderr, exit 0, as tshark does.
@@ -251,6 +258,9 @@ func runRead(cmd *cobra.Command, o *readOpts, files []string, stdin io.Reader, s
 	sum, err := pipeline.Run(cmd.Context(), src, cfg)
 	if bar != nil {
 		bar.Done()
+	}
+	if cerr := closeOutput(out); cerr != nil && err == nil {
+		err = &pipeline.OutputError{Err: cerr}
 	}
 	var oe *pipeline.OutputError
 	closed := errors.Is(err, syscall.EPIPE)
@@ -306,4 +316,13 @@ func joinFileErrors(stderr io.Writer, err error) error {
 		fmt.Fprintf(stderr, "dissect: %s\n", oneLine(err.Error()))
 	}
 	return silentError{}
+}
+
+// closeOutput ends an output that writes a footer or closes files (MCAP,
+// Parquet) once the run is over.
+func closeOutput(out sink) error {
+	if c, ok := out.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
 }

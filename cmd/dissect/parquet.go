@@ -1,0 +1,58 @@
+package main
+
+import (
+	"errors"
+	"path/filepath"
+
+	"github.com/dissect-tools/dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect/output/parquetout"
+	"github.com/dissect-tools/dissect/pipeline"
+)
+
+// parquetOutput returns the -o parquet writer (a lake in --out DIR, see
+// docs/scale.md and package parquetout). The capture column is set by
+// nameCaptures as the files are read.
+func (o *readOpts) parquetOutput() (sink, error) {
+	if o.outPath == "" {
+		return nil, usageError{errors.New("-o parquet needs --out DIR, the lake's directory")}
+	}
+	w, err := parquetout.New(o.outPath, parquetout.Options{})
+	if err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// capturedFrom is a sink in front of a Parquet lake that names each
+// record's capture: the base name of the file being read when the record
+// was completed ("-" for stdin).
+type capturedFrom struct {
+	sink
+	lake  *parquetout.Writer
+	files *pipeline.Files
+	last  int
+}
+
+// nameCaptures puts capturedFrom in front of out when records go to a
+// Parquet lake (directly or behind a display filter).
+func nameCaptures(out sink, files *pipeline.Files) sink {
+	lake, ok := out.(*parquetout.Writer)
+	if q, isQuery := out.(*query); isQuery {
+		lake, ok = q.out.(*parquetout.Writer)
+	}
+	if !ok {
+		return out
+	}
+	return &capturedFrom{sink: out, lake: lake, files: files, last: -1}
+}
+
+func (c *capturedFrom) Record(r *dissect.Record) error {
+	if name, i, _, _, ok := c.files.Current(); ok && i != c.last {
+		c.last = i
+		c.lake.SetCapture(filepath.Base(name))
+	}
+	return c.sink.Record(r)
+}
+
+// Close closes the lake's files.
+func (c *capturedFrom) Close() error { return closeOutput(c.sink) }

@@ -1,0 +1,175 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/dissect-tools/dissect/internal/duckdb"
+)
+
+// captureArgs returns the decoding flags of a shipped capture, from its
+// truth file (the VRPN captures need none).
+func parquetCaptureArgs(t *testing.T, capFile string) []string {
+	t.Helper()
+	base := strings.TrimSuffix(strings.TrimSuffix(capFile, ".pcapng"), ".pcap")
+	raw, err := os.ReadFile(base + ".truth.json")
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var truth sampleTruth
+	if err := json.Unmarshal(raw, &truth); err != nil {
+		t.Fatal(err)
+	}
+	var args []string
+	if truth.DecodeAs != "" {
+		args = append(args, "-d", truth.DecodeAs)
+	}
+	switch truth.DecoderOptions {
+	case "":
+	case "neptune.WikiOptions{Int16: true}":
+		args = append(args, "--neptune-int16")
+	default:
+		t.Fatalf("decoder options %q: no flag known for them", truth.DecoderOptions)
+	}
+	return args
+}
+
+// lakeCounts returns "capture|proto|type" -> rows, from DuckDB.
+func lakeCounts(t *testing.T, lake string) map[string]int {
+	t.Helper()
+	glob := duckdb.Quote(filepath.Join(lake, "**", "*.parquet"))
+	_, rows := duckdb.Query(t, "SELECT capture, coalesce(proto, ''), type, count(*)::VARCHAR FROM read_parquet("+glob+
+		", hive_partitioning=true) GROUP BY ALL")
+	got := map[string]int{}
+	for _, r := range rows {
+		var n int
+		fmt.Sscan(fmt.Sprint(r[3]), &n)
+		got[fmt.Sprintf("%v|%v|%v", r[0], r[1], r[2])] = n
+	}
+	return got
+}
+
+// TestParquetLakeMatchesJSON writes every shipped capture into one lake
+// and checks with DuckDB that the rows per capture, protocol and type are
+// the records of -o json, and the types of some columns.
+func TestParquetLakeMatchesJSON(t *testing.T) {
+	if err := duckdb.Available(); err != nil {
+		t.Skip(err.Error())
+	}
+	lake := t.TempDir()
+	want := map[string]int{}
+	for _, capFile := range pcaps(t) {
+		args := parquetCaptureArgs(t, capFile)
+		out, errOut, code := cli(t, append([]string{"-o", "json", "--no-summary", "-r", capFile}, args...)...)
+		if code != 0 {
+			t.Fatalf("%s: json exit %d: %s", capFile, code, errOut)
+		}
+		name := filepath.Base(capFile)
+		for _, r := range parseJSONL(t, out) {
+			proto := ""
+			if r.Proto != nil {
+				proto = *r.Proto
+			}
+			want[name+"|"+proto+"|"+r.Type]++
+		}
+		_, errOut, code = cli(t, append([]string{"-o", "parquet", "--out", lake, "--no-summary", "-r", capFile}, args...)...)
+		if code != 0 {
+			t.Fatalf("%s: parquet exit %d: %s", capFile, code, errOut)
+		}
+	}
+	got := lakeCounts(t, lake)
+	keys := func(m map[string]int) []string {
+		var ks []string
+		for k := range m {
+			ks = append(ks, k)
+		}
+		sort.Strings(ks)
+		return ks
+	}
+	for _, k := range keys(want) {
+		if got[k] != want[k] {
+			t.Errorf("%s: %d rows in the lake, %d JSON records", k, got[k], want[k])
+		}
+	}
+	for _, k := range keys(got) {
+		if _, ok := want[k]; !ok {
+			t.Errorf("%s: %d rows in the lake, no JSON records", k, got[k])
+		}
+	}
+	if len(want) == 0 {
+		t.Fatal("no records")
+	}
+
+	// Column types, as DuckDB sees them.
+	dir := filepath.Join(lake, "proto=deltarobot", "type=actuator_position", "*.parquet")
+	types := map[string]string{}
+	_, rows := duckdb.Query(t, "SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM read_parquet("+duckdb.Quote(dir)+", hive_partitioning=true, union_by_name=true))")
+	for _, r := range rows {
+		types[fmt.Sprint(r[0])] = fmt.Sprint(r[1])
+	}
+	for col, typ := range map[string]string{
+		"x": "DOUBLE", "y": "DOUBLE", "time": "TIMESTAMP_NS", "capture": "VARCHAR", "stream": "BIGINT",
+		"offset": "BIGINT", "warnings": "VARCHAR[]", "proto": "VARCHAR", "type": "VARCHAR",
+	} {
+		if types[col] != typ {
+			t.Errorf("deltarobot actuator_position column %s: %q, want %s (all: %v)", col, types[col], typ, types)
+		}
+	}
+	// Nested fields are structs and lists.
+	pq := filepath.Join(lake, "proto=vrpn", "type=vrpn_Tracker Pos_Quat", "*.parquet")
+	_, rows = duckdb.Query(t, "SELECT typeof(pos), typeof(quat) FROM read_parquet("+
+		duckdb.Quote(pq)+", hive_partitioning=true, union_by_name=true) GROUP BY ALL")
+	if len(rows) == 0 || rows[0][0] != "DOUBLE[]" || !strings.HasPrefix(fmt.Sprint(rows[0][1]), "STRUCT(") {
+		t.Errorf("vrpn pos, quat: %v", rows)
+	}
+}
+
+// TestParquetRunsIntoOneLake writes the same capture twice and another
+// once into one lake: the part files do not collide, the counts add up and
+// the capture column tells the captures apart.
+func TestParquetRunsIntoOneLake(t *testing.T) {
+	if err := duckdb.Available(); err != nil {
+		t.Skip(err.Error())
+	}
+	lake := t.TempDir()
+	a := filepath.Join(pcapDir, "vrpn_multi_device.pcap")
+	b := filepath.Join(pcapDir, "deltarobot_session.pcap")
+	// The second run reads both files, as arguments: each record is named
+	// after the file it came from.
+	runs := [][]string{{"-r", a}, append([]string{a, b}, parquetCaptureArgs(t, b)...)}
+	for _, args := range runs {
+		if _, errOut, code := cli(t, append([]string{"-o", "parquet", "--out", lake, "--no-summary"}, args...)...); code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errOut)
+		}
+	}
+	count := func(args ...string) int {
+		out, errOut, code := cli(t, append([]string{"-o", "json", "--no-summary"}, args...)...)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		return len(parseJSONL(t, out))
+	}
+	na, nb := count("-r", a), count(append([]string{"-r", b}, parquetCaptureArgs(t, b)...)...)
+	per := map[string]int{}
+	for k, n := range lakeCounts(t, lake) {
+		per[strings.SplitN(k, "|", 2)[0]] += n
+	}
+	if per[filepath.Base(a)] != 2*na || per[filepath.Base(b)] != nb || len(per) != 2 {
+		t.Errorf("rows per capture %v, want %s: %d, %s: %d", per, filepath.Base(a), 2*na, filepath.Base(b), nb)
+	}
+}
+
+func TestParquetNeedsOut(t *testing.T) {
+	_, errOut, code := cli(t, "-o", "parquet", filepath.Join(pcapDir, "vrpn_multi_device.pcap"))
+	if code == 0 || !strings.Contains(errOut, "--out") {
+		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+}
