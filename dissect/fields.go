@@ -40,3 +40,15 @@ func firstSegment(path string) string {
 	}
 	return path
 }
+
+// FieldsOf returns the documented fields of the protocols whose "proto"
+// key is proto (several protocols may share one).
+func (r *Registry) FieldsOf(proto string) []FieldInfo {
+	var out []FieldInfo
+	for i := range r.entries {
+		if in := &r.entries[i].info; in.Proto == proto {
+			out = append(out, in.Fields...)
+		}
+	}
+	return out
+}

@@ -41,9 +41,29 @@ func NewJSON(w io.Writer, flushEach bool) *JSON {
 // (dissect.Record.Raw) as lowercase hex, "" for a gap (tshark's -x).
 func (j *JSON) SetRaw(on bool) { j.raw = on }
 
+// NewJSONAppender returns a JSON whose only use is its Append methods:
+// records and values as JSON in the form of the output contract, for
+// writers that embed them in another format (MCAP).
+func NewJSONAppender() *JSON {
+	return &JSON{keys: jsonCache{strcache.New[[]byte](6)}, strs: jsonCache{strcache.New[[]byte](6)}}
+}
+
 // Record writes r as one line.
 func (j *JSON) Record(r *dissect.Record) error {
-	b := j.buf[:0]
+	b := j.AppendRecord(j.buf[:0], r)
+	b = append(b, '\n')
+	j.buf = b
+	if _, err := j.w.Write(b); err != nil {
+		return err
+	}
+	if j.flushEach {
+		return j.w.Flush()
+	}
+	return nil
+}
+
+// AppendRecord appends r as one JSON object, with no newline.
+func (j *JSON) AppendRecord(b []byte, r *dissect.Record) []byte {
 	b = append(b, `{"time":"`...)
 	b = j.ts.append(b, r.Time)
 	b = append(b, `","proto":`...)
@@ -79,15 +99,7 @@ func (j *JSON) Record(r *dissect.Record) error {
 		b = appendHex(b, r.Raw)
 		b = append(b, '"')
 	}
-	b = append(b, '}', '\n')
-	j.buf = b
-	if _, err := j.w.Write(b); err != nil {
-		return err
-	}
-	if j.flushEach {
-		return j.w.Flush()
-	}
-	return nil
+	return append(b, '}')
 }
 
 // Flush writes out buffered output.
@@ -104,6 +116,9 @@ func (j *JSON) appendObject(b []byte, fs []dissect.Field) []byte {
 	}
 	return append(b, '}')
 }
+
+// AppendValue appends v as the JSON of records writes it.
+func (j *JSON) AppendValue(b []byte, v *dissect.Value) []byte { return j.appendValue(b, v) }
 
 func (j *JSON) appendValue(b []byte, v *dissect.Value) []byte {
 	switch v.Kind() {
@@ -204,6 +219,9 @@ var jsonSafe = func() (t [256]bool) {
 	}
 	return t
 }()
+
+// AppendString appends s as a JSON string, escaped as records escape text.
+func AppendString(b []byte, s string) []byte { return appendString(b, s) }
 
 // appendString writes s as a JSON string. Invalid UTF-8 becomes U+FFFD;
 // control characters and the other characters that must not reach a
