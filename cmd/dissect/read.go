@@ -30,7 +30,7 @@ type readOpts struct {
 	noSummary  bool
 	cpuProfile string
 	wide       bool
-	outPath    string // --out: the Parquet lake's directory
+	outPath    string // --out: the Parquet lake's directory, the MCAP file
 	q          queryOpts
 	query      *query             // the run's filter and statistics, when asked for
 	statsTable stats.TableOptions // how statistics tables are laid out
@@ -45,7 +45,7 @@ type readOpts struct {
 func addReadFlags(cmd *cobra.Command, o *readOpts) {
 	f := cmd.Flags()
 	f.StringArrayVarP(&o.files, "read", "r", nil, "read this capture file (pcap or pcapng, also gzip-, zstd- or lz4-compressed; - for stdin); may be repeated, and files may also be given as arguments")
-	f.StringVarP(&o.format, "output", "o", "table", "output format: table (one aligned line per message), json (JSON Lines, see docs/output.md), fields (the -e fields, tab-separated) or parquet (a lake in --out DIR, docs/scale.md)")
+	f.StringVarP(&o.format, "output", "o", "table", "output format: table (one aligned line per message), json (JSON Lines, see docs/output.md), fields (the -e fields, tab-separated), parquet (a lake in --out DIR, docs/scale.md) or mcap (for Foxglove and Lichtblick, to --out FILE or a redirected stdout, docs/mcap.md)")
 	f.StringArrayVarP(&o.decodeAs, "decode-as", "d", nil, "decode a port as a protocol, tshark style: tcp.port==4000,deltarobot or udp.port==N,PROTO; may be repeated (see 'dissect protocols')")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "print no per-message output, only the summary on stderr")
 	f.StringVarP(&o.timeFormat, "time-format", "t", "r", "table TIME column: r (seconds since the first packet), a (UTC time of day), ad (UTC date and time), e (epoch seconds)")
@@ -53,14 +53,14 @@ func addReadFlags(cmd *cobra.Command, o *readOpts) {
 	f.BoolVar(&o.noSummary, "no-summary", false, "do not print the summary on stderr at the end")
 	f.BoolVar(&o.wide, "wide", false, "table: do not fit lines to the terminal's width; show every column and the whole INFO")
 	addQueryFlags(cmd, &o.q)
-	f.StringVar(&o.outPath, "out", "", "-o parquet: the lake's directory (created if needed; runs may share one)")
+	f.StringVar(&o.outPath, "out", "", "-o parquet: the lake's directory (created if needed; runs may share one); -o mcap: the file")
 	f.BoolVar(&o.neptuneInt16, "neptune-int16", false, "neptune-wiki: read the wiki's \"int\" fields as int16 (AVR layout) instead of int32")
 	f.StringArrayVar(&o.protoFiles, "proto", nil, "handcontrol: decode payloads with this .proto file (messages replace the built-in ones by name; see docs/handcontrol.md); may be repeated")
 	f.StringArrayVar(&o.protoPaths, "proto-path", nil, "handcontrol: directory to resolve --proto imports from; may be repeated")
 	f.BoolVar(&o.hcRaw, "handcontrol-raw", false, "handcontrol: show payloads as raw protobuf wire fields (like protoc --decode_raw), without a schema")
 	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a Go CPU profile to this file (for performance work)")
 	_ = f.MarkHidden("cpuprofile")
-	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"table", "json", "fields", "parquet"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"table", "json", "fields", "parquet", "mcap"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("time-format", cobra.FixedCompletions([]string{"r", "a", "ad", "e"}, cobra.ShellCompDirectiveNoFileComp))
 }
 
@@ -157,8 +157,10 @@ func (o *readOpts) output(stdout io.Writer, reg *dissect.Registry, tf output.Tim
 		return o.q.fieldsWriter(stdout, reg)
 	case "parquet":
 		return o.parquetOutput()
+	case "mcap":
+		return o.mcapOutput(stdout, reg)
 	}
-	return nil, usageError{fmt.Errorf("--output %q: want table, json, fields or parquet", o.format)}
+	return nil, usageError{fmt.Errorf("--output %q: want table, json, fields, parquet or mcap", o.format)}
 }
 
 // finish writes what comes after the records: the statistics (stdout)

@@ -1,0 +1,534 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+	"github.com/dissect-tools/dissect/internal/mcapcheck"
+	"github.com/foxglove/mcap/go/mcap"
+)
+
+// mcapMessage is a message read back with the MCAP library's own reader.
+type mcapMessage struct {
+	topic, schema string
+	logTime       uint64
+	data          []byte
+}
+
+// readMCAP reads every message of an MCAP file through its summary and
+// indexes, in file order, and the file's info.
+func readMCAP(t *testing.T, r io.ReadSeeker) ([]mcapMessage, *mcap.Info) {
+	t.Helper()
+	rd, err := mcap.NewReader(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	info, err := rd.Info()
+	if err != nil {
+		t.Fatal(err)
+	}
+	it, err := rd.Messages(mcap.UsingIndex(true), mcap.InOrder(mcap.FileOrder))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []mcapMessage
+	for {
+		s, c, m, err := it.NextInto(nil)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, mcapMessage{topic: c.Topic, schema: s.Name, logTime: m.LogTime, data: slices.Clone(m.Data)})
+	}
+	return out, info
+}
+
+// writeMCAP runs -o mcap on a shipped capture and returns the file and the
+// capture's JSON Lines.
+func writeMCAP(t *testing.T, capFile string) (string, string) {
+	t.Helper()
+	args := parquetCaptureArgs(t, capFile)
+	out, errOut, code := cli(t, append([]string{"-o", "json", "--no-summary", "-r", capFile}, args...)...)
+	if code != 0 {
+		t.Fatalf("%s: json exit %d: %s", capFile, code, errOut)
+	}
+	file := filepath.Join(t.TempDir(), filepath.Base(capFile)+".mcap")
+	_, errOut, code = cli(t, append([]string{"-o", "mcap", "--out", file, "--no-summary", "-r", capFile}, args...)...)
+	if code != 0 {
+		t.Fatalf("%s: mcap exit %d: %s", capFile, code, errOut)
+	}
+	return file, out
+}
+
+// canonicalJSON decodes raw (numbers kept as their text) and encodes it
+// again with sorted keys, after moving the keys of "extra_json" back into
+// "fields".
+func canonicalJSON(t *testing.T, raw []byte) string {
+	t.Helper()
+	var m map[string]any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&m); err != nil {
+		t.Fatalf("%s: %v", raw, err)
+	}
+	if ex, ok := m["extra_json"].(string); ok {
+		var extra map[string]any
+		dec := json.NewDecoder(strings.NewReader(ex))
+		dec.UseNumber()
+		if err := dec.Decode(&extra); err != nil {
+			t.Fatalf("extra_json %q: %v", ex, err)
+		}
+		fields := m["fields"].(map[string]any)
+		for k, v := range extra {
+			if _, dup := fields[k]; dup {
+				t.Errorf("extra_json repeats the field %q: %s", k, raw)
+			}
+			fields[k] = v
+		}
+		delete(m, "extra_json")
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestMCAPHoldsEveryRecord writes every shipped capture as MCAP and reads
+// it back with the MCAP library's reader: the record topics hold exactly
+// the records of -o json (fields that did not fit the schema restored
+// from extra_json), each at its capture time on a topic named after its
+// protocol and stream; the file is zstd-chunked and indexed, and its
+// statistics count what was read.
+func TestMCAPHoldsEveryRecord(t *testing.T) {
+	for _, capFile := range pcaps(t) {
+		t.Run(filepath.Base(capFile), func(t *testing.T) {
+			file, jsonl := writeMCAP(t, capFile)
+			f, err := os.Open(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			msgs, info := readMCAP(t, f)
+			var want, got []string
+			for _, line := range strings.Split(strings.TrimSpace(jsonl), "\n") {
+				want = append(want, canonicalJSON(t, []byte(line)))
+			}
+			for _, m := range msgs {
+				if !strings.HasPrefix(m.schema, "dissect.") {
+					continue
+				}
+				got = append(got, canonicalJSON(t, m.data))
+				var r jsonRecord
+				if err := json.Unmarshal(m.data, &r); err != nil {
+					t.Fatal(err)
+				}
+				proto := *r.Proto
+				if proto == "" {
+					proto = "unknown"
+				}
+				if prefix := fmt.Sprintf("/%s/%d/", proto, *r.Stream); !strings.HasPrefix(m.topic, prefix) {
+					t.Errorf("%s record on topic %s, want %s...", r.Type, m.topic, prefix)
+				}
+				at, err := time.Parse(time.RFC3339Nano, r.Time)
+				if err != nil || uint64(at.UnixNano()) != m.logTime {
+					t.Errorf("%s at %s has log time %d", r.Type, r.Time, m.logTime)
+				}
+			}
+			slices.Sort(want)
+			slices.Sort(got)
+			if len(got) != len(want) {
+				t.Fatalf("%d record messages, %d JSON records", len(got), len(want))
+			}
+			for i := range want {
+				if got[i] != want[i] {
+					t.Fatalf("record differs:\nmcap %s\njson %s", got[i], want[i])
+				}
+			}
+			if info.Statistics == nil || info.Statistics.MessageCount != uint64(len(msgs)) {
+				t.Errorf("statistics count %v messages, %d read", info.Statistics, len(msgs))
+			}
+			if len(info.ChunkIndexes) == 0 {
+				t.Error("no chunk index")
+			}
+			for _, ci := range info.ChunkIndexes {
+				if ci.Compression != mcap.CompressionZSTD {
+					t.Errorf("chunk compressed with %q", ci.Compression)
+				}
+			}
+		})
+	}
+}
+
+// TestMCAPPoses checks the pictures against the records: every VRPN
+// tracker report is a PoseInFrame on its sender/sensor topic whose numbers
+// are the record's pos and quat bit for bit (and, for the fixed-pose
+// tracker Pose0, the values the truth file says VRPN put on the wire), with
+// the matching transform on /tf; every Deltarobot actuator_position is a
+// pose and every curve a line strip through its points.
+func TestMCAPPoses(t *testing.T) {
+	pose0 := pose0Truth(t)
+	for _, name := range []string{"vrpn_multi_device.pcap", "vrpn_tcp_only.pcap", "vrpn_udp_tcp.pcapng", "deltarobot_session.pcap", "deltarobot_loss.pcap"} {
+		t.Run(name, func(t *testing.T) {
+			file, jsonl := writeMCAP(t, filepath.Join(pcapDir, name))
+			f, err := os.Open(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			msgs, _ := readMCAP(t, f)
+			want := map[string][][7]float64{} // pose topic -> poses, from the records
+			var curves [][][3]float64
+			for _, r := range parseJSONL(t, jsonl) {
+				var fl struct {
+					Sender string       `json:"sender"`
+					Sensor int          `json:"sensor"`
+					Pos    [3]float64   `json:"pos"`
+					Quat   quat         `json:"quat"`
+					Points [][3]float64 `json:"points"`
+				}
+				if err := json.Unmarshal(r.Fields, &fl); err != nil {
+					continue // a record of another shape
+				}
+				switch r.Type {
+				case "vrpn_Tracker Pos_Quat":
+					topic := fmt.Sprintf("/pose/vrpn/%d/%s/sensor%d", *r.Stream, fl.Sender, fl.Sensor)
+					want[topic] = append(want[topic], [7]float64{fl.Pos[0], fl.Pos[1], fl.Pos[2], fl.Quat.X, fl.Quat.Y, fl.Quat.Z, fl.Quat.W})
+				case "actuator_position":
+					var xyz struct{ X, Y, Z float64 }
+					json.Unmarshal(r.Fields, &xyz)
+					topic := fmt.Sprintf("/pose/deltarobot/%d/actuator", *r.Stream)
+					want[topic] = append(want[topic], [7]float64{xyz.X, xyz.Y, xyz.Z, 0, 0, 0, 1})
+				case "curve":
+					curves = append(curves, fl.Points)
+				}
+			}
+			if len(want) == 0 {
+				t.Fatal("no poses in the records")
+			}
+			got := map[string][][7]float64{}
+			tfs := map[string][][7]float64{}
+			roots := map[string]int{}
+			var gotCurves [][][3]float64
+			for _, m := range msgs {
+				switch m.schema {
+				case "foxglove.PoseInFrame":
+					var p struct {
+						FrameID string `json:"frame_id"`
+						Pose    struct {
+							Position    struct{ X, Y, Z float64 } `json:"position"`
+							Orientation quat                      `json:"orientation"`
+						} `json:"pose"`
+					}
+					if err := json.Unmarshal(m.data, &p); err != nil {
+						t.Fatal(err)
+					}
+					o := p.Pose.Orientation
+					got[m.topic] = append(got[m.topic], [7]float64{p.Pose.Position.X, p.Pose.Position.Y, p.Pose.Position.Z, o.X, o.Y, o.Z, o.W})
+				case "foxglove.FrameTransforms":
+					var tf struct {
+						Transforms []struct {
+							Parent      string                    `json:"parent_frame_id"`
+							Child       string                    `json:"child_frame_id"`
+							Translation struct{ X, Y, Z float64 } `json:"translation"`
+							Rotation    quat                      `json:"rotation"`
+						} `json:"transforms"`
+					}
+					if err := json.Unmarshal(m.data, &tf); err != nil {
+						t.Fatal(err)
+					}
+					for _, x := range tf.Transforms {
+						if x.Parent == "world" {
+							roots[x.Child]++
+							continue
+						}
+						v := [7]float64{x.Translation.X, x.Translation.Y, x.Translation.Z, x.Rotation.X, x.Rotation.Y, x.Rotation.Z, x.Rotation.W}
+						tfs[x.Parent+">"+x.Child] = append(tfs[x.Parent+">"+x.Child], v)
+					}
+				case "foxglove.SceneUpdate":
+					var s struct {
+						Entities []struct {
+							Lines []struct {
+								Points []struct{ X, Y, Z float64 } `json:"points"`
+							} `json:"lines"`
+						} `json:"entities"`
+					}
+					if err := json.Unmarshal(m.data, &s); err != nil {
+						t.Fatal(err)
+					}
+					var pts [][3]float64
+					for _, p := range s.Entities[0].Lines[0].Points {
+						pts = append(pts, [3]float64{p.X, p.Y, p.Z})
+					}
+					gotCurves = append(gotCurves, pts)
+				}
+			}
+			for topic, poses := range want {
+				if !sameBits(got[topic], poses) {
+					t.Errorf("%s: %d poses %v..., want %d %v...", topic, len(got[topic]), first(got[topic]), len(poses), first(poses))
+				}
+				if rest, ok := strings.CutPrefix(topic, "/pose/vrpn/"); ok {
+					parts := strings.Split(rest, "/") // stream, sender, sensorN
+					sender, sensor := parts[1], parts[2]
+					if !sameBits(tfs[sender+">"+sender+"/"+sensor], poses) {
+						t.Errorf("%s: the transforms %s → %s/%s are not the poses", topic, sender, sender, sensor)
+					}
+					if roots[sender] != 1 {
+						t.Errorf("%d transforms world → %s, want 1", roots[sender], sender)
+					}
+				}
+				if strings.Contains(topic, "/Pose0/") {
+					for _, p := range got[topic] {
+						if p != pose0 {
+							t.Errorf("Pose0 at %v, want the truth's %v", p, pose0)
+						}
+					}
+				}
+			}
+			if len(got) != len(want) {
+				t.Errorf("%d pose topics, want %d", len(got), len(want))
+			}
+			if len(gotCurves) != len(curves) {
+				t.Fatalf("%d curves drawn, %d curve records", len(gotCurves), len(curves))
+			}
+			for i := range curves {
+				if !slices.Equal(gotCurves[i], curves[i]) {
+					t.Errorf("curve %d drawn through %v, record has %v", i, gotCurves[i], curves[i])
+				}
+			}
+		})
+	}
+}
+
+type quat struct{ X, Y, Z, W float64 }
+
+func first(p [][7]float64) any {
+	if len(p) == 0 {
+		return nil
+	}
+	return p[0]
+}
+
+func sameBits(a, b [][7]float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		for j := range a[i] {
+			if math.Float64bits(a[i][j]) != math.Float64bits(b[i][j]) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// pose0Truth is the fixed pose of the tracker Pose0 in the multi-device
+// capture, as the truth file gives it: pos (1.5, -2.25, 3.125), and the
+// quaternion doubles read off the wire.
+func pose0Truth(t *testing.T) [7]float64 {
+	raw, err := os.ReadFile(filepath.Join(pcapDir, "vrpn_truth.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var truth struct {
+		Q struct {
+			Pose0 struct {
+				First []struct {
+					Doubles []float64 `json:"wire_doubles_after_pos"`
+				} `json:"first_wire_message"`
+			} `json:"pose0_fixed"`
+		} `json:"quaternion_order_evidence"`
+	}
+	if err := json.Unmarshal(raw, &truth); err != nil || len(truth.Q.Pose0.First) == 0 || len(truth.Q.Pose0.First[0].Doubles) != 4 {
+		t.Fatalf("truth file: no Pose0 quaternion (%v)", err)
+	}
+	q := truth.Q.Pose0.First[0].Doubles
+	return [7]float64{1.5, -2.25, 3.125, q[0], q[1], q[2], q[3]}
+}
+
+// TestMCAPEvents: every gap, skipped run and warning is a foxglove.Log on
+// /dissect/events at the record's time.
+func TestMCAPEvents(t *testing.T) {
+	for _, name := range []string{"deltarobot_loss.pcap", "deltarobot_garbage.pcap", "deltarobot_midstream.pcap", "neptune_session.pcap", "handcontrol_serial.pcapng"} {
+		t.Run(name, func(t *testing.T) {
+			file, jsonl := writeMCAP(t, filepath.Join(pcapDir, name))
+			var want []string
+			for _, r := range parseJSONL(t, jsonl) {
+				at, _ := time.Parse(time.RFC3339Nano, r.Time)
+				ts := strconv.FormatInt(at.UnixNano(), 10)
+				switch r.Type {
+				case "gap":
+					want = append(want, ts+fmt.Sprintf(" gap: %d bytes never captured", *r.Length))
+				case "skipped":
+					want = append(want, ts+fmt.Sprintf(" skipped: %d bytes not decoded", *r.Length))
+				}
+				for _, w := range r.Warnings {
+					want = append(want, ts+" "+w)
+				}
+			}
+			if len(want) == 0 {
+				t.Fatal("the capture has no gap, skipped run or warning")
+			}
+			f, err := os.Open(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			msgs, _ := readMCAP(t, f)
+			var got []string
+			for _, m := range msgs {
+				if m.topic != "/dissect/events" {
+					continue
+				}
+				var l struct {
+					Timestamp struct{ Sec, Nsec int64 } `json:"timestamp"`
+					Level     int                       `json:"level"`
+					Message   string                    `json:"message"`
+				}
+				if err := json.Unmarshal(m.data, &l); err != nil || m.schema != "foxglove.Log" || l.Level != 3 {
+					t.Fatalf("event %s (schema %s): %v", m.data, m.schema, err)
+				}
+				if l.Timestamp.Sec*1e9+l.Timestamp.Nsec != int64(m.logTime) {
+					t.Errorf("event timestamp %v, log time %d", l.Timestamp, m.logTime)
+				}
+				got = append(got, strconv.FormatUint(m.logTime, 10)+" "+l.Message)
+			}
+			if len(got) != len(want) {
+				t.Fatalf("%d events, want %d:\n%s", len(got), len(want), strings.Join(got, "\n"))
+			}
+			for i := range want {
+				ts, text, _ := strings.Cut(want[i], " ")
+				if !strings.HasPrefix(got[i], ts+" ") || !strings.Contains(got[i], text) {
+					t.Errorf("event %d: %q, want at %s one with %q", i, got[i], ts, text)
+				}
+			}
+		})
+	}
+}
+
+// TestMCAPIndependentReader reads every shipped capture's MCAP with
+// Foxglove's TypeScript reader (@mcap/core) and Ajv: every schema valid
+// JSON Schema in Foxglove's subset, every message valid against its
+// schema, the summary's count right, the records all there, and the
+// poses' numbers, as JavaScript parsed them, bit-equal to the records'.
+func TestMCAPIndependentReader(t *testing.T) {
+	if err := mcapcheck.Available(); err != nil {
+		t.Skip(err.Error())
+	}
+	for _, capFile := range pcaps(t) {
+		t.Run(filepath.Base(capFile), func(t *testing.T) {
+			file, jsonl := writeMCAP(t, capFile)
+			res := mcapcheck.Check(t, file)
+			for _, p := range res.Problems {
+				t.Errorf("problem: %v", p)
+			}
+			if res.StatisticsMessages != strconv.Itoa(res.MessagesRead) || !slices.Equal(res.Compression, []string{"zstd"}) {
+				t.Errorf("statistics %s messages, %d read; compression %v", res.StatisticsMessages, res.MessagesRead, res.Compression)
+			}
+			if !strings.HasPrefix(res.Header.Library, "mcap-go/") || !strings.Contains(res.Header.Library, "dissect") {
+				t.Errorf("header library %q", res.Header.Library)
+			}
+			recs := parseJSONL(t, jsonl)
+			perType := map[string]int{}
+			for _, r := range recs {
+				perType[*r.Proto+"|"+r.Type]++
+			}
+			gotType := map[string]int{}
+			poses := map[string][]string{}
+			for _, m := range res.Messages {
+				if strings.HasPrefix(m.Schema, "dissect.") {
+					var r jsonRecord
+					if err := json.Unmarshal(m.Data, &r); err != nil {
+						t.Fatal(err)
+					}
+					gotType[*r.Proto+"|"+r.Type]++
+				}
+				if m.Schema == "foxglove.PoseInFrame" && strings.HasPrefix(m.Topic, "/pose/vrpn/") {
+					poses[m.Topic] = append(poses[m.Topic], strings.Join(m.Bits, " "))
+				}
+			}
+			if fmt.Sprint(gotType) != fmt.Sprint(perType) {
+				t.Errorf("records per type read by @mcap/core %v, -o json %v", gotType, perType)
+			}
+			for _, r := range recs {
+				if r.Type != "vrpn_Tracker Pos_Quat" {
+					continue
+				}
+				var fl struct {
+					Sender string     `json:"sender"`
+					Sensor int        `json:"sensor"`
+					Pos    [3]float64 `json:"pos"`
+					Quat   quat       `json:"quat"`
+				}
+				if err := json.Unmarshal(r.Fields, &fl); err != nil {
+					t.Fatal(err)
+				}
+				topic := fmt.Sprintf("/pose/vrpn/%d/%s/sensor%d", *r.Stream, fl.Sender, fl.Sensor)
+				var bits []string
+				for _, v := range []float64{fl.Pos[0], fl.Pos[1], fl.Pos[2], fl.Quat.X, fl.Quat.Y, fl.Quat.Z, fl.Quat.W} {
+					bits = append(bits, fmt.Sprintf("%016x", math.Float64bits(v)))
+				}
+				if len(poses[topic]) == 0 {
+					t.Fatalf("%s: fewer poses than Pos_Quat records", topic)
+				}
+				if got := poses[topic][0]; got != strings.Join(bits, " ") {
+					t.Errorf("%s: pose bits %s, record %s", topic, got, strings.Join(bits, " "))
+				}
+				poses[topic] = poses[topic][1:]
+			}
+			for topic, rest := range poses {
+				if len(rest) > 0 {
+					t.Errorf("%s: %d poses more than Pos_Quat records", topic, len(rest))
+				}
+			}
+		})
+	}
+}
+
+// TestMCAPStdout: -o mcap writes a complete file to a redirected stdout,
+// refuses a terminal with a usage error, and names a file it cannot
+// create.
+func TestMCAPStdout(t *testing.T) {
+	capFile := filepath.Join(pcapDir, "vrpn_tcp_only.pcap")
+	out, errOut, code := cli(t, "-o", "mcap", "--no-summary", capFile)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	msgs, info := readMCAP(t, bytes.NewReader([]byte(out)))
+	if len(msgs) == 0 || info.Statistics.MessageCount != uint64(len(msgs)) {
+		t.Fatalf("%d messages read, statistics %v", len(msgs), info.Statistics)
+	}
+
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Skipf("no pty: %v", err)
+	}
+	defer ptmx.Close()
+	defer tty.Close()
+	var errb bytes.Buffer
+	code = run([]string{"-o", "mcap", capFile}, strings.NewReader(""), tty, &errb)
+	if code != 2 || !strings.Contains(errb.String(), "-o mcap writes a binary file: give --out FILE") {
+		t.Errorf("to a terminal: exit %d, stderr %q", code, errb.String())
+	}
+
+	bad := filepath.Join(t.TempDir(), "no", "such", "dir", "x.mcap")
+	_, errOut, code = cli(t, "-o", "mcap", "--out", bad, capFile)
+	if code == 0 || !strings.Contains(errOut, bad) || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
+		t.Errorf("unwritable --out: exit %d, stderr %q", code, errOut)
+	}
+}

@@ -1,0 +1,129 @@
+// Reads an MCAP file with Foxglove's own TypeScript reader (@mcap/core,
+// through the file's summary and indexes, as Foxglove and Lichtblick do) and
+// checks it with Ajv, independently of dissect's Go code:
+//   - every schema is "jsonschema" and compiles under Ajv's strict mode
+//     (which validates it against the JSON Schema meta-schema);
+//   - every schema is in the subset Foxglove/Lichtblick turn into datatypes:
+//     an object whose every property has a "type" of boolean, integer,
+//     number, string, object (with properties) or array (of one of the
+//     others, never of arrays);
+//   - every message is JSON that validates against its channel's schema.
+// Prints one JSON object: the header, schemas, channels with their message
+// counts, the statistics record's count, the problems found (at most 50),
+// and every message as {topic, schema, seq, log_time, data} (log_time a
+// decimal string; data the parsed message, except that numbers of
+// PoseInFrame positions and orientations are also given as the hex of
+// their float64 bits in "bits", so a test can compare them exactly).
+//
+// Usage: node check.mjs FILE.mcap [--no-messages]
+// Used by the tests of cmd/dissect (mcap_test.go).
+import { open } from 'node:fs/promises';
+import { McapIndexedReader } from '@mcap/core';
+import Ajv from 'ajv';
+import { decompress } from 'fzstd';
+
+const [file, flag] = process.argv.slice(2);
+const fh = await open(file, 'r');
+const readable = {
+  size: async () => BigInt((await fh.stat()).size),
+  read: async (offset, size) => {
+    const buf = new Uint8Array(Number(size));
+    const { bytesRead } = await fh.read(buf, 0, buf.length, Number(offset));
+    if (bytesRead !== buf.length) throw new Error(`short read at ${offset}`);
+    return buf;
+  },
+};
+const reader = await McapIndexedReader.Initialize({
+  readable,
+  decompressHandlers: { zstd: (data, size) => decompress(data, new Uint8Array(Number(size))) },
+});
+
+const problems = [];
+const problem = (p) => { if (problems.length < 50) problems.push(p); };
+
+const allowed = new Set(['boolean', 'integer', 'number', 'string', 'object', 'array']);
+function foxgloveSubset(s, path) {
+  if (s.type !== 'object' || typeof s.properties !== 'object' || s.properties === null) {
+    return `${path}: an object needs "type": "object" and properties`;
+  }
+  for (const [k, p] of Object.entries(s.properties)) {
+    const at = `${path}.${k}`;
+    if (!allowed.has(p.type)) return `${at}: type ${JSON.stringify(p.type)}`;
+    if (p.type === 'object') {
+      const e = foxgloveSubset(p, at);
+      if (e) return e;
+    }
+    if (p.type === 'array') {
+      const it = p.items ?? {};
+      if (!allowed.has(it.type) || it.type === 'array') return `${at}[]: item type ${JSON.stringify(it.type)}`;
+      if (it.type === 'object') {
+        const e = foxgloveSubset(it, `${at}[]`);
+        if (e) return e;
+      }
+    }
+  }
+  return '';
+}
+
+const ajv = new Ajv({ strict: true, allErrors: false });
+const validators = new Map();
+const schemas = [];
+for (const [id, s] of reader.schemasById) {
+  const out = { id, name: s.name, encoding: s.encoding };
+  try {
+    const js = JSON.parse(new TextDecoder().decode(s.data));
+    validators.set(id, ajv.compile(js));
+    const e = foxgloveSubset(js, s.name);
+    if (e) problem({ schema: s.name, error: `not in Foxglove's subset: ${e}` });
+  } catch (e) {
+    problem({ schema: s.name, error: String(e.message ?? e) });
+  }
+  if (s.encoding !== 'jsonschema') problem({ schema: s.name, error: `encoding ${s.encoding}` });
+  schemas.push(out);
+}
+
+const counts = new Map();
+const messages = [];
+const bits = (x) => {
+  const dv = new DataView(new ArrayBuffer(8));
+  dv.setFloat64(0, x);
+  return dv.getBigUint64(0).toString(16).padStart(16, '0');
+};
+let total = 0;
+for await (const m of reader.readMessages()) {
+  total++;
+  const ch = reader.channelsById.get(m.channelId);
+  counts.set(m.channelId, (counts.get(m.channelId) ?? 0) + 1);
+  const schema = reader.schemasById.get(ch.schemaId);
+  let data;
+  try {
+    data = JSON.parse(new TextDecoder().decode(m.data));
+  } catch (e) {
+    problem({ topic: ch.topic, seq: m.sequence, error: `not JSON: ${e.message}` });
+    continue;
+  }
+  const v = validators.get(ch.schemaId);
+  if (ch.messageEncoding !== 'json') problem({ topic: ch.topic, error: `encoding ${ch.messageEncoding}` });
+  if (v && !v(data)) problem({ topic: ch.topic, seq: m.sequence, error: ajv.errorsText(v.errors) });
+  if (flag === '--no-messages') continue;
+  const out = { topic: ch.topic, schema: schema.name, seq: m.sequence, log_time: m.logTime.toString(), data };
+  if (schema.name === 'foxglove.PoseInFrame') {
+    const p = data.pose.position, q = data.pose.orientation;
+    out.bits = [p.x, p.y, p.z, q.x, q.y, q.z, q.w].map(bits);
+  }
+  messages.push(out);
+}
+
+const channels = [...reader.channelsById.values()].map((c) => ({
+  id: c.id, topic: c.topic, schema: reader.schemasById.get(c.schemaId)?.name, encoding: c.messageEncoding,
+  metadata: Object.fromEntries(c.metadata), count: counts.get(c.id) ?? 0,
+}));
+process.stdout.write(JSON.stringify({
+  header: reader.header,
+  statistics_messages: reader.statistics ? reader.statistics.messageCount.toString() : null,
+  chunks: reader.chunkIndexes.length,
+  compression: [...new Set(reader.chunkIndexes.map((c) => c.compression))],
+  messages_read: total,
+  schemas, channels, problems, messages,
+}) + '\n');
+await fh.close();

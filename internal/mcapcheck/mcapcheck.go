@@ -1,0 +1,105 @@
+// Package mcapcheck reads an MCAP file for tests with an independent
+// reader: Foxglove's TypeScript library @mcap/core, through Node
+// (check.mjs in this directory), with Ajv checking every schema and every
+// message. `npm ci --prefix internal/mcapcheck` installs the pinned
+// packages (.ci/run does); without node or them, [Check] skips the test
+// and says what to run.
+package mcapcheck
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"testing"
+)
+
+// Result is what check.mjs reports about a file.
+type Result struct {
+	Header struct {
+		Profile string `json:"profile"`
+		Library string `json:"library"`
+	} `json:"header"`
+	StatisticsMessages string   `json:"statistics_messages"` // decimal, from the summary
+	Chunks             int      `json:"chunks"`
+	Compression        []string `json:"compression"` // of the chunks
+	MessagesRead       int      `json:"messages_read"`
+	Schemas            []struct {
+		ID       int    `json:"id"`
+		Name     string `json:"name"`
+		Encoding string `json:"encoding"`
+	} `json:"schemas"`
+	Channels []struct {
+		ID       int               `json:"id"`
+		Topic    string            `json:"topic"`
+		Schema   string            `json:"schema"`
+		Encoding string            `json:"encoding"`
+		Metadata map[string]string `json:"metadata"`
+		Count    int               `json:"count"`
+	} `json:"channels"`
+	// Problems: schemas that are not valid JSON Schema or not in Foxglove's
+	// subset, messages that are not JSON or not valid against their schema.
+	Problems []map[string]any `json:"problems"`
+	Messages []Message        `json:"messages"`
+}
+
+// Message is one message as read, in the file's log-time order.
+type Message struct {
+	Topic   string          `json:"topic"`
+	Schema  string          `json:"schema"`
+	Seq     uint32          `json:"seq"`
+	LogTime string          `json:"log_time"` // decimal nanoseconds
+	Data    json.RawMessage `json:"data"`     // as JSON.stringify wrote it back
+	// Bits are, for a foxglove.PoseInFrame, the float64 bits (hex) of
+	// position x, y, z and orientation x, y, z, w as JavaScript parsed them.
+	Bits []string `json:"bits"`
+}
+
+// Check reads file with check.mjs; it skips the test when Node or the
+// packages are missing.
+func Check(t testing.TB, file string) *Result {
+	t.Helper()
+	node, dir, err := setup()
+	if err != nil {
+		t.Skip(err.Error())
+	}
+	cmd := exec.Command(node, filepath.Join(dir, "check.mjs"), file)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("check.mjs %s: %v: %s", file, err, stderr.String())
+	}
+	var res Result
+	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
+		t.Fatalf("check.mjs %s: output: %v", file, err)
+	}
+	return &res
+}
+
+// Available reports why the checker cannot run here (nil when it can).
+func Available() error {
+	_, _, err := setup()
+	return err
+}
+
+func setup() (node, dir string, err error) {
+	node, err = exec.LookPath("node")
+	if err != nil {
+		return "", "", errors.New("node is not installed: the independent MCAP reader is Foxglove's @mcap/core on Node; install Node, then run: npm ci --prefix internal/mcapcheck")
+	}
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		return "", "", errors.New("mcapcheck: cannot find its own directory")
+	}
+	dir = filepath.Dir(file)
+	for _, p := range []string{"@mcap/core", "ajv", "fzstd"} {
+		if _, err := os.Stat(filepath.Join(dir, "node_modules", p, "package.json")); err != nil {
+			return "", "", fmt.Errorf("%s is not installed in %s; run: npm ci --prefix internal/mcapcheck", p, dir)
+		}
+	}
+	return node, dir, nil
+}
