@@ -318,10 +318,9 @@ func runCapture(ctx context.Context, ro *readOpts, reg *dissect.Registry, out si
 	cfg := ro.pipelineConfig(reg, out)
 	cfg.Live = lc
 	sum, err := pipeline.Run(ctx, src, cfg)
-	if cerr := closeOutput(out); cerr != nil && err == nil {
-		err = cerr
-	}
 	if errors.Is(err, pipeline.ErrAborted) {
+		// The decoder may still be writing to out: closing it here would
+		// race; the process ends at once instead.
 		c := sum.Capture
 		fmt.Fprintf(stderr, "dissect: stopped at once: %d packets captured", c.Captured)
 		if c.WritePath != "" {
@@ -329,6 +328,9 @@ func runCapture(ctx context.Context, ro *readOpts, reg *dissect.Registry, out si
 		}
 		fmt.Fprintln(stderr, "; records still queued for output were not written")
 		return silentError{}
+	}
+	if cerr := closeOutput(out); cerr != nil && err == nil {
+		err = cerr
 	}
 	closed := errors.Is(err, syscall.EPIPE)
 	if !closed {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/pprof"
 	"syscall"
 
@@ -30,6 +31,7 @@ type readOpts struct {
 	noSummary  bool
 	cpuProfile string
 	wide       bool
+	threads    int
 	outPath    string // --out: the Parquet lake's directory, the MCAP file
 	q          queryOpts
 	query      *query             // the run's filter and statistics, when asked for
@@ -52,6 +54,7 @@ func addReadFlags(cmd *cobra.Command, o *readOpts) {
 	f.StringVar(&o.progress, "progress", "auto", "progress bar on stderr (file, percent, rate, time left): auto (when stderr is a terminal and the records do not go to one), always, never")
 	f.BoolVar(&o.noSummary, "no-summary", false, "do not print the summary on stderr at the end")
 	f.BoolVar(&o.wide, "wide", false, "table: do not fit lines to the terminal's width; show every column and the whole INFO")
+	f.IntVar(&o.threads, "threads", 0, "json: goroutines formatting records beside the decoder (0: one per CPU; 1: decode and format in one goroutine); the output is the same")
 	addQueryFlags(cmd, &o.q)
 	f.StringVar(&o.outPath, "out", "", "-o parquet: the lake's directory (created if needed; runs may share one); -o mcap: the file")
 	f.BoolVar(&o.neptuneInt16, "neptune-int16", false, "neptune-wiki: read the wiki's \"int\" fields as int16 (AVR layout) instead of int32")
@@ -150,6 +153,10 @@ func (o *readOpts) output(stdout io.Writer, reg *dissect.Registry, tf output.Tim
 	case "table":
 		return output.NewTable(stdout, output.TableOptions{Time: tf, Width: o.statsTable.Width, ASCII: !tt.utf8, Hex: o.q.hex}), nil
 	case "json", "jsonl":
+		if n := o.workers(); n > 1 {
+			hex := o.q.hex
+			return pipeline.NewParallel(stdout, func() pipeline.Appender { return output.NewJSONLines(hex) }, n, 0), nil
+		}
 		j := output.NewJSON(stdout, false)
 		j.SetRaw(o.q.hex)
 		return j, nil
@@ -161,6 +168,14 @@ func (o *readOpts) output(stdout io.Writer, reg *dissect.Registry, tf output.Tim
 		return o.mcapOutput(stdout, reg)
 	}
 	return nil, usageError{fmt.Errorf("--output %q: want table, json, fields, parquet or mcap", o.format)}
+}
+
+// workers is the number of goroutines formatting records (--threads).
+func (o *readOpts) workers() int {
+	if o.threads > 0 {
+		return o.threads
+	}
+	return runtime.GOMAXPROCS(0)
 }
 
 // finish writes what comes after the records: the statistics (stdout)

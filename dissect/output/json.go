@@ -48,6 +48,22 @@ func NewJSONAppender() *JSON {
 	return &JSON{keys: jsonCache{strcache.New[[]byte](6)}, strs: jsonCache{strcache.New[[]byte](6)}}
 }
 
+// JSONLines appends records as JSON Lines, for writers that format on
+// several goroutines (pipeline.Parallel): each has its own.
+type JSONLines struct{ j *JSON }
+
+// NewJSONLines returns a JSONLines; raw is SetRaw's.
+func NewJSONLines(raw bool) *JSONLines {
+	j := NewJSONAppender()
+	j.raw = raw
+	return &JSONLines{j}
+}
+
+// AppendRecord appends r as one line, newline included.
+func (l *JSONLines) AppendRecord(b []byte, r *dissect.Record) []byte {
+	return append(l.j.AppendRecord(b, r), '\n')
+}
+
 // Record writes r as one line.
 func (j *JSON) Record(r *dissect.Record) error {
 	b := j.AppendRecord(j.buf[:0], r)

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dissect-tools/dissect/capture"
+	"github.com/dissect-tools/dissect/internal/testenc/interleave"
+	"github.com/dissect-tools/dissect/pipeline"
+)
+
+// writeInterleaved writes a pcapng of n interleaved Deltarobot
+// connections (gaps and garbage included) and returns its path.
+func writeInterleaved(t *testing.T, n, msgs int) string {
+	t.Helper()
+	pkts, err := interleave.Deltarobot(n, msgs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "interleaved.pcapng")
+	s, err := pipeline.CreateSave(path, "gen0", capture.LinkEthernet, 65535)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range pkts {
+		if err := s.WritePacket(&pkts[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Close(pipeline.SaveStats{Captured: uint64(len(pkts))}); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// --threads changes who formats the JSON, never what is written: the
+// output of 2 and 4 formatting goroutines is byte for byte the output of
+// one, on every shipped capture and on 64 interleaved streams with gaps
+// and skipped bytes (more records than one batch), with -x and with -Y.
+func TestThreadsGiveTheSameOutput(t *testing.T) {
+	gen := writeInterleaved(t, 64, 200)
+	files := append(pcaps(t), gen)
+	for _, f := range files {
+		for _, extra := range [][]string{nil, {"-x"}, {"-Y", "type != \"ping\""}} {
+			args := append([]string{f, "-o", "json", "-d", "tcp.port==4000,deltarobot", "--no-summary"}, extra...)
+			want, errs, code := cli(t, append(args, "--threads", "1")...)
+			if code != 0 {
+				t.Fatalf("%s %v --threads 1: exit %d: %s", filepath.Base(f), extra, code, errs)
+			}
+			if f == gen {
+				for _, k := range []string{`"type":"gap"`, `"type":"skipped"`, `"stream":63,`} {
+					if !strings.Contains(want, k) {
+						t.Fatalf("the generated capture's output has no %s", k)
+					}
+				}
+				if n := strings.Count(want, "\n"); n < 4*1024 {
+					t.Fatalf("the generated capture gives %d records: too few to fill several batches", n)
+				}
+			}
+			for _, n := range []string{"2", "4"} {
+				got, errs, code := cli(t, append(args, "--threads", n)...)
+				if code != 0 {
+					t.Fatalf("%s %v --threads %s: exit %d: %s", filepath.Base(f), extra, n, code, errs)
+				}
+				if got != want {
+					t.Errorf("%s %v --threads %s: %d bytes, --threads 1 %d; first difference at byte %d",
+						filepath.Base(f), extra, n, len(got), len(want), firstByteDiff(got, want))
+				}
+			}
+		}
+	}
+}
+
+func firstByteDiff(a, b string) int {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return min(len(a), len(b))
+}
