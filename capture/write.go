@@ -30,6 +30,7 @@ type PcapngWriter struct {
 	w      *bufio.Writer
 	ifaces []LinkType
 	hdr    [40]byte
+	n      int64 // bytes written, buffered ones included
 	err    error
 }
 
@@ -48,6 +49,7 @@ func NewPcapngWriter(w io.Writer) (*PcapngWriter, error) {
 	if _, err := pw.w.Write(b[:]); err != nil {
 		return nil, err
 	}
+	pw.n = minSHBLen
 	return pw, nil
 }
 
@@ -305,15 +307,20 @@ func (pw *PcapngWriter) Flush() error {
 	return pw.err
 }
 
+// Size is the number of bytes written so far, buffered ones included.
+func (pw *PcapngWriter) Size() int64 { return pw.n }
+
 func (pw *PcapngWriter) write(b []byte) {
 	if pw.err == nil {
 		_, pw.err = pw.w.Write(b)
+		pw.n += int64(len(b))
 	}
 }
 
 func (pw *PcapngWriter) writeString(s string) {
 	if pw.err == nil {
 		_, pw.err = pw.w.WriteString(s)
+		pw.n += int64(len(s))
 	}
 }
 

@@ -64,6 +64,9 @@ func TestPcapngWriterBytes(t *testing.T) {
 	if buf.Len() != 0 {
 		t.Errorf("%d bytes written before Flush; the writer should buffer", buf.Len())
 	}
+	if w.Size() != int64(len(want)) {
+		t.Errorf("Size() = %d before Flush, want %d (every byte written, buffered ones included)", w.Size(), len(want))
+	}
 	if err := w.Flush(); err != nil {
 		t.Fatal(err)
 	}

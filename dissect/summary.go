@@ -66,8 +66,12 @@ type CaptureCounts struct {
 	Captured       int64 // packets dissect read from the source
 	DissectDropped int64 // packets dissect read but could not queue for decoding: their payload bytes are gaps
 	Untraced       int64 // of DissectDropped, those whose headers could not be kept either: counted only
-	Written        int64 // packets written to the -w file
+	Written        int64 // packets written to the -w file(s)
 	WritePath      string
+	// With -b: the files kept, oldest first (WritePath is the last), and
+	// how many older ones were deleted by files:N.
+	WriteFiles   []string
+	WriteDeleted int
 
 	// Serial taps: bytes read from the ports that could not be queued (the
 	// tap's own bound); they are gap records.

@@ -14,6 +14,9 @@ import (
 func runLive(ctx context.Context, src capture.Source, cfg *Config, d *decoder, sum *dissect.Summary) error {
 	lc := cfg.Live
 	c := &capturer{src: src, cfg: lc, q: newQueue(lc.QueueBytes), sent: time.Now()}
+	if lc.Save != nil {
+		lc.Save.SetStats(c.saveStats)
+	}
 	capDone := make(chan struct{})
 	watchDone := make(chan struct{})
 	go func() {
@@ -113,6 +116,7 @@ func (c *capturer) counts(sum *dissect.Summary) {
 	}
 	if c.cfg.Save != nil {
 		cc.WritePath = c.cfg.Save.Path()
+		cc.WriteFiles, cc.WriteDeleted = c.cfg.Save.Files()
 	}
 	if c.cfg.SerialDropped != nil {
 		cc.SerialDroppedBytes = c.cfg.SerialDropped()

@@ -59,7 +59,7 @@ func checkGoroutines(t *testing.T, want int) {
 func background(t *testing.T, src *fakeLive, sink *gateSink, lc *LiveConfig, save string) (wait func() (*dissect.Summary, error)) {
 	t.Helper()
 	var err error
-	if lc.Save, err = CreateSave(save, "fake0", capture.LinkEthernet, 65535); err != nil {
+	if lc.Save, err = CreateSave(save, "fake0", capture.LinkEthernet, 65535, Ring{}); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -249,7 +249,7 @@ func TestOutputClosedStopsCapture(t *testing.T) {
 	save := filepath.Join(t.TempDir(), "x.pcapng")
 	lc := &LiveConfig{}
 	var err error
-	if lc.Save, err = CreateSave(save, "fake0", capture.LinkEthernet, 65535); err != nil {
+	if lc.Save, err = CreateSave(save, "fake0", capture.LinkEthernet, 65535, Ring{}); err != nil {
 		t.Fatal(err)
 	}
 	sum, err := Run(context.Background(), src, liveConfig(t, sink, lc))

@@ -28,6 +28,7 @@ type liveOpts struct {
 	iface     string
 	filter    string
 	write     string
+	ring      []string
 	count     int64
 	autostop  []string
 	list      bool
@@ -40,13 +41,14 @@ type liveOpts struct {
 }
 
 // liveFlagNames are the flags that only make sense with -i.
-var liveFlagNames = []string{"filter", "write", "autostop", "snapshot-length", "buffer-size", "no-promiscuous-mode", "idle", "decode-queue", "capture-method"}
+var liveFlagNames = []string{"filter", "write", "ring-buffer", "autostop", "snapshot-length", "buffer-size", "no-promiscuous-mode", "idle", "decode-queue", "capture-method"}
 
 func addLiveFlags(cmd *cobra.Command, o *liveOpts) {
 	f := cmd.Flags()
 	f.StringVarP(&o.iface, "interface", "i", "", "capture live on this network interface: a name, or its number in the -D list (1: the first), or \"any\" for all; instead of reading files")
 	f.StringVarP(&o.filter, "filter", "f", "", "live capture filter in tcpdump syntax, run in the kernel: \"tcp port 3883 or udp port 3883\"")
 	f.StringVarP(&o.write, "write", "w", "", "live: also save the captured packets to this pcapng file")
+	addRingFlag(cmd, &o.ring)
 	f.Int64VarP(&o.count, "count", "c", 0, countUsage)
 	f.StringArrayVarP(&o.autostop, "autostop", "a", nil, "live: stop when a condition is met, tshark style: duration:SECONDS or packets:N; may be repeated (the first met stops)")
 	f.BoolVarP(&o.list, "list-interfaces", "D", false, "list the network interfaces that can be captured, and exit")
@@ -57,6 +59,23 @@ func addLiveFlags(cmd *cobra.Command, o *liveOpts) {
 	addQueueFlag(cmd, &o.queue)
 	f.StringVar(&o.method, "capture-method", "auto", "live: how packets are read: auto, ring (TPACKET_V3) or socket (recvmsg)")
 	_ = f.MarkHidden("capture-method")
+}
+
+// addRingFlag adds -b, the ring buffer of -w files.
+func addRingFlag(cmd *cobra.Command, v *[]string) {
+	cmd.Flags().StringArrayVarP(v, "ring-buffer", "b", nil, "with -w: go on in a new file, tshark style: filesize:KB (1 kB = 1000 bytes), duration:SECONDS or packets:N, and keep the newest files:N; may be repeated (the first met switches). Files are named as dumpcap names them: -w rig.pcapng gives rig_00001_YYYYMMDDhhmmss.pcapng, ...")
+}
+
+// ring checks -b against -w and parses it.
+func ring(opts []string, write string) (pipeline.Ring, error) {
+	if len(opts) > 0 && write == "" {
+		return pipeline.Ring{}, usageError{errors.New("-b needs -w: the ring buffer is made of -w files")}
+	}
+	r, err := pipeline.ParseRing(opts)
+	if err != nil {
+		return r, usageError{err}
+	}
+	return r, nil
 }
 
 // addQueueFlag adds the hidden flag that bounds the queue between capture
@@ -264,6 +283,10 @@ func runLive(cmd *cobra.Command, ro *readOpts, lo *liveOpts, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
+	rb, err := ring(lo.ring, lo.write)
+	if err != nil {
+		return err
+	}
 	reg, out, err := ro.setup(stdout)
 	if err != nil {
 		return err
@@ -298,7 +321,7 @@ func runLive(cmd *cobra.Command, ro *readOpts, lo *liveOpts, stderr io.Writer) e
 		},
 	}
 	if lo.write != "" {
-		if lc.Save, err = pipeline.CreateSave(lo.write, it.Name, src.LinkType(), src.Snaplen()); err != nil {
+		if lc.Save, err = pipeline.CreateSave(lo.write, it.Name, src.LinkType(), src.Snaplen(), rb); err != nil {
 			return err
 		}
 	}

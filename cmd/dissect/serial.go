@@ -24,6 +24,7 @@ type serialOpts struct {
 	parity   string
 	stopBits string
 	write    string
+	ring     []string
 	queue    int
 }
 
@@ -90,6 +91,7 @@ file closed and the summary printed.`,
 	f.StringVar(&o.parity, "parity", serial.DefaultMode().Parity.String(), "parity: none, odd, even, mark or space")
 	f.StringVar(&o.stopBits, "stop-bits", serial.DefaultMode().StopBits.String(), "stop bits: 1, 1.5 or 2")
 	f.StringVarP(&o.write, "write", "w", "", "save every read to this pcapng file (read it back with 'dissect FILE')")
+	addRingFlag(cmd, &o.ring)
 	addQueueFlag(cmd, &o.queue)
 	_ = cmd.RegisterFlagCompletionFunc("parity", cobra.FixedCompletions([]string{"none", "odd", "even", "mark", "space"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("stop-bits", cobra.FixedCompletions([]string{"1", "1.5", "2"}, cobra.ShellCompDirectiveNoFileComp))
@@ -185,6 +187,10 @@ func runSerial(cmd *cobra.Command, o *serialOpts, args []string, stderr io.Write
 	if err != nil {
 		return usageError{err}
 	}
+	rb, err := ring(o.ring, o.write)
+	if err != nil {
+		return err
+	}
 	reg, out, err := o.read.setup(cmd.OutOrStdout())
 	if err != nil {
 		return err
@@ -214,7 +220,7 @@ func runSerial(cmd *cobra.Command, o *serialOpts, args []string, stderr io.Write
 		Warn:          func(msg string) { fmt.Fprintf(stderr, "dissect: warning: %s\n", msg) },
 	}
 	if o.write != "" {
-		if lc.Save, err = pipeline.CreateSave(o.write, src.Link(), capture.LinkUser0, serial.Snaplen); err != nil {
+		if lc.Save, err = pipeline.CreateSave(o.write, src.Link(), capture.LinkUser0, serial.Snaplen, rb); err != nil {
 			return err
 		}
 	}

@@ -19,7 +19,7 @@ func writeInterleaved(t *testing.T, n, msgs int) string {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "interleaved.pcapng")
-	s, err := pipeline.CreateSave(path, "gen0", capture.LinkEthernet, 65535)
+	s, err := pipeline.CreateSave(path, "gen0", capture.LinkEthernet, 65535, pipeline.Ring{})
 	if err != nil {
 		t.Fatal(err)
 	}

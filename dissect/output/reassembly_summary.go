@@ -38,8 +38,15 @@ func writeCapture(w io.Writer, c *dissect.CaptureCounts) {
 			fmt.Fprintf(w, "          (%d of them known only by later sequence numbers)\n", c.Untraced)
 		}
 	}
-	if c.WritePath != "" {
+	switch n := len(c.WriteFiles); {
+	case n > 1:
+		fmt.Fprintf(w, "          %d written to %d files, %s to %s\n", c.Written, n,
+			escapeText(c.WriteFiles[0], maxSummaryText), escapeText(c.WritePath, maxSummaryText))
+	case c.WritePath != "":
 		fmt.Fprintf(w, "          %d written to %s\n", c.Written, escapeText(c.WritePath, maxSummaryText))
+	}
+	if c.WriteDeleted > 0 {
+		fmt.Fprintf(w, "          (%d older files deleted: -b files:N keeps the newest)\n", c.WriteDeleted)
 	}
 	if c.HasKernel {
 		if unread := int64(c.PassedFilter) - int64(c.KernelDropped) - c.Captured; unread > 0 {
