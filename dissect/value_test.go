@@ -63,3 +63,36 @@ func TestTimeSaturates(t *testing.T) {
 		t.Errorf("%v gives %v", ok, got)
 	}
 }
+
+// Fields set in place by Extend and SetFloat32 equal those Add appends,
+// whatever the reused slots held before; Add keeps earlier fields.
+func TestExtendAndSetters(t *testing.T) {
+	var r Record
+	r.Add("s", Str("held"))
+	r.Add("o", Object([]Field{{Key: "in", Value: Int(1)}}))
+	r.Add("b", Bytes([]byte{1}))
+	r.Reset()
+	r.Add("first", Uint(7))
+	f := r.Extend(3)
+	for i, k := range []string{"x", "y", "z"} {
+		f[i].Key = k
+		f[i].Value.SetFloat32(float32(i) + 0.5)
+	}
+	want := Fields{
+		{Key: "first", Value: Uint(7)},
+		{Key: "x", Value: Float32(0.5)},
+		{Key: "y", Value: Float32(1.5)},
+		{Key: "z", Value: Float32(2.5)},
+	}
+	if len(r.Fields) != len(want) {
+		t.Fatalf("%d fields, want %d", len(r.Fields), len(want))
+	}
+	for i := range want {
+		if r.Fields[i].Key != want[i].Key || !r.Fields[i].Value.Equal(want[i].Value) || r.Fields[i].Value.Str() != "" || r.Fields[i].Value.Items() != nil {
+			t.Errorf("field %d = %+v, want %+v", i, r.Fields[i], want[i])
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { r.Reset(); r.Add("a", Int(1)); r.Extend(3) }); n != 0 {
+		t.Errorf("Add and Extend on a reset record: %v allocations", n)
+	}
+}

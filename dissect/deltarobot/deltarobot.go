@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -336,13 +335,12 @@ func (p *parser) magic(c *dissect.Ctx, body []byte) {
 // vector adds x, y, z, u from 16 bytes of four float32.
 func vector(r *dissect.Record, b []byte) {
 	_ = b[15]
-	n := len(r.Fields)
-	r.Fields = slices.Grow(r.Fields, 4)[:n+4]
-	f := r.Fields[n : n+4 : n+4]
-	f[0] = dissect.Field{Key: "x", Value: dissect.Float32(f32(b[0:]))}
-	f[1] = dissect.Field{Key: "y", Value: dissect.Float32(f32(b[4:]))}
-	f[2] = dissect.Field{Key: "z", Value: dissect.Float32(f32(b[8:]))}
-	f[3] = dissect.Field{Key: "u", Value: dissect.Float32(f32(b[12:]))}
+	f := r.Extend(4)
+	f[0].Key, f[1].Key, f[2].Key, f[3].Key = "x", "y", "z", "u"
+	f[0].Value.SetFloat32(f32(b[0:]))
+	f[1].Value.SetFloat32(f32(b[4:]))
+	f[2].Value.SetFloat32(f32(b[8:]))
+	f[3].Value.SetFloat32(f32(b[12:]))
 }
 
 func curve(c *dissect.Ctx, body []byte) {
@@ -364,9 +362,9 @@ func curve(c *dissect.Ctx, body []byte) {
 	for i := range nd {
 		q := body[12*i : 12*i+12]
 		e := xyz[3*i : 3*i+3 : 3*i+3]
-		e[0] = dissect.Elem(dissect.Float32(f32(q[0:])))
-		e[1] = dissect.Elem(dissect.Float32(f32(q[4:])))
-		e[2] = dissect.Elem(dissect.Float32(f32(q[8:])))
+		e[0].Value.SetFloat32(f32(q[0:])) // Alloc's fields are zeroed: no key
+		e[1].Value.SetFloat32(f32(q[4:]))
+		e[2].Value.SetFloat32(f32(q[8:]))
 		pts[i] = dissect.Elem(dissect.Array(e))
 	}
 	r.Add("points", dissect.Array(pts))
