@@ -25,6 +25,7 @@ type JSON struct {
 	ts        timeCache
 	keys      jsonCache // field keys, with the colon
 	strs      jsonCache // proto, type, src, dst
+	head      *headCache
 }
 
 // NewJSON returns a JSON Lines writer on w. With flushEach, every record is
@@ -33,7 +34,7 @@ type JSON struct {
 func NewJSON(w io.Writer, flushEach bool) *JSON {
 	return &JSON{
 		w: bufio.NewWriterSize(w, 256<<10), flushEach: flushEach, buf: make([]byte, 0, 1024),
-		keys: jsonCache{strcache.New[[]byte](6)}, strs: jsonCache{strcache.New[[]byte](6)},
+		keys: jsonCache{strcache.New[[]byte](6)}, strs: jsonCache{strcache.New[[]byte](6)}, head: new(headCache),
 	}
 }
 
@@ -45,7 +46,7 @@ func (j *JSON) SetRaw(on bool) { j.raw = on }
 // records and values as JSON in the form of the output contract, for
 // writers that embed them in another format (MCAP).
 func NewJSONAppender() *JSON {
-	return &JSON{keys: jsonCache{strcache.New[[]byte](6)}, strs: jsonCache{strcache.New[[]byte](6)}}
+	return &JSON{keys: jsonCache{strcache.New[[]byte](6)}, strs: jsonCache{strcache.New[[]byte](6)}, head: new(headCache)}
 }
 
 // JSONLines appends records as JSON Lines, for writers that format on
@@ -82,16 +83,8 @@ func (j *JSON) Record(r *dissect.Record) error {
 func (j *JSON) AppendRecord(b []byte, r *dissect.Record) []byte {
 	b = append(b, `{"time":"`...)
 	b = j.ts.append(b, r.Time)
-	b = append(b, `","proto":`...)
-	b = j.strs.append(b, r.Proto)
-	b = append(b, `,"transport":"`...)
-	b = append(b, r.Transport.String()...)
-	b = append(b, `","stream":`...)
-	b = strconv.AppendInt(b, int64(r.Stream), 10)
-	b = append(b, `,"src":`...)
-	b = j.strs.append(b, r.Src)
-	b = append(b, `,"dst":`...)
-	b = j.strs.append(b, r.Dst)
+	b = append(b, '"')
+	b = j.head.append(j, b, r)
 	b = append(b, `,"offset":`...)
 	b = strconv.AppendInt(b, r.Offset, 10)
 	b = append(b, `,"length":`...)
