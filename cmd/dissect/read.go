@@ -141,6 +141,9 @@ func (o *readOpts) output(stdout io.Writer, reg *dissect.Registry, tf output.Tim
 	if o.format != "fields" && (len(o.q.fields) > 0 || len(o.q.fieldOpts) > 0) {
 		return nil, usageError{errors.New("-e and -E go with -o fields")}
 	}
+	if o.threads < 0 || o.threads > 1024 {
+		return nil, usageError{fmt.Errorf("--threads %d: want 1 to 1024 (0: one per CPU)", o.threads)}
+	}
 	tt := terminalOf(stdout, os.Getenv)
 	o.statsTable = stats.TableOptions{Width: tt.width, ASCII: !tt.utf8, Hex: o.q.hex}
 	if o.wide {

@@ -80,3 +80,13 @@ func firstByteDiff(a, b string) int {
 	}
 	return min(len(a), len(b))
 }
+
+// --threads takes 0 (one per CPU) to 1024.
+func TestThreadsUsage(t *testing.T) {
+	for _, n := range []string{"-1", "1025", "x"} {
+		_, errOut, code := cli(t, "-o", "json", "--threads", n, pcaps(t)[0])
+		if code != 2 || !strings.Contains(errOut, "--threads") {
+			t.Errorf("--threads %s: exit %d, stderr %q; want 2 and a message naming --threads", n, code, errOut)
+		}
+	}
+}
