@@ -2,6 +2,7 @@ package dissect
 
 import (
 	"slices"
+	"unsafe"
 
 	"github.com/dissect-tools/dissect/internal/strcache"
 )
@@ -23,8 +24,16 @@ type TypeCount struct {
 // (see package internal/strcache); a miss falls back to a search by value.
 type TypeCounts struct {
 	rows  []TypeCount
+	hot   [16]hotType           // direct-mapped by the type string's address: checked first
 	cache strcache.Cache[int32] // type string → index into rows; made on first use
 	index map[typeKey]int32     // made when rows outgrow a linear search
+}
+
+// hotType is a row found by the addresses and lengths of its strings.
+type hotType struct {
+	typ, proto *byte
+	tn, pn     int
+	row        int32
 }
 
 type typeKey struct{ proto, typ string }
@@ -37,6 +46,22 @@ func (c *TypeCounts) Add(proto, typ string) { c.AddN(proto, typ, 1) }
 
 // AddN counts n messages of type typ of protocol proto.
 func (c *TypeCounts) AddN(proto, typ string, n int64) {
+	tp := unsafe.StringData(typ)
+	h := &c.hot[uintptr(unsafe.Pointer(tp))>>3&15]
+	if h.typ == tp && tp != nil && h.proto == unsafe.StringData(proto) && h.tn == len(typ) && h.pn == len(proto) {
+		c.rows[h.row].Count += n
+		return
+	}
+	i := c.lookup(proto, typ)
+	c.rows[i].Count += n
+	if len(typ) > 0 && len(proto) > 0 {
+		*h = hotType{typ: tp, proto: unsafe.StringData(proto), tn: len(typ), pn: len(proto), row: i}
+	}
+}
+
+// lookup finds the row of (proto, typ) through the address cache, adding
+// it if new.
+func (c *TypeCounts) lookup(proto, typ string) int32 {
 	if !c.cache.Made() {
 		c.cache = strcache.New[int32](5)
 	}
@@ -44,14 +69,13 @@ func (c *TypeCounts) AddN(proto, typ string, n int64) {
 	if hit {
 		// The slot holds typ, so rows[*slot].Type == typ; the same type
 		// string may be shared by two protocols ("unknown").
-		if r := &c.rows[*slot]; r.Proto == proto {
-			r.Count += n
-			return
+		if c.rows[*slot].Proto == proto {
+			return *slot
 		}
 	}
 	i := c.find(proto, typ)
 	*slot = i
-	c.rows[i].Count += n
+	return i
 }
 
 // find returns the index of the row of (proto, typ), adding it if new.

@@ -163,3 +163,40 @@ func dissectRegistryWithRule(t *testing.T) *dissect.Registry {
 }
 
 func timeAt(sec int64) time.Time { return time.Unix(sec, 0) }
+
+// Counts equal a count by contents, in order of first appearance, for a
+// random mix of types that collide in the address caches: shared type
+// names across protocols, prefixes at the same address, equal contents at
+// other addresses, and more types than any cache holds.
+func TestTypeCountsAgainstAMap(t *testing.T) {
+	base := "actuator_position_current_direction"
+	types := []string{base, base[:8], base[:17], strings.Clone(base[:8]), "ping", "pong", "unknown"}
+	for i := range 40 {
+		types = append(types, fmt.Sprintf("type%02d", i))
+	}
+	protos := []string{"deltarobot", "vrpn", strings.Clone("vrpn"), "vrpn"[:2], "roid"}
+	var c dissect.TypeCounts
+	want := map[[2]string]int64{}
+	var order [][2]string
+	seed := uint32(1)
+	for i := range 200000 {
+		seed = seed*1664525 + 1013904223
+		p, ty := protos[seed>>8%uint32(len(protos))], types[seed>>16%uint32(len(types))]
+		n := int64(i%3 + 1)
+		c.AddN(p, ty, n)
+		k := [2]string{p, ty}
+		if _, ok := want[k]; !ok {
+			order = append(order, k)
+		}
+		want[k] += n
+	}
+	rows := c.Rows()
+	if len(rows) != len(order) {
+		t.Fatalf("%d rows, want %d", len(rows), len(order))
+	}
+	for i, r := range rows {
+		if k := order[i]; r.Proto != k[0] || r.Type != k[1] || r.Count != want[k] {
+			t.Fatalf("row %d = %+v, want %v × %d", i, r, k, want[k])
+		}
+	}
+}
