@@ -160,6 +160,18 @@ func registry(t testing.TB) *dissect.Registry {
 	return reg
 }
 
+// deltaRegistry is registry with port 4000 decoded as Deltarobot (-d).
+func deltaRegistry(t testing.TB) *dissect.Registry {
+	t.Helper()
+	reg := registry(t)
+	rule, err := reg.ParseDecodeAs("tcp.port==4000,deltarobot")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg.AddRule(rule)
+	return reg
+}
+
 // tally adds up the records of each direction of stream 0: bytes in
 // messages, skipped and gap records, and messages.
 type tally struct {

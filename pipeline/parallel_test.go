@@ -20,12 +20,7 @@ import (
 // that sink makes.
 func runJSON(t *testing.T, src capture.Source, raw bool, sink dissect.Sink) {
 	t.Helper()
-	reg := registry(t)
-	rule, err := reg.ParseDecodeAs("tcp.port==4000,deltarobot")
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg.AddRule(rule)
+	reg := deltaRegistry(t)
 	if _, err := Run(context.Background(), src, Config{Registry: reg, Sink: sink, Raw: raw}); err != nil {
 		t.Fatal(err)
 	}

@@ -42,6 +42,11 @@ type Config struct {
 	// Packets, when positive, ends a file run after that many packets
 	// (tshark's -c); live runs use LiveConfig.Packets.
 	Packets int64
+	// Workers is how many goroutines a run may keep busy (0 or 1: one). A
+	// file run without a sink (-q) with 2 or more dissects on a second
+	// goroutine while the first reads and reassembles; the summary is the
+	// same.
+	Workers int
 }
 
 // LiveConfig configures the capture path of a live run.
@@ -138,11 +143,15 @@ func Run(ctx context.Context, src capture.Source, cfg Config) (*dissect.Summary,
 			sum.Elapsed = time.Since(start)
 			return &sum, err
 		}
+	} else if cfg.Sink == nil && cfg.Workers > 1 {
+		err = runStaged(src, &cfg, d) // it ends the streams itself
 	} else {
 		err = runFile(src, &cfg, d)
 	}
-	if ferr := d.finish(); ferr != nil && err == nil {
-		err = &OutputError{ferr}
+	if cfg.Live != nil || cfg.Sink != nil || cfg.Workers <= 1 {
+		if ferr := d.finish(); ferr != nil && err == nil {
+			err = &OutputError{ferr}
+		}
 	}
 	if f, ok := cfg.Sink.(Flusher); ok {
 		if ferr := f.Flush(); ferr != nil && err == nil {

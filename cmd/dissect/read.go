@@ -54,7 +54,7 @@ func addReadFlags(cmd *cobra.Command, o *readOpts) {
 	f.StringVar(&o.progress, "progress", "auto", "progress bar on stderr (file, percent, rate, time left): auto (when stderr is a terminal and the records do not go to one), always, never")
 	f.BoolVar(&o.noSummary, "no-summary", false, "do not print the summary on stderr at the end")
 	f.BoolVar(&o.wide, "wide", false, "table: do not fit lines to the terminal's width; show every column and the whole INFO")
-	f.IntVar(&o.threads, "threads", 0, "json: goroutines formatting records beside the decoder (0: one per CPU; 1: decode and format in one goroutine); the output is the same")
+	f.IntVar(&o.threads, "threads", 0, "goroutines to keep busy: json formats records beside the decoder, -q dissects beside reading (0: one per CPU; 1: everything in one goroutine); the output is the same")
 	addQueryFlags(cmd, &o.q)
 	f.StringVar(&o.outPath, "out", "", "-o parquet: the lake's directory (created if needed; runs may share one); -o mcap: the file")
 	f.BoolVar(&o.neptuneInt16, "neptune-int16", false, "neptune-wiki: read the wiki's \"int\" fields as int16 (AVR layout) instead of int32")
@@ -308,7 +308,7 @@ func runRead(cmd *cobra.Command, o *readOpts, files []string, stdin io.Reader, s
 // flags set.
 func (o *readOpts) pipelineConfig(reg *dissect.Registry, out sink) pipeline.Config {
 	// A filter and statistics need whole records, also with -q.
-	cfg := pipeline.Config{Registry: reg, CountOnly: o.quiet && !o.q.active(), Packets: o.count, Raw: o.q.hex}
+	cfg := pipeline.Config{Registry: reg, CountOnly: o.quiet && !o.q.active(), Packets: o.count, Raw: o.q.hex, Workers: o.workers()}
 	if out != nil {
 		cfg.Sink = out
 	}
