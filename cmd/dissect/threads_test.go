@@ -2,6 +2,7 @@ package main
 
 import (
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -37,12 +38,12 @@ func writeInterleaved(t *testing.T, n, msgs int) string {
 // --threads changes who formats the JSON, never what is written: the
 // output of 2 and 4 formatting goroutines is byte for byte the output of
 // one, on every shipped capture and on 64 interleaved streams with gaps
-// and skipped bytes (more records than one batch), with -x and with -Y.
+// and skipped bytes (more records than one batch), with -x, -Y and -z.
 func TestThreadsGiveTheSameOutput(t *testing.T) {
 	gen := writeInterleaved(t, 64, 200)
 	files := append(pcaps(t), gen)
 	for _, f := range files {
-		for _, extra := range [][]string{nil, {"-x"}, {"-Y", "type != \"ping\""}} {
+		for _, extra := range [][]string{nil, {"-x"}, {"-Y", "type != \"ping\""}, {"-z", "conv"}} {
 			args := append([]string{f, "-o", "json", "-d", "tcp.port==4000,deltarobot", "--no-summary"}, extra...)
 			want, errs, code := cli(t, append(args, "--threads", "1")...)
 			if code != 0 {
@@ -79,6 +80,25 @@ func firstByteDiff(a, b string) int {
 		}
 	}
 	return min(len(a), len(b))
+}
+
+// -q on two goroutines prints the summary of -q on one, on every shipped
+// capture and the generated one (the time taken left out).
+func TestThreadsQuietSummary(t *testing.T) {
+	files := append(pcaps(t), writeInterleaved(t, 64, 200))
+	for _, f := range files {
+		var sums [2]string
+		for i, n := range []string{"1", "2"} {
+			out, errs, code := cli(t, f, "-q", "-d", "tcp.port==4000,deltarobot", "--threads", n)
+			if code != 0 || out != "" {
+				t.Fatalf("%s -q --threads %s: exit %d, stdout %q: %s", filepath.Base(f), n, code, out, errs)
+			}
+			sums[i] = regexp.MustCompile(`read in [^\n]*`).ReplaceAllString(errs, "")
+		}
+		if sums[0] != sums[1] || !strings.Contains(sums[0], "messages:") {
+			t.Errorf("%s: -q --threads 2 prints\n%s\n--threads 1 prints\n%s", filepath.Base(f), sums[1], sums[0])
+		}
+	}
 }
 
 // --threads takes 0 (one per CPU) to 1024.
