@@ -9,7 +9,10 @@
 // plain data for a printer.
 //
 // Files ([Files]: several are read in order as one capture) are read in
-// the caller's goroutine; nothing is ever dropped.
+// the caller's goroutine; nothing is ever dropped. A run without a sink
+// (-q) with Config.Workers > 1 dissects on a second goroutine (staged.go).
+// [Parallel] is a sink that formats records on a pool of goroutines and
+// writes them in order.
 //
 // Live sources (Config.Live) are read by a capture goroutine that never
 // waits for decoding or output: it writes the -w file ([Save]) itself,

@@ -137,18 +137,20 @@ func Run(ctx context.Context, src capture.Source, cfg Config) (*dissect.Summary,
 	d := newDecoder(&cfg)
 	var sum dissect.Summary
 	var err error
-	if cfg.Live != nil {
+	staged := cfg.Live == nil && cfg.Sink == nil && cfg.Workers > 1
+	switch {
+	case cfg.Live != nil:
 		err = runLive(ctx, src, &cfg, d, &sum)
 		if errors.Is(err, ErrAborted) {
 			sum.Elapsed = time.Since(start)
 			return &sum, err
 		}
-	} else if cfg.Sink == nil && cfg.Workers > 1 {
+	case staged:
 		err = runStaged(src, &cfg, d) // it ends the streams itself
-	} else {
+	default:
 		err = runFile(src, &cfg, d)
 	}
-	if cfg.Live != nil || cfg.Sink != nil || cfg.Workers <= 1 {
+	if !staged {
 		if ferr := d.finish(); ferr != nil && err == nil {
 			err = &OutputError{ferr}
 		}
