@@ -3,8 +3,10 @@ package main
 import (
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dissect-tools/dissect/capture"
 	"github.com/dissect-tools/dissect/internal/testenc/interleave"
@@ -108,5 +110,41 @@ func TestThreadsUsage(t *testing.T) {
 		if code != 2 || !strings.Contains(errOut, "--threads") {
 			t.Errorf("--threads %s: exit %d, stderr %q; want 2 and a message naming --threads", n, code, errOut)
 		}
+	}
+}
+
+// slowWriter takes its time over every write, like a reader of a pipe
+// that is busy elsewhere.
+type slowWriter struct {
+	b     strings.Builder
+	delay time.Duration
+}
+
+func (w *slowWriter) Write(p []byte) (int, error) {
+	time.Sleep(w.delay)
+	return w.b.Write(p)
+}
+
+// A slow reader of the JSON gets every line, in order, with four
+// formatting goroutines, and no goroutine is left behind.
+func TestThreadsSlowReader(t *testing.T) {
+	gen := writeInterleaved(t, 64, 200)
+	args := []string{gen, "-o", "json", "-d", "tcp.port==4000,deltarobot", "--no-summary"}
+	want, _, _ := cli(t, append(args, "--threads", "1")...)
+	before := runtime.NumGoroutine()
+	w := &slowWriter{delay: 20 * time.Millisecond}
+	var errb strings.Builder
+	if code := run(append(args, "--threads", "4"), strings.NewReader(""), w, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if got := w.b.String(); got != want {
+		t.Fatalf("the slow reader got %d bytes, --threads 1 writes %d; first difference at %d", len(got), len(want), firstByteDiff(got, want))
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		t.Fatalf("%d goroutines after the run, %d before", n, before)
 	}
 }
