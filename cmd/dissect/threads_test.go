@@ -67,21 +67,12 @@ func TestThreadsGiveTheSameOutput(t *testing.T) {
 					t.Fatalf("%s %v --threads %s: exit %d: %s", filepath.Base(f), extra, n, code, errs)
 				}
 				if got != want {
-					t.Errorf("%s %v --threads %s: %d bytes, --threads 1 %d; first difference at byte %d",
-						filepath.Base(f), extra, n, len(got), len(want), firstByteDiff(got, want))
+					t.Errorf("%s %v --threads %s: %d bytes, --threads 1 %d; first difference at %s",
+						filepath.Base(f), extra, n, len(got), len(want), firstDiff(want, got))
 				}
 			}
 		}
 	}
-}
-
-func firstByteDiff(a, b string) int {
-	for i := range min(len(a), len(b)) {
-		if a[i] != b[i] {
-			return i
-		}
-	}
-	return min(len(a), len(b))
 }
 
 // -q on two goroutines prints the summary of -q on one, on every shipped
@@ -138,7 +129,7 @@ func TestThreadsSlowReader(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	if got := w.b.String(); got != want {
-		t.Fatalf("the slow reader got %d bytes, --threads 1 writes %d; first difference at %d", len(got), len(want), firstByteDiff(got, want))
+		t.Fatalf("the slow reader got %d bytes, --threads 1 writes %d; first difference at %s", len(got), len(want), firstDiff(want, got))
 	}
 	deadline := time.Now().Add(2 * time.Second)
 	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
