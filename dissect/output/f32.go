@@ -15,22 +15,20 @@ package output
 // to v when both are (ties as strconv breaks them, see f32Shortest). Trailing
 // zeros are then removed.
 //
-// The three scaled points 4(c-½), 4c, 4(c+½) times 2^q·10^-k are computed with
-// one 64×64→128-bit multiply each against g, an upper approximation of 10^-k
-// scaled into [2^63, 2^64). Only the high 64 bits of the product are kept: 32
+// The three scaled points 4(c-½), 4c, 4(c+½) times 2^q·10^-k come from one
+// 64×64→128-bit multiply against g, an upper approximation of 10^-k scaled
+// into [2^63, 2^64): the ends differ from the middle by a power of two times
+// g, added exactly in 128 bits. Only the high 64 bits of each are kept: 32
 // integer bits and 32 fraction bits, and the fraction bits are folded into one
 // "inexact" bit (round to odd), which is all the comparisons above need. The
-// table of g is computed exactly with math/big at start-up; the whole method is
-// checked against strconv for all 2^32 bit patterns by TestFloat32Exhaustive
-// (DISSECT_EXHAUSTIVE=1).
+// table of g is in f32tab.go; the whole method is checked against strconv for
+// all 2^32 bit patterns by TestFloat32Exhaustive (DISSECT_EXHAUSTIVE=1).
 
 import (
 	"encoding/binary"
 	"math"
-	"math/big"
 	"math/bits"
 	"slices"
-	"sync"
 )
 
 // f32Scale is the scaling for one binary exponent: g·2^(h-96) approximates
@@ -41,116 +39,54 @@ type f32Scale struct {
 	k int8   // decimal exponent of the unit the scaled values are counted in
 }
 
-// f32Scales returns the table indexed by [asymmetric interval][biased
-// exponent]; subnormals use exponent 1 (same q = -149). It is built on first
-// use (about 0.75 ms), so runs that write no JSON do not pay for it.
-var f32Scales = sync.OnceValue(func() *[2][255]f32Scale {
-	t := makeF32Scales()
-	return &t
-})
+// f32Tab is the scaling for each [asymmetric interval][biased exponent]
+// (subnormals use exponent 1, the same q = -149), in f32tab.go. It was
+// written by makeF32Scales (f32_test.go), which computes it exactly with
+// math/big; TestF32Tab checks that the two agree.
 
-func makeF32Scales() (t [2][255]f32Scale) {
-	ten := big.NewInt(10)
-	for asym := range 2 {
-		for e := 1; e <= 254; e++ {
-			q := e - 150
-			// Interval width w = 2^q (or ¾·2^q) as num/den; k is the largest
-			// integer with 10^k <= w.
-			num, den := big.NewInt(1), big.NewInt(1)
-			if q >= 0 {
-				num.Lsh(num, uint(q))
-			} else {
-				den.Lsh(den, uint(-q))
-			}
-			if asym == 1 {
-				num.Mul(num, big.NewInt(3))
-				den.Mul(den, big.NewInt(4))
-			}
-			k := int(math.Floor(float64(q) * math.Log10(2)))
-			// le reports whether 10^k <= num/den.
-			le := func(k int) bool {
-				p := new(big.Int).Exp(ten, big.NewInt(int64(abs(k))), nil)
-				if k >= 0 {
-					return p.Mul(p, den).Cmp(num) <= 0
-				}
-				return new(big.Int).Mul(num, p).Cmp(den) >= 0
-			}
-			for !le(k) {
-				k--
-			}
-			for le(k + 1) {
-				k++
-			}
-			// 10^-k as pn/pd; find r with 2^63 <= 10^-k·2^r < 2^64.
-			pn, pd := big.NewInt(1), big.NewInt(1)
-			if k <= 0 {
-				pn.Exp(ten, big.NewInt(int64(-k)), nil)
-			} else {
-				pd.Exp(ten, big.NewInt(int64(k)), nil)
-			}
-			r := 63 - (pn.BitLen() - pd.BitLen())
-			var g *big.Int
-			for {
-				n, d := new(big.Int).Set(pn), new(big.Int).Set(pd)
-				if r >= 0 {
-					n.Lsh(n, uint(r))
-				} else {
-					d.Lsh(d, uint(-r))
-				}
-				var rem big.Int
-				g, _ = new(big.Int).QuoRem(n, d, &rem)
-				if rem.Sign() != 0 {
-					g.Add(g, big.NewInt(1))
-				}
-				switch {
-				case g.BitLen() < 64:
-					r++
-					continue
-				case g.BitLen() > 64:
-					r--
-					continue
-				}
-				break
-			}
-			t[asym][e] = f32Scale{g: g.Uint64(), h: uint8(96 + q - r), k: int8(k)}
-		}
+// b2u is 1 for true, 0 for false.
+func b2u(b bool) uint64 {
+	var u uint64
+	if b {
+		u = 1
 	}
-	return t
+	return u
 }
 
-func abs(k int) int {
-	if k < 0 {
-		return -k
-	}
-	return k
-}
-
-// f32Scaled returns floor(cp·g / 2^96) with its lowest bit set when the
-// 32 fraction bits below it are not all zero (round to odd).
-func f32Scaled(g, cp uint64) uint64 {
-	hi, _ := bits.Mul64(g, cp)
+// f32Scaled returns floor(P / 2^96) for a product P of g and a shifted
+// significand, given P's high 64 bits, with its lowest bit set when the 32
+// fraction bits below it are not all zero (round to odd).
+func f32Scaled(hi uint64) uint64 {
 	return hi>>32 | (hi&0xffffffff+0xffffffff)>>32
 }
 
 // f32Shortest returns the shortest decimal d·10^k that reads back as the
-// finite, non-zero float32 with the given bits (sign ignored); d has no
+// finite, non-zero float32 with the given bits (sign bit clear); d has no
 // trailing zeros and at most 9 digits.
 func f32Shortest(x uint32) (d uint64, k int) {
-	e := x >> 23 & 0xff
+	e := x >> 23
 	f := uint64(x & (1<<23 - 1))
 	c := f | 1<<23
-	asym := 0
+	asym := uint(0)
 	if e == 0 {
 		c, e = f, 1
 	} else if f == 0 && e > 1 {
 		asym = 1
 	}
-	sc := &f32Scales()[asym][e]
+	sc := &f32Tab[asym&1][e&0xff]
+	g, h := sc.g, uint(sc.h)
 	out := c & 1 // 1: interval ends excluded
-	cb := c << 2
-	vb := f32Scaled(sc.g, cb<<sc.h)
-	vbl := f32Scaled(sc.g, (cb-2+uint64(asym))<<sc.h)
-	vbr := f32Scaled(sc.g, (cb+2)<<sc.h)
+
+	// One product gives all three points: the ends are 4c-2 (4c-1 for the
+	// lower end of an asymmetric interval) and 4c+2, so their products
+	// differ from the middle's by g shifted left by h+1 (or h), exactly.
+	ph, pl := bits.Mul64(g, c<<(h+2))
+	_, carry := bits.Add64(pl, g<<(h+1), 0)
+	vbr := f32Scaled(ph + g>>(63-h) + carry)
+	ls := h + 1 - asym
+	_, borrow := bits.Sub64(pl, g<<ls, 0)
+	vbl := f32Scaled(ph - g>>(64-ls) - borrow)
+	vb := f32Scaled(ph)
 	k = int(sc.k)
 
 	s := vb >> 2
@@ -175,8 +111,8 @@ func f32Shortest(x uint32) (d uint64, k int) {
 		default:
 			// A tie goes to the even digit, except when c is a power of
 			// two (asymmetric interval): there strconv (Go 1.26) takes the
-			// upper one. For float32 this happens only at 2^-12, whose exact
-			// 0.000244140625 strconv writes as 0.00024414063.
+			// upper one. For float32 this happens only at 2^-12, whose
+			// exact 0.000244140625 strconv writes as 0.00024414063.
 			mid := (s + t) << 1
 			if vb < mid || vb == mid && s&1 == 0 && asym == 0 {
 				d = s
@@ -185,6 +121,8 @@ func f32Shortest(x uint32) (d uint64, k int) {
 			}
 		}
 	}
+	// Only a multiple of 10 can have trailing zeros (s and s+1 are chosen
+	// only when they are not one).
 	for d%10 == 0 {
 		d /= 10
 		k++
@@ -223,33 +161,38 @@ func f32Digits8(r uint64) uint64 {
 	return x | 0x30303030_30303030
 }
 
-// appendFloat32 appends the finite float32 x with the fewest digits that read
-// back as x: as strconv.AppendFloat(b, float64(x), 'e', -1, 32) when exp is
-// set, else as with format 'f'. Negative zero is written as -0. Whole values
-// have no point here; appendFloat adds the ".0" the JSON contract asks for.
-func appendFloat32(b []byte, x float32, exp bool) []byte {
-	// The longest text is a sign and 21 integer digits (just below 1e21);
-	// the 8-byte digit stores below may write up to 7 bytes past the text.
-	const room = 32
+// appendFloat32 appends x as the JSON of records writes a float32 (see
+// appendFloat): the fewest digits that read back as x, in plain notation
+// from 1e-6 up to 1e21 with ".0" after a whole value, as
+// strconv.AppendFloat(b, float64(x), 'e', -1, 32) outside that range, and
+// the strings "NaN", "Inf" and "-Inf".
+func appendFloat32(b []byte, x float32) []byte {
+	// The longest text is a sign, 21 integer digits and ".0"; the 8-byte
+	// stores below may write up to 13 bytes past the text.
+	const room = 40
 	if cap(b)-len(b) < room {
 		b = slices.Grow(b, room)
 	}
 	start := len(b)
 	o := b[start : start+room]
 	xb := math.Float32bits(x)
-	p := 0 // bytes written to o
-	if xb>>31 != 0 {
-		o[0] = '-'
-		p = 1
-		xb &^= 1 << 31
+	p := int(xb >> 31) // bytes written to o
+	xb &^= 1 << 31
+	switch {
+	case xb > 0x7f800000:
+		return append(b, `"NaN"`...)
+	case xb == 0x7f800000 && p == 0:
+		return append(b, `"Inf"`...)
+	case xb == 0x7f800000:
+		return append(b, `"-Inf"`...)
 	}
+	o[0] = '-'
 	if xb == 0 {
-		if exp {
-			return append(b[:start+p], "0e+00"...)
-		}
-		o[p] = '0'
-		return b[:start+p+1]
+		o[p], o[p+1], o[p+2] = '0', '.', '0'
+		return b[:start+p+3]
 	}
+	a := float64(math.Float32frombits(xb))
+	exp := a < 1e-6 || a >= 1e21
 	d, k := f32Shortest(xb)
 
 	// n = number of digits of d (1 to 9).
@@ -262,53 +205,44 @@ func appendFloat32(b []byte, x float32, exp bool) []byte {
 		dp = 1 // d.ddd, then the exponent
 	}
 
-	// The digits: w holds the last min(n, 8) of them, first digit in the
-	// lowest byte; a ninth, leading digit (top) is written on its own.
+	// The digits: a ninth, leading one (top, when d >= 10^8) is written on
+	// its own; w holds the other m, the first in the lowest byte.
 	top := d / 1e8
-	w := f32Digits8(d - top*1e8)
-	m := n // digits in w
-	if n == 9 {
-		m = 8
-	} else {
-		w >>= 8 * (8 - n)
-	}
+	t9 := int(b2u(top != 0))
+	m := n - t9
+	w := f32Digits8(d-top*1e8) >> (8 * (8 - m))
 	switch {
 	case dp <= 0: // 0.000ddd (at most 5 zeros: |x| >= 1e-6)
-		o[p], o[p+1] = '0', '.'
-		p += 2
-		for ; dp < 0; dp++ {
-			o[p] = '0'
-			p++
-		}
-		if n == 9 {
-			o[p] = byte('0' + top)
-			p++
-		}
+		binary.LittleEndian.PutUint64(o[p:], 0x30303030_30302e30) // "0.000000"
+		p += 2 - dp
+		o[p] = byte('0' + top)
+		p += t9
 		binary.LittleEndian.PutUint64(o[p:], w)
 		p += m
-	case dp >= n: // ddd000 (at most 21 digits: |x| < 1e21)
-		if n == 9 {
-			o[p] = byte('0' + top)
-			p++
-		}
-		binary.LittleEndian.PutUint64(o[p:], w)
-		p += m
-		for ; dp > n; dp-- {
-			o[p] = '0'
-			p++
-		}
-	default: // dd.ddd
-		if n == 9 {
-			o[p] = byte('0' + top)
-			p++
-			dp--
-		}
+	case dp < n: // dd.ddd
+		o[p] = byte('0' + top)
+		p += t9
+		dp -= t9
 		// With dp == 0 the point goes first and w's lowest byte is
 		// overwritten by the second store.
 		binary.LittleEndian.PutUint64(o[p:], w)
 		o[p+dp] = '.'
 		binary.LittleEndian.PutUint64(o[p+dp+1:], w>>(8*dp))
 		p += m + 1
+	default: // ddd000.0 (at most 21 digits: |x| < 1e21), or d in exponent form
+		o[p] = byte('0' + top)
+		p += t9
+		binary.LittleEndian.PutUint64(o[p:], w)
+		p += m
+		const zeros = 0x30303030_30303030
+		binary.LittleEndian.PutUint64(o[p:], zeros)
+		binary.LittleEndian.PutUint64(o[p+8:], zeros)
+		binary.LittleEndian.PutUint64(o[p+16:], zeros)
+		p += dp - n
+		if !exp {
+			o[p], o[p+1] = '.', '0'
+			p += 2
+		}
 	}
 	if !exp {
 		return b[:start+p]

@@ -138,7 +138,7 @@ func (j *JSON) appendValue(b []byte, v *dissect.Value) []byte {
 	case dissect.KindFloat:
 		return appendFloat(b, v.Float(), 64)
 	case dissect.KindFloat32:
-		return appendFloat(b, v.Float(), 32)
+		return appendFloat32(b, float32(v.Float()))
 	case dissect.KindBool:
 		if v.Bool() {
 			return append(b, "true"...)
@@ -181,6 +181,9 @@ func AppendFloat(b []byte, f float64) []byte { return appendFloat(b, f, 64) }
 // integer: a whole value gets ".0" (100.0, 0.0), negative zero is written as
 // -0.0, and the exponent form (1e+21) is a float already.
 func appendFloat(b []byte, f float64, bits int) []byte {
+	if bits == 32 {
+		return appendFloat32(b, float32(f))
+	}
 	switch {
 	case math.IsNaN(f):
 		return append(b, `"NaN"`...)
@@ -191,16 +194,9 @@ func appendFloat(b []byte, f float64, bits int) []byte {
 	}
 	a := math.Abs(f)
 	if a != 0 && (a < 1e-6 || a >= 1e21) {
-		if bits == 32 {
-			return appendFloat32(b, float32(f), true)
-		}
-		return strconv.AppendFloat(b, f, 'e', -1, bits)
+		return strconv.AppendFloat(b, f, 'e', -1, 64)
 	}
-	if bits == 32 {
-		b = appendFloat32(b, float32(f), false)
-	} else {
-		b = strconv.AppendFloat(b, f, 'f', -1, bits)
-	}
+	b = strconv.AppendFloat(b, f, 'f', -1, 64)
 	// The plain form of a whole value has no point: the shortest digits of
 	// a value with a fraction never round to a whole number (the rounding
 	// interval is narrower than the spacing of the float, which divides 1),
