@@ -129,6 +129,9 @@ func (v Value) Float() float64 {
 	return 0
 }
 
+// Float32 returns the float32 of a KindFloat32 value.
+func (v Value) Float32() float32 { return math.Float32frombits(uint32(v.num)) }
+
 // Bool returns the value as bool.
 func (v Value) Bool() bool { return v.num != 0 }
 

@@ -96,3 +96,19 @@ func TestExtendAndSetters(t *testing.T) {
 		t.Errorf("Add and Extend on a reset record: %v allocations", n)
 	}
 }
+
+// TestFloat32Accessor: Float32 gives back the bits SetFloat32 and Float32
+// stored, negative zero and NaN payloads included.
+func TestFloat32Accessor(t *testing.T) {
+	for _, bits := range []uint32{0, 0x80000000, 0x3dcccccd, 0xff800000, 0x7fc00001, 1} {
+		x := math.Float32frombits(bits)
+		var v Value
+		v.SetFloat32(x)
+		if got := math.Float32bits(v.Float32()); got != bits {
+			t.Errorf("SetFloat32(%#x): Float32 has bits %#x", bits, got)
+		}
+		if got := math.Float32bits(Float32(x).Float32()); got != bits {
+			t.Errorf("Float32(%#x): Float32 has bits %#x", bits, got)
+		}
+	}
+}

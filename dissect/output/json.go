@@ -138,7 +138,7 @@ func (j *JSON) appendValue(b []byte, v *dissect.Value) []byte {
 	case dissect.KindFloat:
 		return appendFloat(b, v.Float(), 64)
 	case dissect.KindFloat32:
-		return appendFloat32(b, float32(v.Float()))
+		return appendFloat32(b, v.Float32())
 	case dissect.KindBool:
 		if v.Bool() {
 			return append(b, "true"...)
