@@ -26,6 +26,7 @@ type JSON struct {
 	keys      jsonCache // field keys, with the colon
 	strs      jsonCache // proto, type, src, dst
 	head      *headCache
+	shapes    *shapeCache
 }
 
 // NewJSON returns a JSON Lines writer on w. With flushEach, every record is
@@ -34,7 +35,7 @@ type JSON struct {
 func NewJSON(w io.Writer, flushEach bool) *JSON {
 	return &JSON{
 		w: bufio.NewWriterSize(w, 256<<10), flushEach: flushEach, buf: make([]byte, 0, 1024),
-		keys: jsonCache{strcache.New[[]byte](6)}, strs: jsonCache{strcache.New[[]byte](6)}, head: new(headCache),
+		keys: jsonCache{strcache.New[[]byte](6)}, strs: jsonCache{strcache.New[[]byte](6)}, head: new(headCache), shapes: new(shapeCache),
 	}
 }
 
@@ -46,7 +47,7 @@ func (j *JSON) SetRaw(on bool) { j.raw = on }
 // records and values as JSON in the form of the output contract, for
 // writers that embed them in another format (MCAP).
 func NewJSONAppender() *JSON {
-	return &JSON{keys: jsonCache{strcache.New[[]byte](6)}, strs: jsonCache{strcache.New[[]byte](6)}, head: new(headCache)}
+	return &JSON{keys: jsonCache{strcache.New[[]byte](6)}, strs: jsonCache{strcache.New[[]byte](6)}, head: new(headCache), shapes: new(shapeCache)}
 }
 
 // JSONLines appends records as JSON Lines, for writers that format on
@@ -89,10 +90,7 @@ func (j *JSON) AppendRecord(b []byte, r *dissect.Record) []byte {
 	b = strconv.AppendInt(b, r.Offset, 10)
 	b = append(b, `,"length":`...)
 	b = strconv.AppendInt(b, r.Length, 10)
-	b = append(b, `,"type":`...)
-	b = j.strs.append(b, r.Type)
-	b = append(b, `,"fields":`...)
-	b = j.appendObject(b, r.Fields)
+	b = j.shapes.append(j, b, r)
 	if len(r.Warnings) > 0 {
 		b = append(b, `,"warnings":[`...)
 		for i, w := range r.Warnings {
