@@ -62,8 +62,8 @@ func f32Scaled(hi uint64) uint64 {
 
 // f32Shortest returns the shortest decimal d·10^k that reads back as the
 // finite, non-zero float32 with the given bits (sign bit clear); d has no
-// trailing zeros and at most 9 digits.
-func f32Shortest(x uint32) (d uint64, k int) {
+// trailing zeros and n digits, at most 9.
+func f32Shortest(x uint32) (d uint64, k, n int) {
 	e := x >> 23
 	f := uint64(x & (1<<23 - 1))
 	c := f | 1<<23
@@ -90,44 +90,58 @@ func f32Shortest(x uint32) (d uint64, k int) {
 	k = int(sc.k)
 
 	s := vb >> 2
-	u := s / 10 * 10
-	w := u + 10
-	uin := vbl+out <= u<<2
-	win := w<<2+out <= vbr
+	q := s / 10
+	uin := vbl+out <= q*40     // 10q inside: one digit shorter
+	win := (q+1)*40+out <= vbr // 10(q+1) inside; never both
+	if uin || win {
+		d = q
+		if win {
+			d = q + 1
+		}
+		k++
+		for d%10 == 0 {
+			d /= 10
+			k++
+		}
+		return d, k, digitCount(d)
+	}
+	t := s + 1
+	uin = vbl+out <= s<<2
+	win = t<<2+out <= vbr
 	switch {
 	case uin && !win:
-		d = u
+		d = s
 	case win && !uin:
-		d = w
+		d = t
 	default:
-		t := s + 1
-		uin = vbl+out <= s<<2
-		win = t<<2+out <= vbr
-		switch {
-		case uin && !win:
+		// A tie goes to the even digit, except when c is a power of two
+		// (asymmetric interval): there strconv (Go 1.26) takes the upper
+		// one. For float32 this happens only at 2^-12, whose exact
+		// 0.000244140625 strconv writes as 0.00024414063.
+		mid := (s + t) << 1
+		if vb < mid || vb == mid && s&1 == 0 && asym == 0 {
 			d = s
-		case win && !uin:
+		} else {
 			d = t
-		default:
-			// A tie goes to the even digit, except when c is a power of
-			// two (asymmetric interval): there strconv (Go 1.26) takes the
-			// upper one. For float32 this happens only at 2^-12, whose
-			// exact 0.000244140625 strconv writes as 0.00024414063.
-			mid := (s + t) << 1
-			if vb < mid || vb == mid && s&1 == 0 && asym == 0 {
-				d = s
-			} else {
-				d = t
-			}
 		}
 	}
-	// Only a multiple of 10 can have trailing zeros (s and s+1 are chosen
-	// only when they are not one).
-	for d%10 == 0 {
-		d /= 10
-		k++
+	// Neither s nor s+1 is chosen when it is a multiple of 10, so d has no
+	// trailing zero. For a normal float32, s is c times the interval's
+	// width in units of 10^k, in [2^23, 2^24·40/3): 7 to 9 digits, and s+1
+	// has as many (10^n is a multiple of 10).
+	if x>>23 == 0 {
+		return d, k, digitCount(d)
 	}
-	return d, k
+	return d, k, 7 + int(b2u(d >= 1e7)+b2u(d >= 1e8))
+}
+
+// digitCount returns the number of decimal digits of 0 < d < 10^9.
+func digitCount(d uint64) int {
+	n := (bits.Len64(d) * 1233) >> 12
+	if d >= f32Pow10[n] {
+		n++
+	}
+	return n
 }
 
 // digitPairs holds "00" to "99".
@@ -193,13 +207,7 @@ func appendFloat32(b []byte, x float32) []byte {
 	}
 	a := float64(math.Float32frombits(xb))
 	exp := a < 1e-6 || a >= 1e21
-	d, k := f32Shortest(xb)
-
-	// n = number of digits of d (1 to 9).
-	n := (bits.Len64(d) * 1233) >> 12
-	if d >= f32Pow10[n] {
-		n++
-	}
+	d, k, n := f32Shortest(xb)
 	dp := n + k // the value is 0.digits × 10^dp
 	if exp {
 		dp = 1 // d.ddd, then the exponent
