@@ -39,11 +39,6 @@ type f32Scale struct {
 	k int8   // decimal exponent of the unit the scaled values are counted in
 }
 
-// f32Tab is the scaling for each [asymmetric interval][biased exponent]
-// (subnormals use exponent 1, the same q = -149), in f32tab.go. It was
-// written by makeF32Scales (f32_test.go), which computes it exactly with
-// math/big; TestF32Tab checks that the two agree.
-
 // b2u is 1 for true, 0 for false.
 func b2u(b bool) uint64 {
 	var u uint64

@@ -2,6 +2,9 @@
 
 package output
 
+// f32Tab is the scaling for each [asymmetric interval][biased exponent]
+// (subnormals use exponent 1, the same q = -149), computed exactly with
+// math/big by makeF32Scales (f32_test.go).
 var f32Tab = [2][256]f32Scale{
 	{
 		{0x0000000000000000, 0, 0},    // e=0

@@ -33,10 +33,9 @@ type JSON struct {
 // flushed as it is written (live capture piped into jq); otherwise output is
 // buffered and Flush must be called at the end.
 func NewJSON(w io.Writer, flushEach bool) *JSON {
-	return &JSON{
-		w: bufio.NewWriterSize(w, 256<<10), flushEach: flushEach, buf: make([]byte, 0, 1024),
-		keys: jsonCache{strcache.New[[]byte](6)}, strs: jsonCache{strcache.New[[]byte](6)}, head: new(headCache), shapes: new(shapeCache),
-	}
+	j := NewJSONAppender()
+	j.w, j.flushEach, j.buf = bufio.NewWriterSize(w, 256<<10), flushEach, make([]byte, 0, 1024)
+	return j
 }
 
 // SetRaw, when on, ends every object with the key "raw": the record's bytes

@@ -37,7 +37,7 @@ func (c *shapeCache) append(j *JSON, b []byte, r *dissect.Record) []byte {
 		b = append(b, `,"fields":`...)
 		return j.appendObject(b, fs)
 	}
-	s := &c.slots[(uint(uintptr(unsafe.Pointer(unsafe.StringData(r.Type))))>>3^uint(len(fs)))&15]
+	s := &c.slots[(uint(uintptr(unsafe.Pointer(unsafe.StringData(r.Type))))>>3^uint(len(fs)))%uint(len(c.slots))]
 	if !s.matches(r.Type, fs) {
 		s.typ, s.keys, s.ends = r.Type, s.keys[:0], s.ends[:0]
 		s.enc = append(s.enc[:0], `,"type":`...)
