@@ -12,8 +12,8 @@ import (
 
 	"github.com/dissect-tools/dissect/capture"
 	"github.com/dissect-tools/dissect/dissect"
-	"github.com/dissect-tools/dissect/dissect/output"
 	"github.com/dissect-tools/dissect/internal/testenc/interleave"
+	"github.com/dissect-tools/dissect/output"
 )
 
 // runJSON decodes pkts (or the capture file) and returns the JSON Lines

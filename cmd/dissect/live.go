@@ -18,7 +18,7 @@ import (
 	"github.com/dissect-tools/dissect/capture"
 	"github.com/dissect-tools/dissect/capture/live"
 	"github.com/dissect-tools/dissect/dissect"
-	"github.com/dissect-tools/dissect/dissect/output"
+	"github.com/dissect-tools/dissect/output"
 	"github.com/dissect-tools/dissect/pipeline"
 )
 

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/dissect-tools/dissect/dissect"
-	"github.com/dissect-tools/dissect/dissect/output/mcapout"
+	"github.com/dissect-tools/dissect/output/mcapout"
 )
 
 // mcapOutput returns the -o mcap writer: an MCAP file for Foxglove and

@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 
 	"github.com/dissect-tools/dissect/dissect"
-	"github.com/dissect-tools/dissect/dissect/output/parquetout"
+	"github.com/dissect-tools/dissect/output/parquetout"
 	"github.com/dissect-tools/dissect/pipeline"
 )
 
@@ -37,7 +37,7 @@ type capturedFrom struct {
 // Parquet lake (directly or behind a display filter).
 func nameCaptures(out sink, files *pipeline.Files) sink {
 	lake, ok := out.(*parquetout.Writer)
-	if q, isQuery := out.(*query); isQuery {
+	if q, isQuery := out.(*querySink); isQuery {
 		lake, ok = q.out.(*parquetout.Writer)
 	}
 	if !ok {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/dissect-tools/dissect/dissect"
 	"github.com/dissect-tools/dissect/dissect/all"
-	"github.com/dissect-tools/dissect/dissect/output"
+	"github.com/dissect-tools/dissect/output"
 )
 
 func newProtocolsCmd() *cobra.Command {

@@ -10,9 +10,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dissect-tools/dissect/dissect"
-	"github.com/dissect-tools/dissect/dissect/filter"
-	"github.com/dissect-tools/dissect/dissect/output"
-	"github.com/dissect-tools/dissect/dissect/stats"
+	"github.com/dissect-tools/dissect/output"
+	"github.com/dissect-tools/dissect/query"
+	"github.com/dissect-tools/dissect/stats"
 )
 
 // queryOpts are the flags that ask questions of the records: a display
@@ -39,10 +39,10 @@ func addQueryFlags(cmd *cobra.Command, o *queryOpts) {
 // counted only, as -q alone does).
 func (o *queryOpts) active() bool { return o.display != "" || len(o.stats) > 0 }
 
-// query is a run's display filter and statistics: a sink in front of the
+// querySink is a run's display filter and statistics: a sink in front of the
 // output that passes on the records the filter matches, and feeds them
 // to the statistics.
-type query struct {
+type querySink struct {
 	match  func(*dissect.Record) bool
 	stats  []stats.Stat
 	out    sink      // nil: -q
@@ -52,10 +52,10 @@ type query struct {
 }
 
 // build compiles the flags against the registry's protocols and fields.
-func (o *queryOpts) build(reg *dissect.Registry, out sink) (*query, error) {
-	q := &query{out: out}
+func (o *queryOpts) build(reg *dissect.Registry, out sink) (*querySink, error) {
+	q := &querySink{out: out}
 	compile := func(expr string) (func(*dissect.Record) bool, error) {
-		f, err := filter.Compile(expr, reg.KnownField)
+		f, err := query.Compile(expr, reg.KnownField)
 		if err != nil {
 			return nil, err
 		}
@@ -81,7 +81,7 @@ func (o *queryOpts) build(reg *dissect.Registry, out sink) (*query, error) {
 // filterError is the error of a display filter: one line saying where and
 // what, and the expression with a caret under the place as its detail.
 func filterError(err error) error {
-	if fe, ok := err.(*filter.Error); ok {
+	if fe, ok := err.(*query.Error); ok {
 		return detailedError{fmt.Errorf("-Y: %w", fe), fe.Caret()}
 	}
 	return fmt.Errorf("-Y: %w", err)
@@ -99,7 +99,7 @@ func (e detailedError) Unwrap() error  { return e.err }
 func (e detailedError) Detail() string { return e.detail }
 
 // Record passes r on when it matches.
-func (q *query) Record(r *dissect.Record) error {
+func (q *querySink) Record(r *dissect.Record) error {
 	q.total++
 	if q.match != nil && !q.match(r) {
 		return nil
@@ -115,14 +115,14 @@ func (q *query) Record(r *dissect.Record) error {
 }
 
 // SetEpoch passes the first packet's time to the table.
-func (q *query) SetEpoch(t time.Time) {
+func (q *querySink) SetEpoch(t time.Time) {
 	if e, ok := q.out.(interface{ SetEpoch(time.Time) }); ok {
 		e.SetEpoch(t)
 	}
 }
 
 // Flush flushes the output.
-func (q *query) Flush() error {
+func (q *querySink) Flush() error {
 	if q.out != nil {
 		return q.out.Flush()
 	}
@@ -130,11 +130,11 @@ func (q *query) Flush() error {
 }
 
 // Close closes the output, when it needs closing.
-func (q *query) Close() error { return closeOutput(q.out) }
+func (q *querySink) Close() error { return closeOutput(q.out) }
 
 // finish writes the statistics to stdout, after the records, and the
 // display filter's count to stderr.
-func (q *query) finish(stderr io.Writer, json bool, to stats.TableOptions) error {
+func (q *querySink) finish(stderr io.Writer, json bool, to stats.TableOptions) error {
 	stdout := q.stdout
 	for i, s := range q.stats {
 		var err error
@@ -160,7 +160,7 @@ func (q *query) finish(stderr io.Writer, json bool, to stats.TableOptions) error
 func knownFieldNames(reg *dissect.Registry, names []string) error {
 	var bad []string
 	for _, n := range names {
-		p, err := filter.ParsePath(n)
+		p, err := query.ParsePath(n)
 		if err != nil {
 			return usageError{fmt.Errorf("-e %v", err)}
 		}

@@ -15,9 +15,9 @@ import (
 	"github.com/dissect-tools/dissect/dissect"
 	"github.com/dissect-tools/dissect/dissect/all"
 	"github.com/dissect-tools/dissect/dissect/handcontrol"
-	"github.com/dissect-tools/dissect/dissect/output"
-	"github.com/dissect-tools/dissect/dissect/stats"
+	"github.com/dissect-tools/dissect/output"
 	"github.com/dissect-tools/dissect/pipeline"
+	"github.com/dissect-tools/dissect/stats"
 )
 
 // readOpts are the flags shared by every command that decodes.
@@ -34,7 +34,7 @@ type readOpts struct {
 	threads    int
 	outPath    string // --out: the Parquet lake's directory, the MCAP file
 	q          queryOpts
-	query      *query             // the run's filter and statistics, when asked for
+	query      *querySink         // the run's filter and statistics, when asked for
 	statsTable stats.TableOptions // how statistics tables are laid out
 	count      int64              // -c: stop after this many packets (on the root command, a live flag)
 

@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/dissect-tools/dissect/dissect"
-	"github.com/dissect-tools/dissect/dissect/output"
 	"github.com/dissect-tools/dissect/dissect/roboid"
+	"github.com/dissect-tools/dissect/output"
 )
 
 // TestJSON checks the JSON line of a Pose against the output contract

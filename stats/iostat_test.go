@@ -51,7 +51,7 @@ func TestIOStatSumsAgainstTruth(t *testing.T) {
 			}
 			io := NewIOStat(int64(50*time.Millisecond), "", nil)
 			conv := NewConv()
-			runCapture(t, filepath.Join("../../pcaps", tf.File), tf.DecodeAs, truthOptions(tf), io, conv)
+			runCapture(t, filepath.Join("../pcaps", tf.File), tf.DecodeAs, truthOptions(tf), io, conv)
 			rows := jsonRows(t, io)
 			var sum tot
 			for _, row := range rows {

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/dissect-tools/dissect/dissect"
-	"github.com/dissect-tools/dissect/dissect/output"
+	"github.com/dissect-tools/dissect/output"
 )
 
 func compileStub(expr string) (func(*dissect.Record) bool, error) {

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/dissect-tools/dissect/dissect"
-	"github.com/dissect-tools/dissect/dissect/output"
+	"github.com/dissect-tools/dissect/output"
 	"github.com/parquet-go/parquet-go"
 )
 

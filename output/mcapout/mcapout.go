@@ -51,7 +51,7 @@ import (
 	"time"
 
 	"github.com/dissect-tools/dissect/dissect"
-	"github.com/dissect-tools/dissect/dissect/output"
+	"github.com/dissect-tools/dissect/output"
 	"github.com/foxglove/mcap/go/mcap"
 )
 

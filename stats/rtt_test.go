@@ -182,7 +182,7 @@ func checkRTTRow(t *testing.T, row map[string]any, w summaryWant) {
 func TestRTTDeltarobotAgainstPackets(t *testing.T) {
 	for _, name := range []string{"deltarobot_session.pcap", "deltarobot_garbage.pcap", "deltarobot_vlan_ipv6.pcapng", "deltarobot_sll2.pcap"} {
 		t.Run(name, func(t *testing.T) {
-			path := filepath.Join("../../pcaps", name)
+			path := filepath.Join("../pcaps", name)
 			base := strings.TrimSuffix(strings.TrimSuffix(path, ".pcapng"), ".pcap")
 			tf := readTruth(t, base+".truth.json")
 			dirs := readTCP(t, path)
@@ -262,7 +262,7 @@ func TestRTTDeltarobotAgainstPackets(t *testing.T) {
 func TestRTTHandControlAgainstTruth(t *testing.T) {
 	for _, name := range []string{"handcontrol_serial.pcapng", "handcontrol_tcp_bridge.pcap"} {
 		t.Run(name, func(t *testing.T) {
-			path := filepath.Join("../../pcaps", name)
+			path := filepath.Join("../pcaps", name)
 			base := strings.TrimSuffix(strings.TrimSuffix(path, ".pcapng"), ".pcap")
 			tf := readTruth(t, base+".truth.json")
 			names := map[int64]string{}

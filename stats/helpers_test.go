@@ -89,9 +89,9 @@ func readTruth(t testing.TB, path string) *truthFile {
 // truths lists the generated captures with a sidecar.
 func truths(t testing.TB) []string {
 	t.Helper()
-	m, err := filepath.Glob("../../pcaps/*.truth.json")
+	m, err := filepath.Glob("../pcaps/*.truth.json")
 	if err != nil || len(m) == 0 {
-		t.Fatalf("no truth sidecars in ../../pcaps (%v)", err)
+		t.Fatalf("no truth sidecars in ../pcaps (%v)", err)
 	}
 	return m
 }

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dissect-tools/dissect/dissect/output"
+	"github.com/dissect-tools/dissect/output"
 )
 
 // The Foxglove message types written (https://docs.foxglove.dev/docs/visualization/message-schemas),

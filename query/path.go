@@ -2,7 +2,7 @@
 // (deltarobot.x, vrpn.pos[0], roboid.values[0].semantics) shared by the
 // display filter (-Y), field output (-e) and statistics, and the display
 // filter language itself.
-package filter
+package query
 
 import (
 	"fmt"

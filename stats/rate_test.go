@@ -158,17 +158,17 @@ type vrpnTruth struct {
 func TestVRPNRateAndConvAgainstTruth(t *testing.T) {
 	type capture struct{ file, truth, key string }
 	caps := []capture{
-		{"../../pcaps/vrpn_tcp_only.pcap", "../../pcaps/vrpn_truth.json", "a_tcp_only.pcap"},
-		{"../../pcaps/vrpn_udp_tcp.pcapng", "../../pcaps/vrpn_truth.json", "b_udp_tcp.pcap"},
-		{"../../pcaps/vrpn_multi_device.pcap", "../../pcaps/vrpn_truth.json", "c2_multi_device_analog.pcap"},
+		{"../pcaps/vrpn_tcp_only.pcap", "../pcaps/vrpn_truth.json", "a_tcp_only.pcap"},
+		{"../pcaps/vrpn_udp_tcp.pcapng", "../pcaps/vrpn_truth.json", "b_udp_tcp.pcap"},
+		{"../pcaps/vrpn_multi_device.pcap", "../pcaps/vrpn_truth.json", "c2_multi_device_analog.pcap"},
 	}
-	m, _ := filepath.Glob("../vrpn/testdata/*.pcap*")
+	m, _ := filepath.Glob("../dissect/vrpn/testdata/*.pcap*")
 	for _, p := range m {
 		key := filepath.Base(p)
 		if key == "b_udp_tcp.pcapng" {
 			key = "b_udp_tcp.pcap"
 		}
-		caps = append(caps, capture{p, "../vrpn/testdata/truth.json", key})
+		caps = append(caps, capture{p, "../dissect/vrpn/testdata/truth.json", key})
 	}
 	for _, c := range caps {
 		t.Run(filepath.Base(c.file), func(t *testing.T) {

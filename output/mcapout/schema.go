@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/dissect-tools/dissect/dissect"
-	"github.com/dissect-tools/dissect/dissect/output"
+	"github.com/dissect-tools/dissect/output"
 )
 
 // A node is the JSON Schema of one value, in the subset that Foxglove and

@@ -10,8 +10,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/dissect-tools/dissect/dissect"
-	"github.com/dissect-tools/dissect/dissect/filter"
 	"github.com/dissect-tools/dissect/internal/strcache"
+	"github.com/dissect-tools/dissect/query"
 )
 
 // Occurrence selects which values of a name that names several are
@@ -134,7 +134,7 @@ func ParseFieldsOption(s string, o *FieldsOptions) error {
 type Fields struct {
 	w       *bufio.Writer
 	o       FieldsOptions
-	paths   []filter.Path
+	paths   []query.Path
 	names   []string
 	pending bool // the BOM and header are still to write
 	buf     []byte
@@ -144,7 +144,7 @@ type Fields struct {
 }
 
 // NewFields returns a field writer on w for names, each a field path as
-// in -Y (see filter.ParsePath). Whether the protocols and fields exist is
+// in -Y (see query.ParsePath). Whether the protocols and fields exist is
 // not checked here.
 func NewFields(w io.Writer, names []string, o FieldsOptions) (*Fields, error) {
 	if len(names) == 0 {
@@ -162,7 +162,7 @@ func NewFields(w io.Writer, names []string, o FieldsOptions) (*Fields, error) {
 		js: JSON{keys: jsonCache{strcache.New[[]byte](6)}, strs: jsonCache{strcache.New[[]byte](6)}},
 	}
 	for _, n := range names {
-		p, err := filter.ParsePath(n)
+		p, err := query.ParsePath(n)
 		if err != nil {
 			return nil, err
 		}

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/dissect-tools/dissect/dissect"
-	"github.com/dissect-tools/dissect/dissect/output"
+	"github.com/dissect-tools/dissect/output"
 )
 
 // maxFollowBytes bounds what follow keeps of its records (text, bytes and
