@@ -15,21 +15,28 @@ func (fieldsProto) Detect(*dissect.StreamInfo, dissect.Dir, []byte) dissect.Verd
 }
 func (fieldsProto) NewParser(*dissect.StreamInfo) dissect.Parser { return nil }
 
+func f32(name string) dissect.FieldDecl { return dissect.FieldDecl{Name: name, Kind: dissect.KindFloat32} }
+
 func TestKnownField(t *testing.T) {
 	reg, err := dissect.NewRegistry(
-		fieldsProto{dissect.Info{Name: "vr", Proto: "vr", Fields: []dissect.FieldInfo{
-			{Name: "x", Type: "float", Doc: "x"},
-			{Name: "quat.w", Type: "float", Doc: "w"},
-			{Name: "pos[]", Type: "array of float", Doc: "pos"},
-			{Name: "values[].semantics", Type: "string", Doc: "s"},
+		fieldsProto{dissect.Info{Name: "vr", Proto: "vr", Types: []dissect.TypeDecl{
+			{Type: "a", Fields: []dissect.FieldDecl{
+				f32("x"),
+				{Name: "quat", Kind: dissect.KindObject, Fields: []dissect.FieldDecl{f32("w")}},
+				{Name: "pos", Kind: dissect.KindArray, Elem: &dissect.FieldDecl{Kind: dissect.KindFloat32}},
+			}},
+			{Type: "b", Fields: []dissect.FieldDecl{
+				{Name: "values", Kind: dissect.KindArray, Elem: &dissect.FieldDecl{Kind: dissect.KindObject, Fields: []dissect.FieldDecl{
+					{Name: "semantics", Kind: dissect.KindString}}}},
+			}},
 		}}},
-		fieldsProto{dissect.Info{Name: "hc", Proto: "hc", Fields: []dissect.FieldInfo{
-			{Name: "payload", Type: "object", Doc: "p"},
-			{Name: "payload.*", Type: "any", Doc: "keys"},
+		fieldsProto{dissect.Info{Name: "hc", Proto: "hc", Types: []dissect.TypeDecl{
+			{Type: "t", Fields: []dissect.FieldDecl{{Name: "payload", Kind: dissect.KindObject, Fields: []dissect.FieldDecl{
+				{Name: "emg_status", Kind: dissect.KindInt}}}}},
 		}}},
 		// two decode-as names sharing one proto key
-		fieldsProto{dissect.Info{Name: "nep", Proto: "nep", Fields: []dissect.FieldInfo{{Name: "motor", Type: "uint", Doc: "m"}}}},
-		fieldsProto{dissect.Info{Name: "nep-wiki", Proto: "nep", Fields: []dissect.FieldInfo{{Name: "motor_id", Type: "uint", Doc: "m"}}}},
+		fieldsProto{dissect.Info{Name: "nep", Proto: "nep", Types: []dissect.TypeDecl{{Type: "m", Fields: []dissect.FieldDecl{{Name: "motor", Kind: dissect.KindUint}}}}}},
+		fieldsProto{dissect.Info{Name: "nep-wiki", Proto: "nep", Types: []dissect.TypeDecl{{Type: "w", Fields: []dissect.FieldDecl{{Name: "motor_id", Kind: dissect.KindUint}}}}}},
 		fieldsProto{dissect.Info{Name: "bare", Proto: "bare"}},
 	)
 	if err != nil {
@@ -73,7 +80,8 @@ func TestKnownField(t *testing.T) {
 // TestKnownFieldRules checks that decode-as rules add no names: a rule's
 // protocol is one of the registry's.
 func TestKnownFieldRules(t *testing.T) {
-	vr := fieldsProto{dissect.Info{Name: "vr", Proto: "vr", Transports: []dissect.Transport{dissect.TCP}, Fields: []dissect.FieldInfo{{Name: "x", Type: "float", Doc: "x"}}}}
+	vr := fieldsProto{dissect.Info{Name: "vr", Proto: "vr", Transports: []dissect.Transport{dissect.TCP},
+		Types: []dissect.TypeDecl{{Type: "a", Fields: []dissect.FieldDecl{f32("x")}}}}}
 	reg, err := dissect.NewRegistry(vr)
 	if err != nil {
 		t.Fatal(err)

@@ -134,23 +134,11 @@ type Info struct {
 	// for in byte streams of unknown protocol, from its parser's Sync
 	// points (see [Stream]); one without is chosen only by port or rule.
 	Detection string
-	// Fields documents the fields of the protocol's records, for display
-	// filter and field names (dissect protocols --fields; -Y, -e).
-	Fields []FieldInfo
-}
-
-// FieldInfo documents one field of a protocol's records.
-type FieldInfo struct {
-	// Name is the field's path below the protocol, as in JSON: "x",
-	// "quat.w", "pos[]" (an array; pos[0] its first item),
-	// "values[].semantics", "payload.*" (keys that depend on a schema).
-	Name string
-	// Type is what the JSON holds: "int", "uint", "float", "bool",
-	// "string", "bytes" (hex), "time", "object", or "array of T".
-	Type string
-	// Types lists the record types that carry it; empty: many.
-	Types []string
-	Doc   string // one line
+	// Types declares every record type the protocol emits (besides gap
+	// and skipped, which every stream shares: [EventTypes]). The display
+	// filter's field names, `dissect protocols --fields` and `--schema`
+	// and every typed writer come from them.
+	Types []TypeDecl
 }
 
 // Protocol is one dissector. A Protocol value lives for one run and may hold

@@ -32,6 +32,10 @@ type Registry struct {
 	// by transport: the protocols that may run over it, and those of them
 	// that detect by content (hunted for on byte streams)
 	cands, hunted [Serial + 1][]*entry
+	// the declarations, by "proto" key (registry_decl.go)
+	byProto   map[string]*protoDecls
+	protoKeys []string
+	events    []TypeDecl
 }
 
 type entry struct {
@@ -53,9 +57,12 @@ type Rule struct {
 }
 
 // NewRegistry returns a registry of protos. Two protocols with the same
-// decode-as name, or the same default port, are an error.
+// decode-as name or the same default port, a declaration that is not
+// well formed ([Validate]), and one type declared by two protocols of one
+// proto key are errors.
 func NewRegistry(protos ...Protocol) (*Registry, error) {
-	r := &Registry{protos: protos, entries: make([]entry, len(protos))}
+	r := &Registry{protos: protos, entries: make([]entry, len(protos)),
+		byProto: map[string]*protoDecls{}, events: EventTypes()}
 	names := map[string]bool{}
 	ports := map[Port]string{}
 	for i, p := range protos {
@@ -70,6 +77,9 @@ func NewRegistry(protos ...Protocol) (*Registry, error) {
 				return nil, fmt.Errorf("dissect: %s port %d claimed by both %s and %s", port.Transport, port.Port, other, in.Name)
 			}
 			ports[port] = in.Name
+		}
+		if err := r.index(&r.entries[i]); err != nil {
+			return nil, err
 		}
 	}
 	for i := range r.entries {
@@ -92,6 +102,7 @@ func infoOf(p Protocol) Info {
 	in := p.Info()
 	in.Transports = slices.Clone(in.Transports)
 	in.Ports = slices.Clone(in.Ports)
+	in.Types = slices.Clone(in.Types)
 	return in
 }
 

@@ -27,7 +27,7 @@ func (o *readOpts) mcapOutput(stdout io.Writer, reg *dissect.Registry) (sink, er
 		w = f
 	}
 	version, _, _ := strings.Cut(versionLine(), "\n")
-	m, err := mcapout.New(w, mcapout.Options{Library: version, Fields: reg.FieldsOf})
+	m, err := mcapout.New(w, mcapout.Options{Library: version, Fields: nil /* TODO(decl): declarations */})
 	if err != nil {
 		if c, ok := w.(io.Closer); ok {
 			c.Close()

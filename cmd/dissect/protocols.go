@@ -125,8 +125,9 @@ func writeFields(w io.Writer, protos []dissect.Protocol, only string, width int,
 			title += " (proto " + text(in.Proto) + ")"
 		}
 		writeWrapped(w, "", title+": "+text(in.Title), width)
+		fields := dissect.FieldInfos(in.Types)
 		nameW, typeW := len("FIELD"), len("TYPE")
-		for _, f := range in.Fields {
+		for _, f := range fields {
 			nameW = max(nameW, utf8.RuneCountInString(text(in.Proto+"."+f.Name)))
 			typeW = max(typeW, utf8.RuneCountInString(text(f.Type)))
 		}
@@ -134,7 +135,7 @@ func writeFields(w io.Writer, protos []dissect.Protocol, only string, width int,
 			return fmt.Sprintf("  %-*s  %-*s  ", nameW, name, typeW, typ)
 		}
 		writeWrapped(w, label("FIELD", "TYPE"), "DESCRIPTION [RECORD TYPES]", width)
-		for _, f := range in.Fields {
+		for _, f := range fields {
 			doc := text(f.Doc)
 			if len(f.Types) > 0 {
 				doc += " [" + shortTypes(f.Types, text) + "]"

@@ -135,7 +135,7 @@ func (p *protocol) Info() dissect.Info {
 		Detection: "the start-of-frame delimiter fd ba dc 01 50 b4 11 ff followed by a frame with a valid CRC-8 (over type, size and payload, or over the SFD too) " +
 			"(serial: within the first 512 bytes of a direction; TCP: at its start); " +
 			"mid-stream, a delimiter followed by two whole frames",
-		Fields: fieldInfo(),
+		// TODO(decl): Types: declarations replace fieldInfo()
 	}
 }
 

@@ -91,7 +91,7 @@ func (w *wiki) Info() dissect.Info {
 		Title:      "Neptune ROV wiki packet format, one packet per UDP datagram (int = " + width + " LE)",
 		Transports: []dissect.Transport{dissect.UDP},
 		Detection:  "",
-		Fields:     wikiFieldInfo(),
+		// TODO(decl): Types: declarations replace wikiFieldInfo()
 	}
 }
 

@@ -1,0 +1,187 @@
+package dissect
+
+import (
+	"encoding/json"
+	"strconv"
+)
+
+// The JSON Schema (2020-12) of records, made from the declarations: the
+// contract `dissect protocols --schema` prints and tools check against.
+
+// SchemaURI is the dialect of the schemas made here.
+const SchemaURI = "https://json-schema.org/draft/2020-12/schema"
+
+// Patterns of the string forms of docs/output.md.
+const (
+	patternTime  = `^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?Z$`
+	patternBytes = `^([0-9a-f]{2})*$`
+)
+
+// AppendSchemaLine appends the `dissect protocols --schema` line of one
+// record type: {"proto": proto, "type": typ, "schema": S}, S the schema
+// of a whole JSON record of that type. decls are the type's declarations:
+// one, or one per variant (S is then anyOf the variants). proto "*"
+// leaves the record's proto free (gap, skipped); typ "*" its type.
+func AppendSchemaLine(b []byte, proto, typ string, decls []*TypeDecl) []byte {
+	b = append(b, `{"proto":`...)
+	b = appendJSONString(b, proto)
+	b = append(b, `,"type":`...)
+	b = appendJSONString(b, typ)
+	b = append(b, `,"schema":`...)
+	if len(decls) == 1 {
+		b = AppendRecordSchema(b, proto, decls[0], true)
+	} else {
+		b = append(b, `{"$schema":"`+SchemaURI+`","title":`...)
+		b = appendJSONString(b, proto+" "+typ)
+		b = append(b, `,"anyOf":[`...)
+		for i, t := range decls {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = AppendRecordSchema(b, proto, t, false)
+		}
+		b = append(b, "]}"...)
+	}
+	return append(b, "}\n"...)
+}
+
+// AppendRecordSchema appends the JSON Schema of a whole JSON record of t
+// (docs/output.md): its common keys, and "fields" with exactly the
+// declared keys. top adds "$schema".
+func AppendRecordSchema(b []byte, proto string, t *TypeDecl, top bool) []byte {
+	b = append(b, '{')
+	if top {
+		b = append(b, `"$schema":"`+SchemaURI+`",`...)
+	}
+	b = append(b, `"title":`...)
+	b = appendJSONString(b, proto+" "+t.Table())
+	if t.Doc != "" {
+		b = append(b, `,"description":`...)
+		b = appendJSONString(b, t.Doc)
+	}
+	b = append(b, `,"type":"object","properties":{"time":{"type":"string","pattern":`...)
+	b = appendJSONString(b, patternTime)
+	b = append(b, `},"proto":`...)
+	b = constOrString(b, proto)
+	b = append(b, `,"transport":{"enum":["tcp","udp","serial"]},"stream":{"type":"integer","minimum":0},"src":{"type":"string"},"dst":{"type":"string"},"offset":{"type":"integer","minimum":0},"length":{"type":"integer","minimum":0},"type":`...)
+	b = constOrString(b, t.Type)
+	b = append(b, `,"fields":`...)
+	var v *Variant
+	if t.Variant != nil {
+		v = t.Variant
+	}
+	b = appendObjectSchema(b, t.Fields, v)
+	b = append(b, `,"warnings":{"type":"array","items":{"type":"string"}},"raw":{"type":"string","pattern":`...)
+	b = appendJSONString(b, patternBytes)
+	b = append(b, `}},"required":["time","proto","transport","stream","src","dst","offset","length","type","fields"],"additionalProperties":false}`...)
+	return b
+}
+
+func constOrString(b []byte, s string) []byte {
+	if s == "*" {
+		return append(b, `{"type":"string"}`...)
+	}
+	b = append(b, `{"const":`...)
+	b = appendJSONString(b, s)
+	return append(b, '}')
+}
+
+// appendObjectSchema appends the schema of an object with the keys fs;
+// v pins its variant key to one value.
+func appendObjectSchema(b []byte, fs []FieldDecl, v *Variant) []byte {
+	b = append(b, `{"type":"object","properties":{`...)
+	for i := range fs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, fs[i].Name)
+		b = append(b, ':')
+		if v != nil && fs[i].Name == v.Key {
+			b = append(b, `{"const":`...)
+			b = appendJSONString(b, v.Value)
+			b = append(b, '}')
+			continue
+		}
+		b = fs[i].appendSchema(b)
+	}
+	b = append(b, `},"required":[`...)
+	n := 0
+	for i := range fs {
+		if fs[i].Required || v != nil && fs[i].Name == v.Key {
+			if n > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSONString(b, fs[i].Name)
+			n++
+		}
+	}
+	return append(b, `],"additionalProperties":false}`...)
+}
+
+// appendSchema appends the schema of one value of d, as -o json writes
+// it: floats as numbers or the strings "NaN", "Inf", "-Inf"; bytes as
+// lowercase hex; times as RFC 3339 UTC.
+func (d *FieldDecl) appendSchema(b []byte) []byte {
+	if d.Kind == KindObject {
+		return appendObjectSchema(b, d.Fields, nil)
+	}
+	b = append(b, '{')
+	if desc := d.description(); desc != "" {
+		b = append(b, `"description":`...)
+		b = appendJSONString(b, desc)
+		b = append(b, ',')
+	}
+	switch d.Kind {
+	case KindInt:
+		b = append(b, `"type":"integer"`...)
+	case KindUint:
+		b = append(b, `"type":"integer","minimum":0`...)
+	case KindFloat, KindFloat32:
+		b = append(b, `"anyOf":[{"type":"number"},{"enum":["NaN","Inf","-Inf"]}]`...)
+	case KindBool:
+		b = append(b, `"type":"boolean"`...)
+	case KindString:
+		b = append(b, `"type":"string"`...)
+		if len(d.Enum) > 0 {
+			b = append(b, `,"enum":[`...)
+			for i, e := range d.Enum {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				b = appendJSONString(b, e)
+			}
+			b = append(b, ']')
+		}
+	case KindBytes:
+		b = append(b, `"type":"string","pattern":`...)
+		b = appendJSONString(b, patternBytes)
+	case KindTime:
+		b = append(b, `"type":"string","pattern":`...)
+		b = appendJSONString(b, patternTime)
+	case KindArray:
+		b = append(b, `"type":"array","items":`...)
+		b = d.Elem.appendSchema(b)
+	}
+	return append(b, '}')
+}
+
+// description is the field's doc and unit, for a schema.
+func (d *FieldDecl) description() string {
+	switch {
+	case d.Unit == "":
+		return d.Doc
+	case d.Doc == "":
+		return "unit: " + d.Unit
+	}
+	return d.Doc + " (unit: " + d.Unit + ")"
+}
+
+// appendJSONString appends s as a JSON string (declarations are ours, so
+// this is no hot path).
+func appendJSONString(b []byte, s string) []byte {
+	j, err := json.Marshal(s)
+	if err != nil {
+		return strconv.AppendQuote(b, s) // unreachable: strings always marshal
+	}
+	return append(b, j...)
+}
