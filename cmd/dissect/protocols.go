@@ -15,30 +15,54 @@ import (
 )
 
 func newProtocolsCmd() *cobra.Command {
-	var fields bool
+	var fields, schema bool
+	var po protoFlags
 	cmd := &cobra.Command{
-		Use:   "protocols [--fields [PROTOCOL]]",
+		Use:   "protocols [--fields | --schema] [PROTOCOL]",
 		Short: "List the dissectors, their default ports and how each is detected",
 		Long: `List the protocols dissect decodes. NAME is what -d takes
 (-d tcp.port==4000,deltarobot); DEFAULT PORTS are tried when content
 detection finds nothing; the detection rules follow the table.
 
 --fields lists the field names that display filters (-Y) and -e take,
-for every protocol or for the one named (dissect protocols --fields
-deltarobot).`,
+with their kinds and units, for every protocol or for the one named
+(dissect protocols --fields deltarobot).
+
+--schema prints the declarations as JSON Lines, one line per record type:
+{"proto": P, "type": T, "schema": S}, S the JSON Schema (2020-12) of a
+whole -o json record of that type. T "*" stands for the types a protocol
+names on the wire but does not know (VRPN); P "*" for the records any
+stream may carry (gap, skipped). Every record dissect writes validates
+against its line: look up (proto, type), else (proto, "*"), else
+("*", type). Give the same --proto, --proto-path, --handcontrol-raw and
+--neptune-int16 flags as the run whose records you check.`,
+		Example: `  dissect protocols
+  dissect protocols --fields vrpn
+  dissect protocols --schema > schema.jsonl
+  dissect protocols --schema handcontrol | jq -c '{proto, type}'`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if !fields && len(args) > 0 {
-				return usageError{fmt.Errorf("unexpected argument %q (a protocol is named only with --fields)", args[0])}
+			if fields && schema {
+				return usageError{fmt.Errorf("--fields and --schema: give one")}
+			}
+			if !fields && !schema && len(args) > 0 {
+				return usageError{fmt.Errorf("unexpected argument %q (a protocol is named only with --fields or --schema)", args[0])}
 			}
 			if len(args) > 1 {
-				return usageError{fmt.Errorf("--fields takes one protocol, got %d", len(args))}
+				return usageError{fmt.Errorf("--fields and --schema take one protocol, got %d", len(args))}
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			reg, err := all.Registry(all.Options{})
+			reg, err := all.Registry(po.options())
 			if err != nil {
 				return err
+			}
+			if schema {
+				only := ""
+				if len(args) == 1 {
+					only = args[0]
+				}
+				return writeSchema(cmd.OutOrStdout(), reg, only)
 			}
 			w := cmd.OutOrStdout()
 			tt := terminalOf(w, os.Getenv)
@@ -91,6 +115,8 @@ deltarobot).`,
 		},
 	}
 	cmd.Flags().BoolVar(&fields, "fields", false, "list the field names of each protocol, for -Y and -e (optionally of one protocol: --fields deltarobot)")
+	cmd.Flags().BoolVar(&schema, "schema", false, "print the JSON Schema of every record type as JSON Lines (optionally of one protocol: --schema vrpn)")
+	po.add(cmd)
 	return cmd
 }
 
@@ -117,7 +143,7 @@ func writeFields(w io.Writer, protos []dissect.Protocol, only string, width int,
 	}
 	writeWrapped(w, "", "Every record has the keys "+strings.Join(recordKeys, ", ")+
 		"; filter them by name (-Y 'type == \"pong\"'). Protocol fields are named PROTO.FIELD (proto as in the \"proto\" key); "+
-		"FIELD[] matches any item of an array, FIELD[N] item N (from 0); X.* stands for keys that depend on a schema.", width)
+		"FIELD[] matches any item of an array, FIELD[N] item N (from 0); TYPE is the declared kind (float32, uint, array of T...); roles (latency, sender...) say what a field means to -z and -o mcap.", width)
 	for _, in := range infos {
 		fmt.Fprintln(w)
 		title := text(in.Name)
@@ -137,6 +163,12 @@ func writeFields(w io.Writer, protos []dissect.Protocol, only string, width int,
 		writeWrapped(w, label("FIELD", "TYPE"), "DESCRIPTION [RECORD TYPES]", width)
 		for _, f := range fields {
 			doc := text(f.Doc)
+			if f.Unit != "" {
+				doc += ", in " + text(f.Unit)
+			}
+			if f.Role != dissect.RoleNone {
+				doc += " (" + f.Role.String() + ")"
+			}
 			if len(f.Types) > 0 {
 				doc += " [" + shortTypes(f.Types, text) + "]"
 			}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/dissect-tools/dissect/dissect"
 	"github.com/dissect-tools/dissect/dissect/all"
 )
 
@@ -36,13 +37,14 @@ func TestProtocolsFields(t *testing.T) {
 	lines := strings.Split(out, "\n")
 	for _, p := range protos {
 		in := p.Info()
-		if len(in.Fields) == 0 {
+		fields := dissect.FieldInfos(in.Types)
+		if len(fields) == 0 {
 			t.Errorf("%s declares no fields", in.Name)
 		}
 		if !strings.Contains(out, "\n"+in.Name) {
 			t.Errorf("no section for %s", in.Name)
 		}
-		for _, f := range in.Fields {
+		for _, f := range fields {
 			name := in.Proto + "." + f.Name
 			found := false
 			for _, l := range lines {
