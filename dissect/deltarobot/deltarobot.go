@@ -80,7 +80,7 @@ func (protocol) Info() dissect.Info {
 		Transports: []dissect.Transport{dissect.TCP, dissect.Serial},
 		Detection: `the handshake message 0x3001 "DeltaRVr" (01 30 44 65 6c 74 61 52 56 72) at the start of a direction; ` +
 			"mid-stream (no handshake seen), three known messages in a row",
-		// TODO(decl): Types: declarations replace fieldInfo()
+		Types: decls(),
 	}
 }
 
