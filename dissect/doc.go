@@ -1,14 +1,16 @@
 // Package dissect is the core of the toolkit: the record model that every
 // protocol emits (the JSON Lines output contract in docs/output.md), the
-// [Parser] interface a protocol implements, the [Stream] driver that frames
+// declarations of every record type ([TypeDecl], in [Info].Types: fields,
+// kinds, units and roles, from which the schema, the filter's names and
+// the typed writers are made), the [Parser] interface a protocol implements, the [Stream] driver that frames
 // a byte stream with a parser while accounting for every byte, the
 // [Registry] that picks a protocol for a stream, and [TypeCounts], the one
 // per-type message counter of streams and run summaries.
 //
 // A protocol lives in its own package below dissect/ and never sees packets
 // or files: it is fed the bytes of one direction of one stream, in order,
-// and is told about gaps. It describes itself with [Protocol.Info], a new
-// value on each call; package defaults are functions too ([DefaultLimits]),
+// and is told about gaps. It describes itself and declares its records
+// with [Protocol.Info], a new value on each call; package defaults are functions too ([DefaultLimits]),
 // so no caller can change another's.
 //
 // Choosing a protocol (see [Registry]): a decode-as rule, else content
@@ -27,6 +29,9 @@
 // and counts). Whatever the input, every byte given to a Stream ends in
 // exactly one record (a message, a skipped run or a gap), memory is bounded
 // by [Limits], and the work per byte is bounded.
+//
+// The consumers of records (output/..., query, stats) live outside
+// dissect/ and name no protocol: they read declarations ([Registry.Decl]).
 //
 // Ownership: a [Record] handed to a [Sink] is valid only during that call.
 // Byte values inside it may point into the stream buffer; a sink that keeps
