@@ -15,7 +15,9 @@ func (fieldsProto) Detect(*dissect.StreamInfo, dissect.Dir, []byte) dissect.Verd
 }
 func (fieldsProto) NewParser(*dissect.StreamInfo) dissect.Parser { return nil }
 
-func f32(name string) dissect.FieldDecl { return dissect.FieldDecl{Name: name, Kind: dissect.KindFloat32} }
+func f32(name string) dissect.FieldDecl {
+	return dissect.FieldDecl{Name: name, Kind: dissect.KindFloat32}
+}
 
 func TestKnownField(t *testing.T) {
 	reg, err := dissect.NewRegistry(
