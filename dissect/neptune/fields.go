@@ -2,41 +2,107 @@ package neptune
 
 import "github.com/dissect-tools/dissect/dissect"
 
-// fieldInfo documents the fields of device-framing Neptune records (a new
-// slice on each call: [dissect.Protocol.Info] shares nothing).
-func fieldInfo() []dissect.FieldInfo {
-	move := func() []string { return []string{typeTranslate, typeRotate} }
-	return []dissect.FieldInfo{
-		{Name: "motor", Type: "uint", Types: []string{typeSetMotor}, Doc: "motor id: 0-4 thrusters, 5-6 relays"},
-		{Name: "direction", Type: "string", Types: []string{typeSetMotor}, Doc: `"forward" or "reverse"`},
-		{Name: "magnitude", Type: "uint", Types: []string{typeSetMotor}, Doc: "motor power, 0-255"},
-		{Name: "axis", Type: "string", Types: move(), Doc: `"x", "y" or "z" (the number when out of range)`},
-		{Name: "sign", Type: "uint", Types: move(), Doc: "direction byte of the move"},
-		{Name: "enable", Type: "bool", Types: []string{typeStabilize}, Doc: "auto-stabilize on"},
-		{Name: "on", Type: "bool", Types: []string{typeLamp}, Doc: "lamp on"},
-		{Name: "data", Type: "bytes", Doc: "whole payload: unknown type, wrong length, abort with arguments"},
-		{Name: "reason", Type: "string", Types: []string{dissect.TypeSkipped}, Doc: "why the bytes were skipped"},
+// Both modes write "proto": "neptune", and a registry takes each type of a
+// proto key from one protocol only. The one type both modes emit, unknown,
+// is therefore declared once, by the device framing (registered first), as
+// what the "neptune" unknown records of either mode hold: [unknownDecl].
+// Neither mode writes a key that tells them apart, so one declaration of
+// the two shapes is what a consumer sees of them anyway.
+
+// deviceDecls declares every record type the device framing emits (a new
+// slice on each call: [dissect.Protocol.Info] shares nothing). No field is
+// required: a message whose length does not fit its type is decoded as far
+// as its bytes go (a set_motor of length 1 has none of its fields), and
+// then carries its whole payload as data.
+func deviceDecls() []dissect.TypeDecl {
+	data := func() dissect.FieldDecl {
+		return dissect.FieldDecl{Name: "data", Kind: dissect.KindBytes, Doc: "the whole payload, type byte included, when its length is not the type's (an abort: when it has arguments)"}
+	}
+	move := func() []dissect.FieldDecl {
+		return []dissect.FieldDecl{
+			{Name: "axis", Kind: dissect.KindString, Doc: `"x", "y" or "z" (the byte as a decimal number when it is none of them)`},
+			{Name: "sign", Kind: dissect.KindUint, Doc: "direction byte of the move, as sent"},
+			data(),
+		}
+	}
+	return []dissect.TypeDecl{
+		{Type: typeAbort, Doc: "type 0: abort", Fields: []dissect.FieldDecl{data()}},
+		{Type: typeSetMotor, Doc: "type 1: drive one motor (ids 0-4) or switch a relay (ids 5-6)", Fields: []dissect.FieldDecl{
+			{Name: "motor", Kind: dissect.KindUint, Doc: "motor id: 0-4 thrusters, 5-6 relays"},
+			{Name: "direction", Kind: dissect.KindString, Enum: []string{"forward", "reverse"}, Doc: "direction byte: 0 forward (relay off), other reverse (relay on)"},
+			{Name: "magnitude", Kind: dissect.KindUint, Doc: "motor power (PWM duty), 0-255"},
+			data(),
+		}},
+		{Type: typeTranslate, Doc: "type 2: move along an axis", Fields: move()},
+		{Type: typeRotate, Doc: "type 3: turn about an axis", Fields: move()},
+		{Type: typeStabilize, Doc: "type 4: auto-stabilize on or off", Fields: []dissect.FieldDecl{
+			{Name: "enable", Kind: dissect.KindBool, Doc: "auto-stabilize on"},
+			data(),
+		}},
+		{Type: typeLamp, Doc: "type 5: lamp on or off", Fields: []dissect.FieldDecl{
+			{Name: "on", Kind: dissect.KindBool, Doc: "lamp on"},
+			data(),
+		}},
+		unknownDecl(),
 	}
 }
 
-// wikiFieldInfo documents the fields of wiki-format Neptune records
-// (neptune-wiki; a new slice on each call).
-func wikiFieldInfo() []dissect.FieldInfo {
-	motor := func() []string { return []string{typeSpeedMotor, typePositionMotor} }
-	return []dissect.FieldInfo{
-		{Name: "priority", Type: "uint", Doc: "packet priority byte"},
-		{Name: "sequence", Type: "uint", Doc: "packet sequence number, 0-255"},
-		{Name: "motor_id", Type: "uint", Types: motor(), Doc: "motor id"},
-		{Name: "direction", Type: "string", Types: []string{typeSpeedMotor}, Doc: `"forward" or "reverse"`},
-		{Name: "speed", Type: "float", Types: motor(), Doc: "motor speed (float32)"},
-		{Name: "duration", Type: "int", Types: []string{typeSpeedMotor}, Doc: "run time (int32, or int16 with --neptune-int16); -1: forever"},
-		{Name: "degree", Type: "float", Types: []string{typePositionMotor}, Doc: "target position in degrees (float32)"},
-		{Name: "relay_id", Type: "uint", Types: []string{typeRelay}, Doc: "relay id"},
-		{Name: "enable", Type: "bool", Types: []string{typeRelay}, Doc: "relay on"},
-		{Name: "sensor_type", Type: "int", Types: []string{typeSensorData}, Doc: "sensor type (int32, or int16)"},
-		{Name: "sensor_id", Type: "int", Types: []string{typeSensorData}, Doc: "sensor id (int32, or int16)"},
-		{Name: "data", Type: "bytes", Types: []string{typeSensorData, typeUnknown}, Doc: "sensor reading, or the body of an unknown type"},
-		{Name: "trailing", Type: "bytes", Doc: "bytes after the body, or the part of a field cut short"},
-		{Name: "reason", Type: "string", Types: []string{dissect.TypeSkipped}, Doc: "why the bytes were skipped"},
+// unknownDecl declares the unknown records of both modes: the device
+// framing's (length 0, or a type past 5: always data) and the wiki
+// format's (a type NepPacketTypes.h does not number: the header's
+// priority and sequence and the body as data, each as far as the datagram
+// goes).
+func unknownDecl() dissect.TypeDecl {
+	return dissect.TypeDecl{
+		Type: typeUnknown,
+		Doc:  "device: a length 0 or an unknown type byte; neptune-wiki: a packet type NepPacketTypes.h does not number (with a warning)",
+		Fields: []dissect.FieldDecl{
+			{Name: "priority", Kind: dissect.KindUint, Doc: "neptune-wiki only: the header's priority byte"},
+			{Name: "sequence", Kind: dissect.KindUint, Role: dissect.RoleSequence, Doc: "neptune-wiki only: the header's sequence number, 0-255"},
+			{Name: "data", Kind: dissect.KindBytes, Doc: "device: the whole payload; neptune-wiki: the bytes after the header"},
+		},
+	}
+}
+
+// wikiDecls declares the record types of the wiki format (neptune-wiki; a
+// new slice on each call), but for unknown ([unknownDecl]). No field is
+// required: a datagram is decoded as far as it goes (one byte is a record
+// with its type and no field), and a body's field cut short is left out,
+// its bytes shown as trailing. The speeds are the wiki's raw 0.0-1.0 and a
+// position_motor degree is degrees or radians by the motor's
+// configuration, so none has a unit.
+func wikiDecls() []dissect.TypeDecl {
+	head := func(fs ...dissect.FieldDecl) []dissect.FieldDecl {
+		out := []dissect.FieldDecl{
+			{Name: "priority", Kind: dissect.KindUint, Doc: "the header's priority byte"},
+			{Name: "sequence", Kind: dissect.KindUint, Role: dissect.RoleSequence, Doc: "the header's sequence number, 0-255"},
+		}
+		out = append(out, fs...)
+		return append(out, dissect.FieldDecl{Name: "trailing", Kind: dissect.KindBytes, Doc: "bytes after the body, or the part of a field cut short (with a warning)"})
+	}
+	speed := func() dissect.FieldDecl {
+		return dissect.FieldDecl{Name: "speed", Kind: dissect.KindFloat32, Doc: "raw motor speed, 0.0-1.0"}
+	}
+	return []dissect.TypeDecl{
+		{Type: typeSpeedMotor, Doc: "packet type 1 (RAW_MOTOR_TYPE, the wiki's Speed Motor)", Fields: head(
+			dissect.FieldDecl{Name: "motor_id", Kind: dissect.KindUint, Doc: "the motor to run"},
+			dissect.FieldDecl{Name: "direction", Kind: dissect.KindString, Enum: []string{"forward", "reverse"}, Doc: "direction byte: true forward, false reverse"},
+			speed(),
+			dissect.FieldDecl{Name: "duration", Kind: dissect.KindInt, Doc: "cycles to stay at the speed (int32, or int16 with --neptune-int16)"},
+		)},
+		{Type: typePositionMotor, Doc: "packet type 2 (POSITION_MOTOR_TYPE)", Fields: head(
+			dissect.FieldDecl{Name: "motor_id", Kind: dissect.KindUint, Doc: "the motor to run"},
+			dissect.FieldDecl{Name: "degree", Kind: dissect.KindFloat32, Doc: "rotation, in degrees or radians by the motor's configuration; negative: reverse"},
+			speed(),
+		)},
+		{Type: typeRelay, Doc: "packet type 3 (RELAY_CONTROL_TYPE)", Fields: head(
+			dissect.FieldDecl{Name: "relay_id", Kind: dissect.KindUint, Doc: "the relay"},
+			dissect.FieldDecl{Name: "enable", Kind: dissect.KindBool, Doc: "relay on (a byte other than 0 or 1 is taken as true, with a warning)"},
+		)},
+		{Type: typeSensorData, Doc: "packet type 4 (SENSOR_DATA_TYPE)", Fields: head(
+			dissect.FieldDecl{Name: "sensor_type", Kind: dissect.KindInt, Doc: "sensor type (int32, or int16 with --neptune-int16)"},
+			dissect.FieldDecl{Name: "sensor_id", Kind: dissect.KindInt, Doc: "sensor id (int32, or int16 with --neptune-int16)"},
+			dissect.FieldDecl{Name: "data", Kind: dissect.KindBytes, Doc: "the reading: the rest of the datagram"},
+		)},
 	}
 }

@@ -76,7 +76,7 @@ func (device) Info() dissect.Info {
 		Transports: []dissect.Transport{dissect.TCP, dissect.Serial},
 		Ports:      []dissect.Port{{Transport: dissect.TCP, Port: 1493}},
 		Detection:  "",
-		// TODO(decl): Types: declarations replace fieldInfo()
+		Types:      deviceDecls(),
 	}
 }
 

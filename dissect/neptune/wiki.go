@@ -91,7 +91,8 @@ func (w *wiki) Info() dissect.Info {
 		Title:      "Neptune ROV wiki packet format, one packet per UDP datagram (int = " + width + " LE)",
 		Transports: []dissect.Transport{dissect.UDP},
 		Detection:  "",
-		// TODO(decl): Types: declarations replace wikiFieldInfo()
+		// unknown is declared by the device framing (fields.go)
+		Types: wikiDecls(),
 	}
 }
 
