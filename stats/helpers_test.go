@@ -43,6 +43,17 @@ func runCapture(t testing.TB, file, decodeAs string, opt all.Options, ss ...Stat
 	}
 }
 
+// runDecls returns the declarations of the protocols runCapture decodes
+// with (the Decl of a registry like its own).
+func runDecls(t testing.TB, opt all.Options) DeclFunc {
+	t.Helper()
+	reg, err := all.Registry(opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reg.Decl
+}
+
 // truthFile is the layout of the generated captures' sidecars
 // (pcaps/README.md): per stream and direction, the records the encoder
 // wrote, and the gap and skipped ranges.
@@ -187,4 +198,59 @@ func num(t testing.TB, v any) float64 {
 		t.Fatal(err)
 	}
 	return x
+}
+
+// declOnly is a protocol that only declares record types, for the
+// hand-built records of the tests: the stats see them through a real
+// registry's Decl, as they see a run's.
+type declOnly struct{ info dissect.Info }
+
+func (p declOnly) Info() dissect.Info                                            { return p.info }
+func (declOnly) Detect(*dissect.StreamInfo, dissect.Dir, []byte) dissect.Verdict { return dissect.No }
+func (declOnly) NewParser(*dissect.StreamInfo) dissect.Parser                    { return nil }
+
+// testDecls returns the Decl of a registry of protocols declaring the
+// types the hand-built records of these tests carry, with the roles the
+// stats read. They are written here, not taken from the protocols, so the
+// tests of the stats' logic do not depend on the protocols' declarations
+// (the tests over shipped captures check those).
+func testDecls(t testing.TB, extra ...dissect.Protocol) DeclFunc {
+	t.Helper()
+	fd := func(name string, k dissect.Kind, ro dissect.Role) dissect.FieldDecl {
+		return dissect.FieldDecl{Name: name, Kind: k, Role: ro}
+	}
+	role := func(v string) *dissect.Variant { return &dissect.Variant{Key: "role", Value: v} }
+	request := []dissect.FieldDecl{fd("code", dissect.KindInt, dissect.RoleRequestKey), fd("role", dissect.KindString, 0)}
+	reply := []dissect.FieldDecl{fd("code", dissect.KindInt, 0), fd("role", dissect.KindString, 0),
+		fd("request_code", dissect.KindInt, dissect.RoleRequestKey), fd("latency_ms", dissect.KindFloat, dissect.RoleLatency)}
+	protos := []dissect.Protocol{
+		declOnly{dissect.Info{Name: "deltarobot", Proto: "deltarobot", Types: []dissect.TypeDecl{
+			{Type: "ping", Fields: []dissect.FieldDecl{fd("id", dissect.KindUint, 0)}, Exchange: dissect.Exchange{Role: dissect.Request}},
+			{Type: "pong", Fields: []dissect.FieldDecl{fd("id", dissect.KindUint, 0), fd("rtt_ms", dissect.KindFloat, dissect.RoleLatency)},
+				Exchange: dissect.Exchange{Role: dissect.Reply, Answers: "ping"}},
+			{Type: "actuator_position"}, {Type: "protocol_magic"}, {Type: "unknown"},
+		}}},
+		declOnly{dissect.Info{Name: "handcontrol", Proto: "handcontrol", Types: []dissect.TypeDecl{
+			{Type: "GetSettings", Variant: role("request"), Fields: request, Exchange: dissect.Exchange{Role: dissect.Request}},
+			{Type: "GetSettings", Variant: role("response"), Fields: reply, Exchange: dissect.Exchange{Role: dissect.Reply}},
+			{Type: "SetPositions", Variant: role("request"), Fields: request, Exchange: dissect.Exchange{Role: dissect.Request}},
+			{Type: "GetMioPatterns", Variant: role("request"), Fields: request, Exchange: dissect.Exchange{Role: dissect.Request}},
+			{Type: "GetTelemetry", Variant: role("response"), Fields: reply, Exchange: dissect.Exchange{Role: dissect.Reply}},
+			{Type: "ACK", Fields: reply, Exchange: dissect.Exchange{Role: dissect.Reply}},
+		}}},
+		declOnly{dissect.Info{Name: "vrpn", Proto: "vrpn", Types: []dissect.TypeDecl{
+			{Type: "vrpn_Tracker Pos_Quat", Fields: []dissect.FieldDecl{
+				fd("sender", dissect.KindString, dissect.RoleSender), fd("sensor", dissect.KindInt, dissect.RoleSensor)}},
+			{Type: "vrpn_Base ping_message", Fields: []dissect.FieldDecl{fd("sender", dissect.KindString, dissect.RoleSender)},
+				Exchange: dissect.Exchange{Role: dissect.Request}},
+			// A system message: its sender is the name it describes,
+			// not a sender, so it has no role.
+			{Type: "sender_description", Fields: []dissect.FieldDecl{fd("sender", dissect.KindString, 0)}},
+		}}},
+	}
+	reg, err := dissect.NewRegistry(append(protos, extra...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reg.Decl
 }

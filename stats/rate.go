@@ -20,8 +20,8 @@ type rateKey struct {
 	dir       uint8 // 0: sent by A, the source of the stream's first record
 	proto     string
 	typ       string
-	sender    string // VRPN: the sender's name
-	sensor    int64  // VRPN: the sensor, when hasSensor
+	sender    string // the RoleSender field's value
+	sensor    int64  // the RoleSensor field's value, when hasSensor
 	hasSensor bool
 }
 
@@ -73,10 +73,12 @@ func (a *rateAcc) jitter() float64 {
 	return math.Sqrt(max(a.m2/float64(a.count-1), 0))
 }
 
-// Rate is -z rate: per stream and message type (for VRPN: and sender and
-// sensor), the rate, the inter-arrival gaps and their jitter, and the
-// longest stall.
+// Rate is -z rate: per stream and message type (and sender and sensor,
+// the fields of the type's declaration with RoleSender and RoleSensor),
+// the rate, the inter-arrival gaps and their jitter, and the longest
+// stall.
 type Rate struct {
+	decl  declCache
 	keys  map[rateKey]*rateAcc
 	a     map[int]string // stream → A, the source of its first record
 	order []*rateAcc
@@ -86,8 +88,11 @@ type Rate struct {
 	buf   []byte
 }
 
-// NewRate returns an empty rate statistic.
-func NewRate() *Rate { return &Rate{keys: map[rateKey]*rateAcc{}, a: map[int]string{}} }
+// NewRate returns an empty rate statistic that reads the records'
+// declarations with decl.
+func NewRate(decl DeclFunc) *Rate {
+	return &Rate{decl: declCache{fn: decl}, keys: map[rateKey]*rateAcc{}, a: map[int]string{}}
+}
 
 // Name returns "rate".
 func (s *Rate) Name() string { return "rate" }
@@ -109,15 +114,16 @@ func (s *Rate) Record(r *dissect.Record) {
 	if r.Src != a {
 		k.dir = 1
 	}
-	if r.Proto == "vrpn" {
-		// The sender of a VRPN system message (type id < 0) is the id it
-		// describes, not a device.
-		if v, ok := r.Fields.Get("type_id"); ok && isInt(v) && v.Int() < 0 {
-		} else if v, ok := r.Fields.Get("sender"); ok && v.Kind() == dissect.KindString {
-			k.sender = v.Str()
+	if d := s.decl.of(r); d != nil {
+		if f := d.FieldWith(dissect.RoleSender); f != nil {
+			if v, ok := r.Fields.Get(f.Name); ok && v.Kind() == dissect.KindString {
+				k.sender = v.Str()
+			}
 		}
-		if v, ok := r.Fields.Get("sensor"); ok && isInt(v) {
-			k.sensor, k.hasSensor = v.Int(), true
+		if f := d.FieldWith(dissect.RoleSensor); f != nil {
+			if v, ok := r.Fields.Get(f.Name); ok && isInt(v) {
+				k.sensor, k.hasSensor = v.Int(), true
+			}
 		}
 	}
 	acc := s.keys[k]

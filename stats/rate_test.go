@@ -19,7 +19,7 @@ import (
 // as the population standard deviation, the stall's start; VRPN rows per
 // sender and sensor; events ignored.
 func TestRateHandBuilt(t *testing.T) {
-	s := NewRate()
+	s := NewRate(testDecls(t))
 	ms := time.Millisecond
 	at := []time.Duration{0, 10 * ms, 20 * ms, 50 * ms, 60 * ms}
 	for _, a := range at {
@@ -206,7 +206,7 @@ func TestVRPNRateAndConvAgainstTruth(t *testing.T) {
 			for _, n := range want {
 				total += n
 			}
-			rate, conv := NewRate(), NewConv()
+			rate, conv := NewRate(runDecls(t, all.Options{})), NewConv()
 			runCapture(t, c.file, "", all.Options{}, rate, conv)
 			got := map[string]int64{}
 			for _, r := range jsonRows(t, rate) {

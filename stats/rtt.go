@@ -19,7 +19,7 @@ const (
 	// maxRTTKeys bounds the keys; later keys are counted in one "(other)"
 	// row.
 	maxRTTKeys = 4096
-	// maxCodeNames bounds the remembered request names (HandControl codes
+	// maxCodeNames bounds the remembered request names (request keys
 	// per stream).
 	maxCodeNames = 1 << 16
 )
@@ -129,27 +129,35 @@ func (h *logHist) rank(k int64) float64 {
 	return math.NaN()
 }
 
-// RTT is -z rtt: Deltarobot ping→pong round trips (the pong's rtt_ms) and
-// HandControl request→reply latencies (the reply's latency_ms), per stream
-// and request type.
+// RTT is -z rtt: request→reply round trips and latencies per stream and
+// request type, as the records' declarations describe them
+// ([dissect.Exchange]): every record of a Request type is a request, and
+// every record of a Reply type that carries its RoleLatency field is one
+// sample of the request it answers.
 type RTT struct {
+	decl       declCache
 	keys       map[rttKey]*rttAcc
 	order      []*rttAcc
 	other      *rttAcc
-	names      map[codeKey]string // HandControl: stream and code → request type
+	names      map[reqKey]string // stream and request key → request type
 	samples    int
 	maxSamples int
 	buf        []byte
 }
 
-type codeKey struct {
+// reqKey is a request's key (its RoleRequestKey field: an integer or a
+// string) on one stream.
+type reqKey struct {
 	stream int
-	code   int64
+	n      int64
+	s      string
+	isStr  bool
 }
 
-// NewRTT returns an empty rtt statistic.
-func NewRTT() *RTT {
-	return &RTT{keys: map[rttKey]*rttAcc{}, names: map[codeKey]string{}, maxSamples: maxSamples}
+// NewRTT returns an empty rtt statistic that reads the records'
+// declarations with decl.
+func NewRTT(decl DeclFunc) *RTT {
+	return &RTT{decl: declCache{fn: decl}, keys: map[rttKey]*rttAcc{}, names: map[reqKey]string{}, maxSamples: maxSamples}
 }
 
 // Name returns "rtt".
@@ -171,47 +179,69 @@ func (s *RTT) acc(k rttKey) *rttAcc {
 	return a
 }
 
-// Record counts requests and takes the round trip or latency of replies.
+// Record counts a request, or takes a reply's latency under the request
+// it answers: the declaration's Exchange.Answers, else the type of the
+// first request seen on the stream with the key the reply's
+// RoleRequestKey field holds, else "code KEY", else "(unknown request)".
+// Records of other types are ignored.
 func (s *RTT) Record(r *dissect.Record) {
-	if r.Type == dissect.TypeGap || r.Type == dissect.TypeSkipped {
+	d := s.decl.of(r)
+	if d == nil {
 		return
 	}
-	switch r.Proto {
-	case "deltarobot":
-		switch r.Type {
-		case "ping":
-			s.acc(rttKey{r.Stream, r.Proto, "ping"}).requests++
-		case "pong":
-			if v, ok := r.Fields.Get("rtt_ms"); ok && isNumber(v) {
-				s.acc(rttKey{r.Stream, r.Proto, "ping"}).add(v.Float(), s)
-			}
-		}
-		return
-	}
-	role, _ := r.Fields.Get("role")
-	if role.Kind() == dissect.KindString && role.Str() == "request" {
+	switch d.Exchange.Role {
+	case dissect.Request:
 		s.acc(rttKey{r.Stream, r.Proto, r.Type}).requests++
-		if c, ok := r.Fields.Get("code"); ok && isInt(c) {
-			k := codeKey{r.Stream, c.Int()}
+		if k, ok := requestKey(r, d); ok {
 			if _, ok := s.names[k]; !ok && len(s.names) < maxCodeNames {
+				k.s = strings.Clone(k.s)
 				s.names[k] = strings.Clone(r.Type)
 			}
 		}
-		return
-	}
-	lat, ok := r.Fields.Get("latency_ms")
-	if !ok || !isNumber(lat) {
-		return
-	}
-	req := "(unknown request)"
-	if c, ok := r.Fields.Get("request_code"); ok && isInt(c) {
-		if n, ok := s.names[codeKey{r.Stream, c.Int()}]; ok {
-			req = n
-		} else {
-			req = "code " + strconv.FormatInt(c.Int(), 10)
+	case dissect.Reply:
+		f := d.FieldWith(dissect.RoleLatency)
+		if f == nil {
+			return
 		}
+		lat, ok := r.Fields.Get(f.Name)
+		if !ok || !isNumber(lat) {
+			return
+		}
+		req := d.Exchange.Answers
+		if req == "" {
+			req = "(unknown request)"
+			if k, ok := requestKey(r, d); ok {
+				if n, ok := s.names[k]; ok {
+					req = n
+				} else if k.isStr {
+					req = "code " + k.s
+				} else {
+					req = "code " + strconv.FormatInt(k.n, 10)
+				}
+			}
+		}
+		s.acc(rttKey{r.Stream, r.Proto, req}).add(lat.Float(), s)
 	}
-	s.acc(rttKey{r.Stream, r.Proto, req}).add(lat.Float(), s)
+}
+
+// requestKey returns the value of r's RoleRequestKey field on r's stream,
+// when d declares one and r carries it as an integer or a string. The
+// string may alias r.
+func requestKey(r *dissect.Record, d *dissect.TypeDecl) (reqKey, bool) {
+	f := d.FieldWith(dissect.RoleRequestKey)
+	if f == nil {
+		return reqKey{}, false
+	}
+	v, ok := r.Fields.Get(f.Name)
+	switch {
+	case !ok:
+		return reqKey{}, false
+	case isInt(v):
+		return reqKey{stream: r.Stream, n: v.Int()}, true
+	case v.Kind() == dissect.KindString:
+		return reqKey{stream: r.Stream, s: v.Str(), isStr: true}, true
+	}
+	return reqKey{}, false
 }
 
 func isNumber(v dissect.Value) bool {

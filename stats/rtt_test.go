@@ -242,7 +242,7 @@ func TestRTTDeltarobotAgainstPackets(t *testing.T) {
 			}
 			w := want(samples)
 			w.requests, w.unansweredExpected = pings, pings-int64(len(samples))
-			s := NewRTT()
+			s := NewRTT(runDecls(t, all.Options{}))
 			runCapture(t, path, tf.DecodeAs, all.Options{}, s)
 			rows := jsonRows(t, s)
 			if len(rows) != 1 || rows[0]["proto"] != "deltarobot" || rows[0]["request"] != "ping" {
@@ -290,7 +290,7 @@ func TestRTTHandControlAgainstTruth(t *testing.T) {
 					}
 				}
 			}
-			s := NewRTT()
+			s := NewRTT(runDecls(t, all.Options{}))
 			runCapture(t, path, tf.DecodeAs, all.Options{}, s)
 			rows := jsonRows(t, s)
 			if len(rows) != len(requests) {
@@ -319,9 +319,10 @@ func TestRTTHandControlAgainstTruth(t *testing.T) {
 // ones (computed here from the same values), with min, max, mean and count
 // exact, and the table marks them with ≈.
 func TestRTTHistogram(t *testing.T) {
-	s := NewRTT()
+	decl := testDecls(t)
+	s := NewRTT(decl)
 	s.maxSamples = 1000
-	exact := NewRTT()
+	exact := NewRTT(decl)
 	var vals []float64
 	x := uint64(12345)
 	for i := range 5000 {
@@ -386,7 +387,7 @@ func TestHistogramRelativeError(t *testing.T) {
 // TestRTTUnansweredAndNames checks the HandControl naming of requests by
 // code, the unanswered counts and the row order on hand-built records.
 func TestRTTUnansweredAndNames(t *testing.T) {
-	s := NewRTT()
+	s := NewRTT(testDecls(t))
 	req := func(at time.Duration, typ string, code int64) {
 		s.Record(rec(2, "host", "dev", at, "handcontrol", typ, 12, f("code", dissect.Int(code)), f("role", dissect.Str("request"))))
 	}

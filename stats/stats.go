@@ -8,6 +8,10 @@
 // as a table or as JSON Lines. Every stat keeps bounded memory whatever the
 // capture's size; where a bound is reached the output says so. The
 // semantics are described in docs/statistics.md.
+//
+// No stat names a protocol: what a record means to a stat (a request, a
+// reply and its latency, a sender, a sensor) comes from the declaration of
+// its type ([dissect.TypeDecl]), looked up by a [DeclFunc].
 package stats
 
 import (
@@ -35,6 +39,11 @@ type Stat interface {
 	WriteJSON(w io.Writer) error
 }
 
+// DeclFunc returns the declaration a record matches, or nil when none does;
+// [dissect.Registry.Decl] is one. A stat given a nil DeclFunc sees no
+// declarations: rtt then counts nothing, and rate splits no row by sender.
+type DeclFunc func(r *dissect.Record) *dissect.TypeDecl
+
 // TableOptions control WriteTable.
 type TableOptions struct {
 	// Width is the width to fit in columns; 0: unlimited.
@@ -48,14 +57,15 @@ type TableOptions struct {
 
 // Usage describes the -z forms, for --help.
 func Usage() string {
-	return `-z rtt                     Deltarobot ping→pong round trips and HandControl request→reply
-                           latencies per stream and request type: count, min, median, p95,
-                           p99, max, mean (ms), unanswered requests
+	return `-z rtt                     request→reply round trips and latencies (Deltarobot and VRPN
+                           ping→pong, HandControl requests) per stream and request type:
+                           count, min, median, p95, p99, max, mean (ms), unanswered requests
 -z io,stat,SECS[,FILTER]   messages and bytes per interval of SECS seconds, per protocol
                            (with FILTER, a display filter, one more column for the records
                            that match it)
--z rate                    per stream and message type (VRPN: and sender and sensor):
-                           messages/s, mean and max inter-arrival gap, jitter, longest stall
+-z rate                    per stream and message type (and sender and sensor, where a
+                           message names them, as VRPN's do): messages/s, mean and max
+                           inter-arrival gap, jitter, longest stall
 -z conv                    per stream: endpoints, protocol, messages, bytes, gaps, skipped
                            bytes, records with warnings, duration
 -z follow,STREAM           every record of one stream in order, both directions (with -x:
@@ -66,9 +76,9 @@ with -o json they are JSON Lines with "stat" as their first key.`
 
 // Parse parses one -z argument: "rtt", "io,stat,1", "io,stat,0.5,FILTER",
 // "rate", "conv", "follow,3". compile turns a display filter into a
-// predicate; when it is nil, filters are refused. Errors are one line
-// naming the argument.
-func Parse(arg string, compile func(expr string) (func(*dissect.Record) bool, error)) (Stat, error) {
+// predicate; when it is nil, filters are refused. decl gives the stats the
+// records' declarations. Errors are one line naming the argument.
+func Parse(arg string, compile func(expr string) (func(*dissect.Record) bool, error), decl DeclFunc) (Stat, error) {
 	fail := func(format string, a ...any) error {
 		return fmt.Errorf("-z %s: %s", arg, fmt.Sprintf(format, a...))
 	}
@@ -80,9 +90,9 @@ func Parse(arg string, compile func(expr string) (func(*dissect.Record) bool, er
 		}
 		switch name {
 		case "rtt":
-			return NewRTT(), nil
+			return NewRTT(decl), nil
 		case "rate":
-			return NewRate(), nil
+			return NewRate(decl), nil
 		}
 		return NewConv(), nil
 	case "io":

@@ -40,7 +40,7 @@ func TestParse(t *testing.T) {
 		{"follow,3", "follow", func(s Stat) bool { return s.(*Follow).stream == 3 }},
 		{"follow,0", "follow", func(s Stat) bool { return s.(*Follow).stream == 0 }},
 	} {
-		s, err := Parse(c.arg, compileStub)
+		s, err := Parse(c.arg, compileStub, nil)
 		if err != nil {
 			t.Errorf("%s: %v", c.arg, err)
 			continue
@@ -69,12 +69,12 @@ func TestParse(t *testing.T) {
 		{"follow,x", "-z follow,x: stream: want a stream number (0, 1, ...)"},
 		{"follow,-1", "-z follow,-1: stream: want a stream number (0, 1, ...)"},
 	} {
-		_, err := Parse(c.arg, compileStub)
+		_, err := Parse(c.arg, compileStub, nil)
 		if err == nil || err.Error() != c.err {
 			t.Errorf("%q: error %v, want %q", c.arg, err, c.err)
 		}
 	}
-	if _, err := Parse("io,stat,1,vrpn", nil); err == nil || err.Error() != "-z io,stat,1,vrpn: filter: display filters are not available here" {
+	if _, err := Parse("io,stat,1,vrpn", nil, nil); err == nil || err.Error() != "-z io,stat,1,vrpn: filter: display filters are not available here" {
 		t.Errorf("nil compile: %v", err)
 	}
 	if !strings.Contains(Usage(), "-z io,stat,SECS[,FILTER]") {
@@ -99,11 +99,22 @@ func TestJSONValues(t *testing.T) {
 	}
 	// A hostile protocol and type name in each stat's JSON and table.
 	hostile := "\x1b]0;x\x07\u202e"
-	ss := []Stat{NewRTT(), NewRate(), NewConv(), NewIOStat(1e9, "", nil), NewFollow(0)}
-	r := rec(0, hostile, hostile, 0, hostile, hostile, 1, f("latency_ms", dissect.Float(1)), f("request_code", dissect.Int(3)))
+	decl := testDecls(t, declOnly{dissect.Info{Name: hostile, Proto: hostile, Types: []dissect.TypeDecl{{
+		Type: hostile, Exchange: dissect.Exchange{Role: dissect.Reply},
+		Fields: []dissect.FieldDecl{
+			{Name: "latency_ms", Kind: dissect.KindFloat, Role: dissect.RoleLatency},
+			{Name: "request_code", Kind: dissect.KindString, Role: dissect.RoleRequestKey},
+			{Name: "sender", Kind: dissect.KindString, Role: dissect.RoleSender},
+		},
+	}}}})
+	ss := []Stat{NewRTT(decl), NewRate(decl), NewConv(), NewIOStat(1e9, "", nil), NewFollow(0)}
+	r := rec(0, hostile, hostile, 0, hostile, hostile, 1, f("latency_ms", dissect.Float(1)), f("request_code", dissect.Str(hostile)),
+		f("sender", dissect.Str(hostile)))
 	for _, s := range ss {
 		s.Record(r)
-		jsonRows(t, s)
+		if rows := jsonRows(t, s); len(rows) == 0 {
+			t.Errorf("%s: no row", s.Name())
+		}
 		if tab := tableOf(t, s, TableOptions{}); strings.ContainsAny(tab, "\x1b\x07\u202e") {
 			t.Errorf("%s: raw control characters in the table:\n%q", s.Name(), tab)
 		}
@@ -113,10 +124,11 @@ func TestJSONValues(t *testing.T) {
 // BenchmarkRecord measures Record of each stat on a VRPN-like record with
 // a few fields, time advancing by 1 ms.
 func BenchmarkRecord(b *testing.B) {
+	decl := testDecls(b)
 	mk := map[string]func() Stat{
-		"rtt":     func() Stat { return NewRTT() },
+		"rtt":     func() Stat { return NewRTT(decl) },
 		"io,stat": func() Stat { return NewIOStat(1e9, "", nil) },
-		"rate":    func() Stat { return NewRate() },
+		"rate":    func() Stat { return NewRate(decl) },
 		"conv":    func() Stat { return NewConv() },
 		"follow":  func() Stat { return NewFollow(1) },
 	}

@@ -51,7 +51,8 @@ type querySink struct {
 	shown  int64
 }
 
-// build compiles the flags against the registry's protocols and fields.
+// build compiles the flags against the registry's protocols and fields;
+// the statistics read the records' declarations from it.
 func (o *queryOpts) build(reg *dissect.Registry, out sink) (*querySink, error) {
 	q := &querySink{out: out}
 	compile := func(expr string) (func(*dissect.Record) bool, error) {
@@ -69,7 +70,7 @@ func (o *queryOpts) build(reg *dissect.Registry, out sink) (*querySink, error) {
 		q.match = m
 	}
 	for _, z := range o.stats {
-		s, err := stats.Parse(z, compile)
+		s, err := stats.Parse(z, compile, reg.Decl)
 		if err != nil {
 			return nil, usageError{err}
 		}
