@@ -65,6 +65,19 @@ func CreateSave(path, ifname string, lt capture.LinkType, snaplen uint32, ring R
 	return s, nil
 }
 
+// NewSave is CreateSave for a file already open for writing, such as the
+// fifo Wireshark reads an extcap capture from (opening a fifo for writing
+// waits for its reader, which the caller may want to give up on). It
+// writes one file, whatever its size; Close closes f, and so does a
+// failure to write the header blocks.
+func NewSave(f *os.File, ifname string, lt capture.LinkType, snaplen uint32) (*Save, error) {
+	s := &Save{path: f.Name(), ifname: ifname, lt: lt, snaplen: snaplen, started: time.Now()}
+	if err := s.start(f, s.path); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
 // open creates the next file and writes its header blocks.
 func (s *Save) open() error {
 	s.created = time.Now()
@@ -77,6 +90,22 @@ func (s *Save) open() error {
 	if err != nil {
 		return err
 	}
+	if err := s.start(f, name); err != nil {
+		return err
+	}
+	if s.ring.Files > 0 && len(s.files) > s.ring.Files {
+		if err := os.Remove(s.files[0]); err != nil && !os.IsNotExist(err) {
+			return fmt.Errorf("-b files:%d: %w", s.ring.Files, err)
+		}
+		s.files = s.files[1:]
+		s.deleted++
+	}
+	return nil
+}
+
+// start writes the header blocks to f, named name, which becomes the
+// current file; on failure it closes f.
+func (s *Save) start(f *os.File, name string) error {
 	w, err := capture.NewPcapngWriter(f)
 	if err == nil {
 		_, err = w.AddInterface(s.ifname, s.lt, s.snaplen)
@@ -90,13 +119,6 @@ func (s *Save) open() error {
 	}
 	s.f, s.w, s.pkts, s.full = f, w, 0, false
 	s.files = append(s.files, name)
-	if s.ring.Files > 0 && len(s.files) > s.ring.Files {
-		if err := os.Remove(s.files[0]); err != nil && !os.IsNotExist(err) {
-			return fmt.Errorf("-b files:%d: %w", s.ring.Files, err)
-		}
-		s.files = s.files[1:]
-		s.deleted++
-	}
 	return nil
 }
 

@@ -11,12 +11,13 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/dissect-tools/dissect/capture"
 	"github.com/dissect-tools/dissect/capture/serial"
+	"github.com/dissect-tools/dissect/dissect"
+	"github.com/dissect-tools/dissect/pipeline"
 )
 
 // The extcap interface Wireshark lists.
@@ -29,9 +30,9 @@ const (
 	extcapScript = "dissect-extcap"
 )
 
-// extcapPorts lists the serial ports offered in Wireshark's dialog (a
-// variable so that tests can fix it).
-var extcapPorts = func() []string {
+// serialAdapters lists the serial ports offered in Wireshark's dialog:
+// USB adapters and on-board UARTs, not the legacy ttyS ports every PC has.
+func serialAdapters() []string {
 	var ports []string
 	for _, pat := range []string{"/dev/ttyUSB*", "/dev/ttyACM*", "/dev/ttyAMA*", "/dev/serial/by-id/*", "/dev/tty.usb*", "/dev/cu.usb*"} {
 		m, _ := filepath.Glob(pat)
@@ -53,10 +54,13 @@ type extcapOpts struct {
 	install    bool
 	dir        string
 	serial     serialOpts
+	ports      func() []string // the serial ports present, named in the dialog
 }
 
-func newExtcapCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
-	o := &extcapOpts{}
+// newExtcapCmd returns 'dissect extcap'; ports lists the serial ports
+// present (serialAdapters).
+func newExtcapCmd(stdout io.Writer, ports func() []string) *cobra.Command {
+	o := &extcapOpts{ports: ports}
 	cmd := &cobra.Command{
 		Use:   "extcap [flags]",
 		Short: "Wireshark extcap interface for serial taps (dissect extcap --install)",
@@ -84,7 +88,7 @@ or SIGINT, or when the reader of the fifo goes away.`,
 			UnknownFlags: true, // Wireshark may pass flags of newer versions
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runExtcap(cmd.Context(), o, stdout, stderr)
+			return runExtcap(cmd.Context(), o, stdout)
 		},
 	}
 	f := cmd.Flags()
@@ -109,7 +113,7 @@ or SIGINT, or when the reader of the fifo goes away.`,
 	return cmd
 }
 
-func runExtcap(ctx context.Context, o *extcapOpts, stdout, stderr io.Writer) error {
+func runExtcap(ctx context.Context, o *extcapOpts, stdout io.Writer) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -134,10 +138,10 @@ func runExtcap(ctx context.Context, o *extcapOpts, stdout, stderr io.Writer) err
 		_, err := fmt.Fprintf(stdout, "dlt {number=%d}{name=USER0}{display=Serial link (dissect: one packet per read, direction flags)}\n", capture.LinkUser0)
 		return err
 	case o.config:
-		_, err := io.WriteString(stdout, extcapConfig(extcapPorts()))
+		_, err := io.WriteString(stdout, extcapConfig(o.ports()))
 		return err
 	}
-	return extcapCapture(ctx, o, stderr)
+	return extcapCapture(ctx, o)
 }
 
 // extcapConfig is the --extcap-config answer: the dialog's options.
@@ -173,9 +177,10 @@ func extcapConfig(ports []string) string {
 }
 
 // extcapCapture taps the ports and writes every read to the fifo as
-// pcapng, flushed whenever the tap has caught up, until SIGTERM/SIGINT,
-// the end of the ports or the fifo's reader going away.
-func extcapCapture(ctx context.Context, o *extcapOpts, stderr io.Writer) error {
+// pcapng, through the pipeline's -w writer (pipeline.Save, as 'dissect
+// serial -w' does), until SIGTERM/SIGINT, the end of the ports or the
+// fifo's reader going away. Nothing is decoded: Wireshark does that.
+func extcapCapture(ctx context.Context, o *extcapOpts) error {
 	if o.fifo == "" {
 		return usageError{errors.New("--capture needs --fifo PATH")}
 	}
@@ -190,7 +195,7 @@ func extcapCapture(ctx context.Context, o *extcapOpts, stderr io.Writer) error {
 		extcapUnblock(o.fifo)
 		return usageError{errors.New(strings.Replace(err.Error(), "(dissect serial HOST_TX_PORT [DEVICE_TX_PORT], or --proxy DEVICE --link PATH)", "(set Host TX port and/or Device TX port in the interface's options)", 1))}
 	}
-	ctx, _, stopSignals := catchSignals(ctx)
+	ctx, abort, stopSignals := catchSignals(ctx)
 	defer stopSignals()
 	src, _, err := s.open(mode, hostTx, deviceTx)
 	if err != nil {
@@ -198,102 +203,59 @@ func extcapCapture(ctx context.Context, o *extcapOpts, stderr io.Writer) error {
 		return err
 	}
 	defer src.Close()
+	f, err := openFifo(ctx, o.fifo)
+	if f == nil {
+		return err // nil when stopped before Wireshark opened the fifo
+	}
+	save, err := pipeline.NewSave(f, src.Link(), capture.LinkUser0, serial.Snaplen)
+	if err != nil {
+		return extcapWriteErr(err)
+	}
+	// An empty registry: every read goes to the fifo, none is decoded.
+	reg, err := dissect.NewRegistry()
+	if err != nil {
+		save.Close(pipeline.SaveStats{})
+		return err
+	}
+	_, err = pipeline.Run(ctx, src, pipeline.Config{
+		Registry:  reg,
+		CountOnly: true,
+		Live:      &pipeline.LiveConfig{Name: src.Link(), Save: save, QueueBytes: s.queue, Abort: abort},
+	})
+	if errors.Is(err, pipeline.ErrAborted) {
+		return nil // a second signal: the fifo was closed all the same
+	}
+	return extcapWriteErr(err)
+}
 
-	// Opening a fifo for writing waits for its reader: Wireshark may be
-	// stopped before it opens.
+// openFifo opens the fifo for writing, which waits for its reader; it
+// returns nil and no error when ctx ends first (Wireshark stopped the
+// capture before opening it).
+func openFifo(ctx context.Context, fifo string) (*os.File, error) {
 	type opened struct {
 		f   *os.File
 		err error
 	}
 	ch := make(chan opened, 1)
 	go func() {
-		f, err := os.OpenFile(o.fifo, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+		f, err := os.OpenFile(fifo, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 		ch <- opened{f, err}
 	}()
-	var f *os.File
 	select {
 	case r := <-ch:
-		if r.err != nil {
-			return r.err
-		}
-		f = r.f
+		return r.f, r.err
 	case <-ctx.Done():
-		return nil
+		return nil, nil
 	}
-	start := time.Now()
-	w, err := capture.NewPcapngWriter(f)
-	if err == nil {
-		_, err = w.AddInterface(src.Link(), capture.LinkUser0, serial.Snaplen)
-	}
-	if err == nil {
-		err = w.Flush()
-	}
-	if err != nil {
-		f.Close()
-		return extcapWriteErr(o.fifo, err)
-	}
-
-	stopped := make(chan struct{})
-	go func() {
-		select {
-		case <-ctx.Done():
-			src.Stop()
-		case <-stopped:
-		}
-	}()
-	var packets, dropped uint64
-	var werr, srcErr error
-	for {
-		p, err := src.Next()
-		if err != nil {
-			if !errors.Is(err, io.EOF) {
-				srcErr = err
-			}
-			break
-		}
-		packets++
-		if p.Dropped {
-			dropped++
-		}
-		q := *p
-		q.Interface = 0
-		werr = w.WritePacket(&q)
-		if werr == nil && src.Pending() == 0 {
-			werr = w.Flush() // caught up: Wireshark shows the packet now
-		}
-		if werr != nil {
-			break
-		}
-	}
-	close(stopped)
-	src.Stop()
-	if werr == nil {
-		werr = w.WriteStats(0, capture.InterfaceStats{
-			Start:          start,
-			End:            time.Now(),
-			Delivered:      capture.Count(packets),
-			DissectDropped: capture.Count(dropped),
-		})
-		if err := w.Flush(); werr == nil {
-			werr = err
-		}
-	}
-	if err := f.Close(); werr == nil {
-		werr = err
-	}
-	if werr != nil {
-		return extcapWriteErr(o.fifo, werr)
-	}
-	return srcErr
 }
 
 // extcapWriteErr is nil when the fifo's reader went away (Wireshark
-// stopped reading: the capture is over), else err naming the fifo.
-func extcapWriteErr(fifo string, err error) error {
+// stopped reading: the capture is over), else err.
+func extcapWriteErr(err error) error {
 	if errors.Is(err, syscall.EPIPE) {
 		return nil
 	}
-	return fmt.Errorf("%s: %w", fifo, err)
+	return err
 }
 
 // extcapUnblock opens and closes the fifo without waiting, so that a

@@ -42,11 +42,9 @@ value {arg=5}{value=2}{display=2}
 `
 
 // TestExtcapPhases runs the discovery phases as Wireshark does, in order,
-// with the flags Wireshark adds.
+// with the flags Wireshark adds, with two serial ports present.
 func TestExtcapPhases(t *testing.T) {
-	old := extcapPorts
-	extcapPorts = func() []string { return []string{"/dev/ttyUSB0", "/dev/ttyUSB1"} }
-	t.Cleanup(func() { extcapPorts = old })
+	ports := func() []string { return []string{"/dev/ttyUSB0", "/dev/ttyUSB1"} }
 	for _, c := range []struct {
 		args []string
 		want string
@@ -59,11 +57,13 @@ func TestExtcapPhases(t *testing.T) {
 		// Flags of newer Wireshark versions are ignored.
 		{[]string{"--extcap-config", "--extcap-interface=dissect-serial", "--extcap-reload-option", "x", "--extcap-future"}, wantExtcapConfig},
 	} {
-		out, errOut, code := cli(t, append([]string{"extcap"}, c.args...)...)
-		if code != 0 || errOut != "" {
-			t.Fatalf("extcap %q: exit %d: %s", c.args, code, errOut)
+		var stdout bytes.Buffer
+		cmd := newExtcapCmd(&stdout, ports)
+		cmd.SetArgs(c.args)
+		if err := cmd.Execute(); err != nil {
+			t.Fatalf("extcap %q: %v", c.args, err)
 		}
-		if out != c.want {
+		if out := stdout.String(); out != c.want {
 			t.Fatalf("extcap %q: %s\ngot:\n%s\nwant:\n%s", c.args, firstDiff(c.want, out), out, c.want)
 		}
 	}

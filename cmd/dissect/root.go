@@ -133,7 +133,7 @@ Every byte of every stream is accounted for: it is in a decoded message, a
 	root.AddCommand(newReadCmd(stdin, stderr), newProtocolsCmd(), newVersionCmd())
 	root.AddCommand(newSerialCmd(stderr))
 	root.AddCommand(newLiveCmd(stderr))
-	root.AddCommand(newExtcapCmd(stdin, stdout, stderr))
+	root.AddCommand(newExtcapCmd(stdout, serialAdapters))
 	registerCompletions(root)
 	for _, c := range root.Commands() {
 		registerCompletions(c)
