@@ -66,7 +66,7 @@ func (protocol) Info() dissect.Info {
 		Title:      "Roboid Control network sync (Passer VR), data-type byte format of April 2024",
 		Transports: []dissect.Transport{dissect.UDP},
 		Ports:      []dissect.Port{{Transport: dissect.UDP, Port: Port}},
-		// TODO(decl): Types: declarations replace fieldInfo()
+		Types:      decls(),
 	}
 }
 
