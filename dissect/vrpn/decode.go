@@ -19,10 +19,14 @@ func (p *parser) message(c *dissect.Ctx, h header, body []byte) {
 	}
 	e, described := v.typ(h.typ)
 	sender, named := v.sender(h.sender)
-	if !described {
+	switch {
+	case !described:
 		r.Type = TypeUnknown
 		r.Warnf("type id %d was not described", h.typ)
-	} else {
+	case e.kind == kindReserved:
+		r.Type = TypeUnknown
+		r.Warnf("type id %d is described as %q, the name of another record type", h.typ, e.name)
+	default:
 		r.Type = e.name
 	}
 	if c.Decode {
@@ -37,7 +41,7 @@ func (p *parser) message(c *dissect.Ctx, h header, body []byte) {
 			p.sum = strconv.AppendInt(p.sum, int64(h.sender), 10)
 		}
 	}
-	if !described {
+	if r.Type == TypeUnknown {
 		p.raw(c, body, "type ", int64(h.typ))
 		return
 	}
@@ -57,17 +61,7 @@ func (p *parser) message(c *dissect.Ctx, h header, body []byte) {
 	case kindDial:
 		p.dial(c, body, e.name)
 	case kindPing, kindPong:
-		if len(body) > 0 {
-			r.Warnf("unexpected %d-byte body for %s", len(body), e.name)
-			p.raw(c, body, e.name, -1)
-			return
-		}
-		p.summary(c, func(s []byte) []byte {
-			if e.kind == kindPing {
-				return append(s, " ping"...)
-			}
-			return append(s, " pong"...)
-		})
+		p.pingPong(c, e.kind, sender, named, body)
 	default:
 		p.raw(c, body, e.name, -1)
 	}

@@ -50,10 +50,16 @@
 //	vrpn_Button States           states          (i32 count, count × i32)
 //	vrpn_Analog Channel          channels        (f64 count, count × f64)
 //	vrpn_Dial update             change, dial    (f64, i32)
-//	vrpn_Base ping_message/pong_message  (none: empty body)
+//	vrpn_Base ping_message       (none: empty body)
+//	vrpn_Base pong_message       rtt_ms, when the ping it answers was seen
 //	any other described type     data (hex of the body)
 //	undescribed type id          type "unknown", data (hex), a warning
 //	other negative type id       type "unknown", data (hex), a warning
+//	type described with a reserved name  type "unknown", data (hex), a warning
+//
+// A reserved name is "", "*" or the type of another record (cookie,
+// udp_callback, the system types, unknown, gap, skipped): a record's type
+// always says what its fields are.
 //
 // Tracker bodies are i32 sensor, i32 sensor again, f64 vector[3], f64
 // quaternion in x, y, z, w order, and for Velocity and Acceleration a final
@@ -64,8 +70,23 @@
 // warning. Record.Summary holds a one-line text for the table, for example
 // "Tracker0 sensor=1 pos=(0,0,0) quat=(0,0,0,1)".
 //
-// With Ctx.Decode false only types and warnings are set; the name tables
-// and UDP routes are still learnt.
+// With Ctx.Decode false only types and warnings are set; the name tables,
+// UDP routes and waiting pings are still learnt.
+//
+// # Round trips
+//
+// Each remote object of a client sends vrpn_Base ping_message once it
+// runs, and again about every second while unanswered; the server answers
+// each ping with a pong_message from its sender of the same name, on the
+// same connection, and also sends that pong to its other clients (README
+// fact 17). A pong gets rtt_ms, its capture time minus that of the ping it
+// answers, in milliseconds: the oldest ping still unanswered in the other
+// direction of the stream whose sender has the pong's sender name (ids
+// differ per direction, names do not). A pong with no such ping (one sent
+// to another client's ping, or whose ping the capture missed) has none, and
+// senders never described take no part. Each direction keeps at most 8
+// waiting pings per sender (a newer one forgets the oldest) and 64
+// senders (a new one forgets the sender that began waiting first).
 //
 // # Names
 //

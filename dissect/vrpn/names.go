@@ -1,5 +1,7 @@
 package vrpn
 
+import "github.com/dissect-tools/dissect/dissect"
+
 // Bounds of the name tables. VRPN ids are int32 values read from the wire,
 // so the tables are maps with a cap rather than slices indexed by id.
 const (
@@ -26,6 +28,10 @@ const (
 	kindDial
 	kindPing
 	kindPong
+	// kindReserved: a name that is empty, "*" or the type of another
+	// record (cookie, unknown, gap, ...); its messages are written as
+	// unknown, so that a record's type always says what its fields are.
+	kindReserved
 )
 
 // Application type names whose bodies are decoded (output contract).
@@ -61,6 +67,9 @@ func kindOf(name string) kind {
 		return kindPing
 	case namePong:
 		return kindPong
+	case "", "*", TypeCookie, TypeUDPCallback, TypeSenderDescription, TypeTypeDescription, TypeUDPDescription,
+		TypeLogDescription, TypeDisconnect, TypeUnknown, dissect.TypeGap, dissect.TypeSkipped:
+		return kindReserved
 	}
 	return kindOther
 }

@@ -94,6 +94,9 @@ type dirState struct {
 	// counts the headers it examined, for the tests that bound it.
 	scan   scan
 	checks int64
+	// pings are the pings this direction sent that no pong answered yet
+	// (rtt.go).
+	pings pending
 }
 
 // header is a framed message's header.

@@ -48,7 +48,7 @@ func (p *protocol) Info() dissect.Info {
 			"a datagram to an address announced by UDP_DESCRIPTION on a VRPN TCP connection, " +
 			"or a datagram made only of plausible framed messages; " +
 			"mid-stream on TCP (no cookie seen), two plausible framed messages in a row",
-		// TODO(decl): Types: declarations replace fieldInfo()
+		Types: types(),
 	}
 }
 
