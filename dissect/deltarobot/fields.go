@@ -6,7 +6,9 @@ import "github.com/dissect-tools/dissect/dissect"
 // [dissect.Protocol.Info] shares nothing). Every field is required: Parse
 // adds a type's fields whatever the content (an odd magic, version or
 // reason is still written, with a warning), except a pong's rtt_ms. The
-// spec gives no unit for the coordinates, so none is declared.
+// spec gives no unit for the coordinates, so none is declared. Ping and
+// pong are heartbeats: the spec sends them only to show that the
+// connection is alive.
 func decls() []dissect.TypeDecl {
 	f32 := func(name, doc string) dissect.FieldDecl {
 		return dissect.FieldDecl{Name: name, Kind: dissect.KindFloat32, Required: true, Doc: doc}
@@ -35,13 +37,13 @@ func decls() []dissect.TypeDecl {
 		{Type: typePosition, Doc: "current actuator position (0x4003)", Fields: vector("actuator position"),
 			Pose: &dissect.Pose{Name: "actuator"}},
 		{Type: typePing, Doc: "ping (0x3004), sent by the leader to show the connection is alive",
-			Fields: pingID(), Exchange: dissect.Exchange{Role: dissect.Request}},
+			Fields: pingID(), Exchange: dissect.Exchange{Role: dissect.Request}, Heartbeat: true},
 		{Type: typePong, Doc: "pong (0x3005), the follower's answer to a ping",
 			Fields: append(pingID(), dissect.FieldDecl{
 				Name: "rtt_ms", Kind: dissect.KindFloat, Unit: "ms", Role: dissect.RoleLatency,
 				Doc: "pong capture time minus its ping's (present when the ping was seen)",
 			}),
-			Exchange: dissect.Exchange{Role: dissect.Reply, Answers: typePing}},
+			Exchange: dissect.Exchange{Role: dissect.Reply, Answers: typePing}, Heartbeat: true},
 		{Type: typeEOT, Doc: "end of transmission (0xF006): the sender is about to close", Fields: []dissect.FieldDecl{
 			{Name: "reason", Kind: dissect.KindString, Required: true, Doc: `the optional ASCII reason, "" when none`},
 		}},
