@@ -32,7 +32,7 @@ func types() []dissect.TypeDecl {
 		tracker(namePosQuat, "a tracker sensor's position and orientation", "pos", "m", "position [x, y, z]", "quat", "orientation quaternion", ""),
 		tracker(nameVelocity, "a tracker sensor's linear and angular velocity", "vel", "m/s", "linear velocity [x, y, z]",
 			"vel_quat", "rotation over vel_quat_dt, as a quaternion", "vel_quat_dt"),
-		tracker(nameAcceleration, "a tracker sensor's linear and angular acceleration", "acc", "m/s²", "linear acceleration [x, y, z]",
+		tracker(nameAcceleration, "a tracker sensor's linear and angular acceleration", "acc", "m/s^2", "linear acceleration [x, y, z]",
 			"acc_quat", "change of angular velocity over acc_quat_dt, as a quaternion", "acc_quat_dt"),
 		app(nameButtonChange, "one button pressed or released",
 			dissect.FieldDecl{Name: "button", Kind: dissect.KindInt, Doc: "button number"},
