@@ -1,0 +1,32 @@
+package deltarobot_test
+
+import (
+	"testing"
+
+	"github.com/dissect-tools/dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect/deltarobot"
+	"github.com/dissect-tools/dissect/dissect/dissecttest"
+	"github.com/dissect-tools/dissect/internal/testenc/deltaenc"
+)
+
+// TestConformance runs the checks every protocol passes (dissecttest.Conformance)
+// over sessions of the separate encoder: a clean one, and one with every
+// malformed and unusual message it knows (which gives the unknown type).
+func TestConformance(t *testing.T) {
+	dissecttest.Conformance(t, dissecttest.Suite{
+		New: deltarobot.New,
+		Valid: []dissecttest.Input{
+			deltaInput("session", deltaenc.NewSession(deltaenc.Options{Seed: 1})),
+			deltaInput("broken session", deltaenc.NewSession(deltaenc.Options{Seed: 2, Broken: true})),
+		},
+	})
+}
+
+// deltaInput turns an encoder session into an input: one unit per write.
+func deltaInput(name string, s *deltaenc.Session) dissecttest.Input {
+	in := dissecttest.Input{Name: name}
+	for _, w := range s.Sends {
+		in.Units = append(in.Units, dissecttest.Unit{Dir: dissect.Dir(w.Dir), Data: s.Stream[w.Dir][w.Start:w.End]})
+	}
+	return in
+}
