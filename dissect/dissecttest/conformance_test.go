@@ -117,7 +117,7 @@ type collectTB struct {
 	msgs []string
 }
 
-func (c *collectTB) Helper()              {}
+func (c *collectTB) Helper()             {}
 func (c *collectTB) Logf(string, ...any) {}
 func (c *collectTB) Errorf(format string, args ...any) {
 	c.msgs = append(c.msgs, fmt.Sprintf(format, args...))
