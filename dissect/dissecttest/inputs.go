@@ -173,15 +173,31 @@ func randomInput(rng *rand.Rand, tr dissect.Transport, i int) Input {
 
 var specialBytes = [...]byte{0, 0, 1, 0x7f, 0x80, 0xff, 0xff}
 
-// mutate makes an input from one of valid (chosen at random) with one to
-// three mutations, each named in the input's name.
+// mutateWindow is the most units of a valid input a mutated one keeps:
+// a mutation's effect shows within a few messages, and a whole session
+// would mostly repeat what its valid run checked.
+const mutateWindow = 24
+
+// mutate makes an input from one of valid (chosen at random): a window of
+// its units (from the first, half the time, so that handshakes stay), with
+// one to three mutations, each named in the input's name.
 func mutate(rng *rand.Rand, valid []Input, i int) Input {
 	base := valid[rng.IntN(len(valid))]
-	units := make([]Unit, len(base.Units))
-	for k, u := range base.Units {
-		units[k] = Unit{Dir: u.Dir, Data: append([]byte(nil), u.Data...), Gap: u.Gap}
+	from, to := 0, len(base.Units)
+	if to > mutateWindow {
+		if rng.IntN(2) == 0 {
+			from = rng.IntN(to - mutateWindow + 1)
+		}
+		to = from + mutateWindow
+	}
+	units := make([]Unit, 0, to-from)
+	for _, u := range base.Units[from:to] {
+		units = append(units, Unit{Dir: u.Dir, Data: append([]byte(nil), u.Data...), Gap: u.Gap})
 	}
 	var did []string
+	if from > 0 || to < len(base.Units) {
+		did = append(did, fmt.Sprintf("units %d-%d", from, to-1))
+	}
 	for range 1 + rng.IntN(3) {
 		var what string
 		units, what = mutateOnce(rng, units, valid)
