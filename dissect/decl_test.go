@@ -162,9 +162,19 @@ func TestValidate(t *testing.T) {
 	if _, err := dissect.NewRegistry(fieldsProto{dissect.Info{Name: "p", Proto: "p", Types: []dissect.TypeDecl{{Type: dissect.TypeGap}}}}); err == nil {
 		t.Error("a protocol declaring gap was registered")
 	}
-	if _, err := dissect.NewRegistry(fieldsProto{dissect.Info{Name: "p", Proto: "p", Types: []dissect.TypeDecl{{Type: "a"}}}},
-		fieldsProto{dissect.Info{Name: "q", Proto: "p", Types: []dissect.TypeDecl{{Type: "a"}}}}); err == nil {
-		t.Error("one type of one proto key declared by two protocols was registered")
+	a := func(k dissect.Kind) []dissect.TypeDecl {
+		return []dissect.TypeDecl{{Type: "a", Fields: []dissect.FieldDecl{{Name: "x", Kind: k}}}}
+	}
+	if _, err := dissect.NewRegistry(fieldsProto{dissect.Info{Name: "p", Proto: "p", Types: a(dissect.KindInt)}},
+		fieldsProto{dissect.Info{Name: "q", Proto: "p", Types: a(dissect.KindUint)}}); err == nil {
+		t.Error("one type of one proto key declared differently by two protocols was registered")
+	}
+	reg, err := dissect.NewRegistry(fieldsProto{dissect.Info{Name: "p", Proto: "p", Types: a(dissect.KindInt)}},
+		fieldsProto{dissect.Info{Name: "q", Proto: "p", Types: a(dissect.KindInt)}})
+	if err != nil {
+		t.Errorf("one type declared alike by two protocols of a key: %v", err)
+	} else if n := len(reg.Types("p")); n != 1 {
+		t.Errorf("a type declared alike twice: %d declarations, want 1", n)
 	}
 }
 

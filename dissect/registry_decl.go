@@ -2,6 +2,7 @@ package dissect
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 )
 
@@ -29,10 +30,10 @@ func (r *Registry) index(e *entry) error {
 		if t.Type == TypeGap || t.Type == TypeSkipped {
 			return fmt.Errorf("dissect: %s declares %q, which every stream shares (EventTypes)", e.info.Name, t.Type)
 		}
-		for _, o := range p.byType[t.Type] {
-			if o.Table() == t.Table() || o.Variant == nil || t.Variant == nil {
-				return fmt.Errorf("dissect: proto %q: type %q declared by two protocols", e.info.Proto, t.Table())
-			}
+		if same, err := p.declared(t); err != nil {
+			return fmt.Errorf("dissect: proto %q: %w", e.info.Proto, err)
+		} else if same {
+			continue // declared alike by another protocol of the key
 		}
 		p.types = append(p.types, t)
 		if t.Type == "*" {
@@ -42,6 +43,29 @@ func (r *Registry) index(e *entry) error {
 		}
 	}
 	return nil
+}
+
+// declared reports whether another protocol of the key declared t
+// already, identically; one declared otherwise under t's table (or as a
+// plain type where t has variants, or the reverse) is an error, since a
+// record could not tell which it is.
+func (p *protoDecls) declared(t *TypeDecl) (bool, error) {
+	if t.Type == "*" && p.wildcard != nil || t.Type != "*" && len(p.byType[t.Type]) > 0 {
+		for _, o := range append(p.byType[t.Type], p.wildcard) {
+			if o != nil && o.Table() == t.Table() && reflect.DeepEqual(o, t) {
+				return true, nil
+			}
+		}
+		for _, o := range p.byType[t.Type] {
+			if o.Table() == t.Table() || o.Variant == nil || t.Variant == nil {
+				return false, fmt.Errorf("type %q declared differently by two protocols", t.Table())
+			}
+		}
+		if t.Type == "*" {
+			return false, fmt.Errorf("type \"*\" declared differently by two protocols")
+		}
+	}
+	return false, nil
 }
 
 // Decl returns the declaration rec matches: gap and skipped match

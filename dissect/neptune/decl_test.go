@@ -66,10 +66,10 @@ func addSeen(all, seen map[string]int) {
 	}
 }
 
-// TestDeclaredTypesOnce checks how the two modes share the proto key: the
-// registry takes each type from one protocol only, so unknown, the one
-// type both modes emit, is declared by the device framing alone, and the
-// wiki declares only its own types.
+// TestDeclaredTypesOnce checks how the two modes share the proto key:
+// unknown, the one type both modes emit, is declared alike by both (the
+// registry takes a type declared identically by two protocols of one key
+// once), and the registry of all protocols accepts them.
 func TestDeclaredTypesOnce(t *testing.T) {
 	tables := func(p dissect.Protocol) []string {
 		var out []string
@@ -81,7 +81,7 @@ func TestDeclaredTypesOnce(t *testing.T) {
 	if got, want := tables(neptune.New()), []string{"abort", "set_motor", "translate", "rotate", "stabilize", "lamp", "unknown"}; !slices.Equal(got, want) {
 		t.Errorf("neptune declares %v, want %v", got, want)
 	}
-	if got, want := tables(neptune.NewWiki(neptune.WikiOptions{})), []string{"speed_motor", "position_motor", "relay", "sensor_data"}; !slices.Equal(got, want) {
+	if got, want := tables(neptune.NewWiki(neptune.WikiOptions{})), []string{"speed_motor", "position_motor", "relay", "sensor_data", "unknown"}; !slices.Equal(got, want) {
 		t.Errorf("neptune-wiki declares %v, want %v", got, want)
 	}
 	declRegistry(t, false) // fails t if the registry refuses them

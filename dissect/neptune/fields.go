@@ -2,10 +2,10 @@ package neptune
 
 import "github.com/dissect-tools/dissect/dissect"
 
-// Both modes write "proto": "neptune", and a registry takes each type of a
-// proto key from one protocol only. The one type both modes emit, unknown,
-// is therefore declared once, by the device framing (registered first), as
-// what the "neptune" unknown records of either mode hold: [unknownDecl].
+// Both modes write "proto": "neptune", and a registry takes a type of a
+// proto key declared by two protocols only when they declare it alike. The
+// one type both modes emit, unknown, is therefore one declaration, of what
+// the "neptune" unknown records of either mode hold: [unknownDecl].
 // Neither mode writes a key that tells them apart, so one declaration of
 // the two shapes is what a consumer sees of them anyway.
 
@@ -65,7 +65,8 @@ func unknownDecl() dissect.TypeDecl {
 }
 
 // wikiDecls declares the record types of the wiki format (neptune-wiki; a
-// new slice on each call), but for unknown ([unknownDecl]). No field is
+// new slice on each call); unknown is the device framing's declaration
+// ([unknownDecl]), which the registry takes once for the shared key. No field is
 // required: a datagram is decoded as far as it goes (one byte is a record
 // with its type and no field), and a body's field cut short is left out,
 // its bytes shown as trailing. The speeds are the wiki's raw 0.0-1.0 and a
@@ -104,5 +105,6 @@ func wikiDecls() []dissect.TypeDecl {
 			dissect.FieldDecl{Name: "sensor_id", Kind: dissect.KindInt, Doc: "sensor id (int32, or int16 with --neptune-int16)"},
 			dissect.FieldDecl{Name: "data", Kind: dissect.KindBytes, Doc: "the reading: the rest of the datagram"},
 		)},
+		unknownDecl(),
 	}
 }

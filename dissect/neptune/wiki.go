@@ -91,7 +91,7 @@ func (w *wiki) Info() dissect.Info {
 		Title:      "Neptune ROV wiki packet format, one packet per UDP datagram (int = " + width + " LE)",
 		Transports: []dissect.Transport{dissect.UDP},
 		Detection:  "",
-		// unknown is declared by the device framing (fields.go)
+		// unknown is declared alike by the device framing (fields.go)
 		Types: wikiDecls(),
 	}
 }
