@@ -49,6 +49,28 @@ func AppendSchemaLine(b []byte, proto, typ string, decls []*TypeDecl) []byte {
 // (docs/output.md): its common keys, and "fields" with exactly the
 // declared keys. top adds "$schema".
 func AppendRecordSchema(b []byte, proto string, t *TypeDecl, top bool) []byte {
+	return appendRecordSchema(b, proto, t, top, false)
+}
+
+// AppendFoxgloveRecordSchema appends the schema of a whole JSON record of
+// t as AppendRecordSchema does, with "$schema", in the form from which
+// Foxglove and Lichtblick make the datatypes of an MCAP channel (-o mcap):
+// they read a property only by its "type", which must be one word
+// (boolean, integer, number, string, object with properties, or array of
+// one of the others but array), and they refuse the whole schema
+// otherwise. So every value has its "type" beside its const or enum, and
+// the fields that no such type describes are declared, in the form of
+// AppendRecordSchema, in an "allOf" beside the properties, which Foxglove
+// does not read: floats (-o json writes NaN and the infinities as
+// strings), arrays of floats and arrays of arrays. The records it accepts
+// are those AppendRecordSchema accepts.
+func AppendFoxgloveRecordSchema(b []byte, proto string, t *TypeDecl) []byte {
+	return appendRecordSchema(b, proto, t, true, true)
+}
+
+// appendRecordSchema appends the schema of a record of t; fox selects the
+// form of AppendFoxgloveRecordSchema.
+func appendRecordSchema(b []byte, proto string, t *TypeDecl, top, fox bool) []byte {
 	b = append(b, '{')
 	if top {
 		b = append(b, `"$schema":"`+SchemaURI+`",`...)
@@ -62,52 +84,91 @@ func AppendRecordSchema(b []byte, proto string, t *TypeDecl, top bool) []byte {
 	b = append(b, `,"type":"object","properties":{"time":{"type":"string","pattern":`...)
 	b = appendJSONString(b, patternTime)
 	b = append(b, `},"proto":`...)
-	b = constOrString(b, proto)
-	b = append(b, `,"transport":{"enum":["tcp","udp","serial"]},"stream":{"type":"integer","minimum":0},"src":{"type":"string"},"dst":{"type":"string"},"offset":{"type":"integer","minimum":0},"length":{"type":"integer","minimum":0},"type":`...)
-	b = constOrString(b, t.Type)
+	b = constOrString(b, proto, fox)
+	b = append(b, `,"transport":{`...)
+	if fox {
+		b = append(b, `"type":"string",`...)
+	}
+	b = append(b, `"enum":["tcp","udp","serial"]},"stream":{"type":"integer","minimum":0},"src":{"type":"string"},"dst":{"type":"string"},"offset":{"type":"integer","minimum":0},"length":{"type":"integer","minimum":0},"type":`...)
+	b = constOrString(b, t.Type, fox)
 	b = append(b, `,"fields":`...)
 	var v *Variant
 	if t.Variant != nil {
 		v = t.Variant
 	}
-	b = appendObjectSchema(b, t.Fields, v)
+	b = appendObjectSchema(b, t.Fields, v, fox)
 	b = append(b, `,"warnings":{"type":"array","items":{"type":"string"}},"raw":{"type":"string","pattern":`...)
 	b = appendJSONString(b, patternBytes)
 	b = append(b, `}},"required":["time","proto","transport","stream","src","dst","offset","length","type","fields"],"additionalProperties":false}`...)
 	return b
 }
 
-func constOrString(b []byte, s string) []byte {
+func constOrString(b []byte, s string, fox bool) []byte {
 	if s == "*" {
 		return append(b, `{"type":"string"}`...)
 	}
-	b = append(b, `{"const":`...)
+	b = append(b, '{')
+	if fox {
+		b = append(b, `"type":"string",`...)
+	}
+	b = append(b, `"const":`...)
 	b = appendJSONString(b, s)
 	return append(b, '}')
 }
 
 // appendObjectSchema appends the schema of an object with the keys fs;
-// v pins its variant key to one value.
-func appendObjectSchema(b []byte, fs []FieldDecl, v *Variant) []byte {
-	b = append(b, `{"type":"object","properties":{`...)
+// v pins its variant key to one value. fox declares the keys Foxglove
+// cannot type (foxgloveTyped) in an allOf, and closes the object with
+// unevaluatedProperties, which sees them there.
+func appendObjectSchema(b []byte, fs []FieldDecl, v *Variant, fox bool) []byte {
+	b = append(b, `{"type":"object",`...)
+	rest := 0
+	if fox {
+		for i := range fs {
+			if !fs[i].foxgloveTyped() {
+				rest++
+			}
+		}
+	}
+	b = appendProperties(b, fs, v, fox, true)
+	if rest > 0 {
+		b = append(b, `,"allOf":[{`...)
+		b = appendProperties(b, fs, nil, fox, false)
+		b = append(b, "}]"...)
+	}
+	if fox {
+		return append(b, `,"unevaluatedProperties":false}`...)
+	}
+	return append(b, `,"additionalProperties":false}`...)
+}
+
+// appendProperties appends "properties" and "required" of the keys fs:
+// all of them, or with fox those that are (typed) or are not
+// foxgloveTyped.
+func appendProperties(b []byte, fs []FieldDecl, v *Variant, fox, typed bool) []byte {
+	in := func(d *FieldDecl) bool { return !fox || d.foxgloveTyped() == typed }
+	b = append(b, `"properties":{`...)
+	n := 0
 	for i := range fs {
-		if i > 0 {
+		if !in(&fs[i]) {
+			continue
+		}
+		if n > 0 {
 			b = append(b, ',')
 		}
+		n++
 		b = appendJSONString(b, fs[i].Name)
 		b = append(b, ':')
 		if v != nil && fs[i].Name == v.Key {
-			b = append(b, `{"const":`...)
-			b = appendJSONString(b, v.Value)
-			b = append(b, '}')
+			b = constOrString(b, v.Value, fox)
 			continue
 		}
-		b = fs[i].appendSchema(b)
+		b = fs[i].appendSchema(b, fox && typed)
 	}
 	b = append(b, `},"required":[`...)
-	n := 0
+	n = 0
 	for i := range fs {
-		if fs[i].Required || v != nil && fs[i].Name == v.Key {
+		if in(&fs[i]) && (fs[i].Required || v != nil && fs[i].Name == v.Key) {
 			if n > 0 {
 				b = append(b, ',')
 			}
@@ -115,15 +176,29 @@ func appendObjectSchema(b []byte, fs []FieldDecl, v *Variant) []byte {
 			n++
 		}
 	}
-	return append(b, `],"additionalProperties":false}`...)
+	return append(b, ']')
+}
+
+// foxgloveTyped says whether Foxglove's one-word "type" describes every
+// value of d: not a float, which may be a string, nor an array of floats
+// or of arrays.
+func (d *FieldDecl) foxgloveTyped() bool {
+	switch d.Kind {
+	case KindFloat, KindFloat32:
+		return false
+	case KindArray:
+		return d.Elem != nil && d.Elem.Kind != KindArray && d.Elem.foxgloveTyped()
+	}
+	return true
 }
 
 // appendSchema appends the schema of one value of d, as -o json writes
 // it: floats as numbers or the strings "NaN", "Inf", "-Inf"; bytes as
-// lowercase hex; times as RFC 3339 UTC.
-func (d *FieldDecl) appendSchema(b []byte) []byte {
+// lowercase hex; times as RFC 3339 UTC. fox: in Foxglove's form (d is
+// foxgloveTyped).
+func (d *FieldDecl) appendSchema(b []byte, fox bool) []byte {
 	if d.Kind == KindObject {
-		return appendObjectSchema(b, d.Fields, nil)
+		return appendObjectSchema(b, d.Fields, nil, fox)
 	}
 	b = append(b, '{')
 	if desc := d.description(); desc != "" {
@@ -160,7 +235,7 @@ func (d *FieldDecl) appendSchema(b []byte) []byte {
 		b = appendJSONString(b, patternTime)
 	case KindArray:
 		b = append(b, `"type":"array","items":`...)
-		b = d.Elem.appendSchema(b)
+		b = d.Elem.appendSchema(b, fox)
 	}
 	return append(b, '}')
 }

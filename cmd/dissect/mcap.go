@@ -13,6 +13,8 @@ import (
 // mcapOutput returns the -o mcap writer: an MCAP file for Foxglove and
 // Lichtblick (docs/mcap.md) in --out FILE, or on stdout when it is not a
 // terminal. The file is completed (summary, footer) when the run ends.
+// The registry's declarations give each record topic its schema and the
+// pictures drawn.
 func (o *readOpts) mcapOutput(stdout io.Writer, reg *dissect.Registry) (sink, error) {
 	w := io.Writer(struct{ io.Writer }{stdout}) // stdout is not ours to close
 	if o.outPath == "" || o.outPath == "-" {
@@ -27,7 +29,7 @@ func (o *readOpts) mcapOutput(stdout io.Writer, reg *dissect.Registry) (sink, er
 		w = f
 	}
 	version, _, _ := strings.Cut(versionLine(), "\n")
-	m, err := mcapout.New(w, mcapout.Options{Library: version, Fields: nil /* TODO(decl): declarations */})
+	m, err := mcapout.New(w, mcapout.Options{Library: version, Decl: reg.Decl})
 	if err != nil {
 		if c, ok := w.(io.Closer); ok {
 			c.Close()

@@ -1,12 +1,15 @@
 // Reads an MCAP file with Foxglove's own TypeScript reader (@mcap/core,
 // through the file's summary and indexes, as Foxglove and Lichtblick do) and
 // checks it with Ajv, independently of dissect's Go code:
-//   - every schema is "jsonschema" and compiles under Ajv's strict mode
-//     (which validates it against the JSON Schema meta-schema);
-//   - every schema is in the subset Foxglove/Lichtblick turn into datatypes:
-//     an object whose every property has a "type" of boolean, integer,
-//     number, string, object (with properties) or array (of one of the
-//     others, never of arrays);
+//   - every schema is "jsonschema" and compiles under Ajv's strict mode for
+//     JSON Schema 2020-12 (which validates it against the meta-schema);
+//   - every schema is in the subset Foxglove/Lichtblick turn into datatypes
+//     (their parseJsonSchema, which refuses a whole schema when one
+//     property is outside it): an object with properties, each property
+//     with a "type" of boolean, integer, number, string (contentEncoding
+//     none or base64), object (the same, recursively) or array (of one of
+//     the others, never of arrays), or a "oneOf" of numeric consts; other
+//     keywords, allOf included, they do not read;
 //   - every message is JSON that validates against its channel's schema.
 // Prints one JSON object: the header, schemas, channels with their message
 // counts, the statistics record's count, the problems found (at most 50),
@@ -19,7 +22,7 @@
 // Used by the tests of cmd/dissect (mcap_test.go).
 import { open } from 'node:fs/promises';
 import { McapIndexedReader } from '@mcap/core';
-import Ajv from 'ajv';
+import Ajv2020 from 'ajv/dist/2020.js';
 import { decompress } from 'fzstd';
 
 const [file, flag] = process.argv.slice(2);
@@ -48,7 +51,14 @@ function foxgloveSubset(s, path) {
   }
   for (const [k, p] of Object.entries(s.properties)) {
     const at = `${path}.${k}`;
+    if (Array.isArray(p.oneOf)) {
+      if (!p.oneOf.every((a) => typeof a.const === 'number')) return `${at}: oneOf of other than numeric consts`;
+      continue;
+    }
     if (!allowed.has(p.type)) return `${at}: type ${JSON.stringify(p.type)}`;
+    if (p.type === 'string' && p.contentEncoding !== undefined && p.contentEncoding !== 'base64') {
+      return `${at}: contentEncoding ${JSON.stringify(p.contentEncoding)}`;
+    }
     if (p.type === 'object') {
       const e = foxgloveSubset(p, at);
       if (e) return e;
@@ -56,6 +66,7 @@ function foxgloveSubset(s, path) {
     if (p.type === 'array') {
       const it = p.items ?? {};
       if (!allowed.has(it.type) || it.type === 'array') return `${at}[]: item type ${JSON.stringify(it.type)}`;
+      if (it.type === 'string' && it.contentEncoding !== undefined) return `${at}[]: contentEncoding in an array`;
       if (it.type === 'object') {
         const e = foxgloveSubset(it, `${at}[]`);
         if (e) return e;
@@ -65,7 +76,7 @@ function foxgloveSubset(s, path) {
   return '';
 }
 
-const ajv = new Ajv({ strict: true, allErrors: false });
+const ajv = new Ajv2020({ strict: true, allErrors: false });
 const validators = new Map();
 const schemas = [];
 for (const [id, s] of reader.schemasById) {

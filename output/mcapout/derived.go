@@ -3,21 +3,26 @@ package mcapout
 import (
 	"fmt"
 	"math"
+	"strconv"
 
 	"github.com/dissect-tools/dissect/dissect"
 )
 
-// derived writes the pictures of r, if it has one: a VRPN tracker's pose
-// and transform, a Deltarobot actuator's pose, a Deltarobot curve.
-func (w *Writer) derived(r *dissect.Record) error {
+// derived draws r's pictures, as its declaration's roles say: a pose
+// (Pose) and a line strip (Polyline).
+func (w *Writer) derived(r *dissect.Record, d *declared, k topicKey) error {
+	t := d.decl
+	if t.Pose == nil && t.Polyline == "" {
+		return nil
+	}
 	w.slab = w.slab[:0]
-	switch {
-	case r.Proto == "vrpn" && r.Type == "vrpn_Tracker Pos_Quat":
-		return w.trackerPose(r)
-	case r.Proto == "deltarobot" && r.Type == "actuator_position":
-		return w.actuator(r)
-	case r.Proto == "deltarobot" && r.Type == "curve":
-		return w.curve(r)
+	if t.Pose != nil {
+		if err := w.pose(r, t, k); err != nil {
+			return err
+		}
+	}
+	if t.Polyline != "" {
+		return w.polyline(r, t, k)
 	}
 	return nil
 }
@@ -38,20 +43,23 @@ func (w *Writer) num(v dissect.Value, ok bool) ([]byte, bool) {
 }
 
 // xyz reads three numbers: the items of an array, or the keys x, y, z of
-// an object (and w, when q).
+// an object; with q, four (an array's fourth item, an object's w).
 func (w *Writer) xyz(v dissect.Value, q bool) (vec, bool) {
 	var out vec
 	var ok [4]bool
 	switch v.Kind() {
 	case dissect.KindArray:
 		it := v.Items()
-		if len(it) != 3 {
+		if len(it) != 3 && !q || len(it) != 4 && q {
 			return out, false
 		}
 		out.x, ok[0] = w.num(it[0].Value, true)
 		out.y, ok[1] = w.num(it[1].Value, true)
 		out.z, ok[2] = w.num(it[2].Value, true)
 		ok[3] = true
+		if q {
+			out.w, ok[3] = w.num(it[3].Value, true)
+		}
 	case dissect.KindObject:
 		out.x, ok[0] = w.num(v.Get("x"))
 		out.y, ok[1] = w.num(v.Get("y"))
@@ -84,7 +92,11 @@ func (w *Writer) derivedChannel(r *dissect.Record, k topicKey, topicf func() str
 	if w.atLimit(r) {
 		return nil, nil
 	}
-	c, err := w.channel(topic, schema, data, map[string]string{"proto": r.Proto})
+	sid, err := w.schema(schema, data)
+	if err != nil {
+		return nil, err
+	}
+	c, err := w.channel(topic, sid, map[string]string{"proto": r.Proto})
 	if err == nil {
 		w.topics[k] = c
 	}
@@ -113,88 +125,98 @@ func (w *Writer) writeTransforms(r *dissect.Record) error {
 	return w.write(c, r.Time, w.buf)
 }
 
-// trackerPose draws a VRPN tracker report: a PoseInFrame in the sender's
-// frame and the transform from the sender to the sensor.
-func (w *Writer) trackerPose(r *dissect.Record) error {
-	sv, ok1 := r.Fields.Get("sender")
-	nv, ok2 := r.Fields.Get("sensor")
-	if !ok1 || !ok2 || sv.Kind() != dissect.KindString || nv.Kind() != dissect.KindInt {
-		return nil // the decoder warned; the record is on its topic
+// A frameName is the frame "PROTO/STREAM" of the pictures of a stream
+// whose records name no sender, kept for the stream drawn last.
+type frameName struct {
+	proto  string
+	stream int
+	name   string
+}
+
+// frame returns the frame of the pictures of r, whose record topic has the
+// key k: its sender's, else its stream's.
+func (w *Writer) frame(r *dissect.Record, k topicKey) string {
+	if k.sender != "" {
+		return k.sender
 	}
-	pv, _ := r.Fields.Get("pos")
-	qv, _ := r.Fields.Get("quat")
-	pos, ok1 := w.xyz(pv, false)
-	q, ok2 := w.xyz(qv, true)
-	if !ok1 || !ok2 {
+	f := &w.streamFrame
+	if f.name == "" || f.proto != r.Proto || f.stream != r.Stream {
+		*f = frameName{r.Proto, r.Stream, r.Proto + "/" + strconv.Itoa(r.Stream)}
+	}
+	return f.name
+}
+
+// pose draws a record of a type with a Pose: a PoseInFrame in its frame
+// and, when it names a sensor, the transform from the sender's frame to
+// SENDER/sensorN.
+func (w *Writer) pose(r *dissect.Record, t *dissect.TypeDecl, k topicKey) error {
+	p := t.Pose
+	pv := dissect.Object(r.Fields)
+	if p.Position != "" {
+		pv, _ = r.Fields.Get(p.Position)
+	}
+	pos, ok := w.xyz(pv, false)
+	q := identity
+	if ok && p.Orientation != "" {
+		qv, _ := r.Fields.Get(p.Orientation)
+		q, ok = w.xyz(qv, true)
+	}
+	if !ok {
 		return w.notDrawn(r, "pose")
 	}
-	sender, sensor := sv.Str(), int(nv.Int())
-	topic := func() string { return fmt.Sprintf("/pose/vrpn/%d/%s/sensor%d", r.Stream, seg(sender), sensor) }
-	k := topicKey{proto: r.Proto, stream: r.Stream, sender: sender, sensor: sensor, kind: kindPose}
-	c, err := w.derivedChannel(r, k, topic, "foxglove.PoseInFrame", schemaPoseInFrame)
+	pk := topicKey{decl: t, proto: r.Proto, stream: r.Stream, sender: k.sender, sensor: k.sensor, kind: kindPose}
+	topic := func() string {
+		s := "/pose/" + seg(r.Proto) + "/" + strconv.Itoa(r.Stream) + senderPath(k)
+		if p.Name != "" {
+			s += "/" + seg(p.Name)
+		}
+		return s
+	}
+	c, err := w.derivedChannel(r, pk, topic, "foxglove.PoseInFrame", schemaPoseInFrame)
 	if c == nil || err != nil {
 		return err
 	}
-	w.buf = appendPoseInFrame(w.buf[:0], r.Time, sender, pos, q)
-	if err := w.write(c, r.Time, w.buf); err != nil {
-		return err
-	}
-	w.rooted(sender)
-	w.tfs = append(w.tfs, transform{parent: sender, child: fmt.Sprintf("%s/sensor%d", sender, sensor), pos: pos, q: q})
-	return w.writeTransforms(r)
-}
-
-// deltaFrame is the frame of a Deltarobot stream's coordinates,
-// "deltarobot/STREAM" (the last one is kept).
-func (w *Writer) deltaFrame(stream int) string {
-	if stream != w.lastDeltaStream || w.lastDeltaFrame == "" {
-		w.lastDeltaStream, w.lastDeltaFrame = stream, fmt.Sprintf("deltarobot/%d", stream)
-	}
-	return w.lastDeltaFrame
-}
-
-// actuator draws a Deltarobot actuator_position as a PoseInFrame.
-func (w *Writer) actuator(r *dissect.Record) error {
-	obj := dissect.Object(r.Fields)
-	pos, ok := w.xyz(obj, false)
-	if !ok {
-		return w.notDrawn(r, "actuator position")
-	}
-	k := topicKey{proto: r.Proto, stream: r.Stream, sensor: -1, kind: kindPose}
-	c, err := w.derivedChannel(r, k, func() string { return fmt.Sprintf("/pose/deltarobot/%d/actuator", r.Stream) }, "foxglove.PoseInFrame", schemaPoseInFrame)
-	if c == nil || err != nil {
-		return err
-	}
-	frame := w.deltaFrame(r.Stream)
-	w.buf = appendPoseInFrame(w.buf[:0], r.Time, frame, pos, identity)
+	frame := w.frame(r, k)
+	w.buf = appendPoseInFrame(w.buf[:0], r.Time, frame, pos, q)
 	if err := w.write(c, r.Time, w.buf); err != nil {
 		return err
 	}
 	w.rooted(frame)
+	if k.sensor >= 0 {
+		w.tfs = append(w.tfs, transform{parent: frame, child: frame + "/sensor" + strconv.FormatInt(k.sensor, 10), pos: pos, q: q})
+	}
 	return w.writeTransforms(r)
 }
 
-// curve draws a Deltarobot curve as a line strip in a SceneUpdate.
-func (w *Writer) curve(r *dissect.Record) error {
-	pv, _ := r.Fields.Get("points")
+// polyline draws a record of a type with a Polyline as a line strip in a
+// SceneUpdate, one entity named after the type.
+func (w *Writer) polyline(r *dissect.Record, t *dissect.TypeDecl, k topicKey) error {
+	pv, _ := r.Fields.Get(t.Polyline)
 	if pv.Kind() != dissect.KindArray {
-		return w.notDrawn(r, "curve")
+		return w.notDrawn(r, "line")
 	}
 	w.points = w.points[:0]
 	for _, it := range pv.Items() {
 		p, ok := w.xyz(it.Value, false)
 		if !ok {
-			return w.notDrawn(r, "curve")
+			return w.notDrawn(r, "line")
 		}
 		w.points = append(w.points, p)
 	}
-	k := topicKey{proto: r.Proto, stream: r.Stream, sensor: -1, kind: kindCurve}
-	c, err := w.derivedChannel(r, k, func() string { return fmt.Sprintf("/scene/deltarobot/%d/curve", r.Stream) }, "foxglove.SceneUpdate", schemaSceneUpdate)
+	lk := topicKey{decl: t, proto: r.Proto, stream: r.Stream, sender: k.sender, sensor: -1, kind: kindLine}
+	topic := func() string {
+		s := "/scene/" + seg(r.Proto) + "/" + strconv.Itoa(r.Stream)
+		if k.sender != "" {
+			s += "/" + seg(k.sender)
+		}
+		return s + "/" + seg(t.Table())
+	}
+	c, err := w.derivedChannel(r, lk, topic, "foxglove.SceneUpdate", schemaSceneUpdate)
 	if c == nil || err != nil {
 		return err
 	}
-	frame := w.deltaFrame(r.Stream)
-	w.buf = appendLineScene(w.buf[:0], r.Time, frame, "curve", w.points)
+	frame := w.frame(r, k)
+	w.buf = appendLineScene(w.buf[:0], r.Time, frame, t.Table(), w.points)
 	if err := w.write(c, r.Time, w.buf); err != nil {
 		return err
 	}

@@ -1,52 +1,65 @@
 // Package mcapout writes records into an MCAP file (https://mcap.dev) that
 // Foxglove and Lichtblick open with no code: JSON messages with JSON
-// Schemas, zstd-compressed chunks, indexed, log time = capture time.
+// Schemas, zstd-compressed chunks, indexed, log time = capture time. What
+// a record's topic, schema and pictures are comes from its type's
+// declaration (Options.Decl, dissect.TypeDecl) and the roles it gives
+// fields; no protocol is named here.
 //
 // # Topics
 //
-// Every record is a message on its record topic, as the object -o json
-// writes (docs/output.md), so nothing is lost:
+// Every record is a message on its record topic: the object -o json
+// writes (docs/output.md), whole, without the raw bytes:
 //
-//	/PROTO/STREAM/TYPE                   most records
-//	/PROTO/STREAM/SENDER/TYPE            records with a "sender" (VRPN), but
-//	                                     not system messages (type_id < 0)
-//	/PROTO/STREAM/SENDER/sensorN/TYPE    ... and a "sensor" (VRPN trackers)
+//	/PROTO/STREAM/TABLE                  most records
+//	/PROTO/STREAM/SENDER/TABLE           records of a type with a sender field
+//	                                     (dissect.RoleSender)
+//	/PROTO/STREAM/SENDER/sensorN/TABLE   ... and a sensor field (dissect.RoleSensor)
 //
-// PROTO is "unknown" for events on a stream of unknown protocol. Names from
-// the wire keep [A-Za-z0-9_.-] and have other bytes replaced by '_' (at
-// most 64 bytes). A record topic's schema types "fields" from the
-// protocol's documented fields (Options.Fields) and, for keys not
-// documented, from its first record; a field that does not fit (another kind, a key the schema
-// lacks, NaN or an infinity, an empty array or an array of arrays, which
-// Foxglove's JSON datatypes cannot express) goes, with its key, into the
-// message's "extra_json" string as a JSON object in the form of
-// docs/output.md.
+// TABLE is the declaration's table (dissect.TypeDecl.Table): the record's
+// type, or TYPE.VALUE for a variant of a type; the record's type for a
+// protocol's "*" declaration. PROTO is "unknown" for events on a stream of
+// unknown protocol. Names from the wire keep [A-Za-z0-9_.-] and have other
+// bytes replaced by '_' (at most 64 bytes).
 //
-// Derived topics show the records as pictures; their first segment is
-// never a protocol's, so they never meet a record topic:
+// Each declaration has one schema, dissect.PROTO.TABLE (dissect.gap and
+// dissect.skipped for the events every protocol shares), shared by the
+// topics of its records: the record's JSON Schema in the form from which
+// Foxglove and Lichtblick make datatypes (dissect.AppendFoxgloveRecordSchema),
+// so every message validates against its channel's schema and the Plot
+// panel reads every field. A record without a declaration (a protocol's
+// bug) is written whole all the same on a channel of schema
+// dissect.undeclared, whose fields are any object; /dissect/events says so
+// once per topic and [Writer.Undeclared] counts them.
 //
-//	/pose/vrpn/STREAM/SENDER/sensorN      foxglove.PoseInFrame, frame_id SENDER
-//	/pose/deltarobot/STREAM/actuator      foxglove.PoseInFrame of actuator_position,
-//	                                      frame_id deltarobot/STREAM
-//	/scene/deltarobot/STREAM/curve        foxglove.SceneUpdate: the curve as a line strip
-//	/tf                                   foxglove.FrameTransforms: world → SENDER
-//	                                      (identity), SENDER → SENDER/sensorN (the
-//	                                      pose), world → deltarobot/STREAM (identity)
-//	/dissect/events                       foxglove.Log: gaps, skipped bytes, warnings,
-//	                                      and pictures not drawn
+// Derived topics show the records as pictures, from the roles of their
+// declarations; their first segment is never a protocol's, so they never
+// meet a record topic:
+//
+//	/pose/PROTO/STREAM[/SENDER[/sensorN]][/NAME]
+//	                         foxglove.PoseInFrame of each record of a type
+//	                         with a Pose (NAME its Name), in the frame SENDER,
+//	                         or PROTO/STREAM when the type has no sender
+//	/scene/PROTO/STREAM[/SENDER]/TABLE
+//	                         foxglove.SceneUpdate: a type's Polyline as a
+//	                         line strip, in the same frames
+//	/tf                      foxglove.FrameTransforms: world → each frame
+//	                         (identity, once), SENDER → SENDER/sensorN (the pose)
+//	/dissect/events          foxglove.Log: gaps, skipped bytes, warnings,
+//	                         pictures not drawn, records without a declaration
 //
 // # Memory
 //
 // The library holds one chunk (Options.ChunkSize) and the file's indexes; at
 // most Options.MaxTopics topics are made (a channel id is 16 bits), beyond
-// which records go to /PROTO/_overflow and derived topics are not made;
-// /dissect/events says so once.
+// which records go to /PROTO/_overflow (schema dissect.undeclared) and
+// derived topics are not made; /dissect/events says so once.
 package mcapout
 
 import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
@@ -63,52 +76,54 @@ type Options struct {
 	ChunkSize int64
 	// MaxTopics bounds the topics (default 4096).
 	MaxTopics int
-	// Fields returns the documented fields of a protocol, from which the
-	// schemas of its record topics are made (dissect.Registry.FieldsOf);
-	// nil: from the first record of each topic alone.
-	Fields func(proto string) []dissect.FieldInfo
+	// Decl returns the declaration of a record (dissect.Registry.Decl),
+	// which gives its record topic's schema, its sender and sensor, and
+	// its pictures; nil, or a nil result, leaves a record undeclared:
+	// written whole, its fields untyped, and counted ([Writer.Undeclared]).
+	Decl func(*dissect.Record) *dissect.TypeDecl
 }
 
 // Writer writes records as MCAP. It is not safe for concurrent use.
 type Writer struct {
-	mw      *mcap.Writer
-	closer  io.Closer
-	o       Options
-	enc     *output.JSON
-	topics  map[topicKey]*channel
-	byTopic map[string]*channel
-	schemas map[string]uint16
-	frames  map[string]bool // frames given a transform from world
-	full    bool            // MaxTopics reached (told on /dissect/events)
-	buf     []byte
-	fit     []dissect.Field
-	extra   []dissect.Field
-	tfs     []transform
-	points  []vec
-	slab    []byte // numbers of the picture being drawn
+	mw         *mcap.Writer
+	closer     io.Closer
+	o          Options
+	enc        *output.JSON
+	topics     map[topicKey]*channel
+	byTopic    map[string]*channel
+	schemas    map[string]uint16 // the schemas known by name (Foxglove's, undeclared)
+	nschemas   uint16
+	decls      map[*dissect.TypeDecl]*declared
+	frames     map[string]bool // frames given a transform from world
+	full       bool            // MaxTopics reached (told on /dissect/events)
+	undeclared int
+	buf        []byte
+	tfs        []transform
+	points     []vec
+	slab       []byte // numbers of the picture being drawn
 
-	lastDeltaStream int
-	lastDeltaFrame  string
-	err             error
+	streamFrame frameName // PROTO/STREAM of the last picture without a sender
+	err         error
 }
 
 type topicKey struct {
+	decl               *dissect.TypeDecl
 	proto, sender, typ string
-	stream, sensor     int
+	stream             int
+	sensor             int64
 	kind               int // kindRecord, ...
 }
 
 const (
 	kindRecord = iota
 	kindPose
-	kindCurve
+	kindLine
 	kindOverflow
 )
 
 type channel struct {
-	id     uint16
-	seq    uint32
-	fields *node // record topics
+	id  uint16
+	seq uint32
 }
 
 // New returns a writer of an MCAP file on w. Close writes the file's
@@ -132,7 +147,7 @@ func New(w io.Writer, o Options) (*Writer, error) {
 	wr := &Writer{
 		mw: mw, o: o, enc: output.NewJSONAppender(),
 		topics: map[topicKey]*channel{}, byTopic: map[string]*channel{},
-		schemas: map[string]uint16{}, frames: map[string]bool{},
+		schemas: map[string]uint16{}, decls: map[*dissect.TypeDecl]*declared{}, frames: map[string]bool{},
 	}
 	if c, ok := w.(io.Closer); ok {
 		wr.closer = c
@@ -142,6 +157,10 @@ func New(w io.Writer, o Options) (*Writer, error) {
 
 // Flush does nothing: a chunk is written when it is full, the rest by Close.
 func (w *Writer) Flush() error { return w.err }
+
+// Undeclared returns the number of records written so far that had no
+// declaration.
+func (w *Writer) Undeclared() int { return w.undeclared }
 
 // Close writes what is left, the summary and the footer, and closes the
 // underlying writer when it is a Closer.
@@ -163,7 +182,7 @@ func (w *Writer) Close() error {
 }
 
 // Record writes r on its record topic and, for the records that have one,
-// on its derived topic and /dissect/events.
+// on its derived topics and /dissect/events.
 func (w *Writer) Record(r *dissect.Record) error {
 	if w.err != nil {
 		return w.err
@@ -171,73 +190,70 @@ func (w *Writer) Record(r *dissect.Record) error {
 	if w.mw == nil {
 		return errors.New("mcap: record after Close")
 	}
-	w.err = w.record(r)
+	d := w.declared(r)
+	k := w.recordKey(r, d)
+	w.err = w.record(r, d, k)
 	if w.err == nil {
 		w.err = w.events(r)
 	}
-	if w.err == nil {
-		w.err = w.derived(r)
+	if w.err == nil && d != nil {
+		w.err = w.derived(r, d, k)
 	}
 	return w.err
 }
 
-func (w *Writer) record(r *dissect.Record) error {
+// recordKey returns the key of r's record topic: its declaration, stream
+// and type, and the sender and sensor its fields of those roles name.
+func (w *Writer) recordKey(r *dissect.Record, d *declared) topicKey {
 	k := topicKey{proto: r.Proto, typ: r.Type, stream: r.Stream, sensor: -1}
-	if s, ok := r.Fields.Get("sender"); ok && s.Kind() == dissect.KindString && !system(r) {
+	if d == nil {
+		return k
+	}
+	k.decl = d.decl
+	if d.sender == "" {
+		return k
+	}
+	if s, ok := r.Fields.Get(d.sender); ok && s.Kind() == dissect.KindString && s.Str() != "" {
 		k.sender = s.Str()
-		if n, ok := r.Fields.Get("sensor"); ok && n.Kind() == dissect.KindInt {
-			k.sensor = int(n.Int())
+		if d.sensor != "" {
+			n, ok := r.Fields.Get(d.sensor)
+			switch {
+			case !ok:
+			case n.Kind() == dissect.KindInt:
+				k.sensor = n.Int()
+			case n.Kind() == dissect.KindUint && n.Uint() < 1<<62:
+				k.sensor = int64(n.Uint())
+			}
 		}
 	}
-	c, err := w.recordChannel(k, r)
+	return k
+}
+
+// record writes r, whole, as -o json writes it (without raw bytes), on
+// its record topic.
+func (w *Writer) record(r *dissect.Record, d *declared, k topicKey) error {
+	c, err := w.recordChannel(r, d, k)
 	if err != nil {
 		return err
 	}
-	// Split the fields into those the schema holds and the others.
-	w.fit, w.extra = w.fit[:0], w.extra[:0]
-	for i := range r.Fields {
-		f := &r.Fields[i]
-		if p, ok := c.fields.props[f.Key]; ok && p.fits(&f.Value) && !w.seen(f.Key) {
-			w.fit = append(w.fit, *f)
-		} else {
-			w.extra = append(w.extra, *f)
-		}
+	if d == nil {
+		w.undeclared++
 	}
 	rc := *r
-	rc.Fields = w.fit
 	rc.Raw = nil
-	b := w.enc.AppendRecord(w.buf[:0], &rc)
-	if len(w.extra) > 0 {
-		ex := dissect.Object(w.extra)
-		b = b[:len(b)-1]
-		b = append(b, `,"extra_json":`...)
-		js := w.enc.AppendValue(nil, &ex)
-		b = output.AppendString(b, string(js))
-		b = append(b, '}')
-	}
-	w.buf = b
-	return w.write(c, r.Time, b)
+	w.buf = w.enc.AppendRecord(w.buf[:0], &rc)
+	return w.write(c, r.Time, w.buf)
 }
 
-// system says whether r is a system message (a negative "type_id": VRPN's
-// descriptions, whose "sender" is the id described, not a device).
-func system(r *dissect.Record) bool {
-	v, ok := r.Fields.Get("type_id")
-	return ok && v.Kind() == dissect.KindInt && v.Int() < 0
-}
-
-// seen says whether key is already among the fitting fields (a duplicate
-// key, which the schema cannot hold twice).
-func (w *Writer) seen(key string) bool {
-	for i := range w.fit {
-		if w.fit[i].Key == key {
-			return true
-		}
-	}
-	return false
-}
-
-func (w *Writer) recordChannel(k topicKey, r *dissect.Record) (*channel, error) {
+// recordChannel returns the channel of r's record topic, made on first
+// use:
+//
+//	/PROTO/STREAM[/SENDER[/sensorN]]/TABLE
+//
+// TABLE the declaration's table (the record's type, or TYPE.VALUE for a
+// variant; the type itself for a protocol's "*" declaration and a record
+// without one).
+func (w *Writer) recordChannel(r *dissect.Record, d *declared, k topicKey) (*channel, error) {
 	if c, ok := w.topics[k]; ok {
 		return c, nil
 	}
@@ -245,38 +261,50 @@ func (w *Writer) recordChannel(k topicKey, r *dissect.Record) (*channel, error) 
 	if proto == "" {
 		proto = "unknown"
 	}
-	topic := "/" + seg(proto) + "/" + fmt.Sprint(k.stream)
-	if k.sender != "" {
-		topic += "/" + seg(k.sender)
-		if k.sensor >= 0 {
-			topic += "/sensor" + fmt.Sprint(k.sensor)
-		}
+	topic := "/" + seg(proto) + "/" + fmt.Sprint(k.stream) + senderPath(k)
+	if d != nil && d.decl.Type != "*" {
+		topic += "/" + seg(d.decl.Table())
+	} else {
+		topic += "/" + seg(r.Type)
 	}
-	topic += "/" + seg(r.Type)
 	if w.atLimit(r) {
 		k = topicKey{proto: r.Proto, kind: kindOverflow}
 		if c, ok := w.topics[k]; ok {
 			return c, nil
 		}
 		topic = "/" + seg(proto) + "/_overflow"
+		d = nil // records of every type share it
 	}
 	if c, ok := w.byTopic[topic]; ok { // another key sanitised to the same name
 		w.topics[k] = c
 		return c, nil
 	}
-	var infos []dissect.FieldInfo
-	if w.o.Fields != nil {
-		infos = w.o.Fields(r.Proto)
-	}
-	fields := fieldsNode(infos, r.Type, r.Fields)
-	name := "dissect." + seg(proto) + "." + seg(r.Type)
-	c, err := w.channel(topic, name, string(recordSchema(name, fields)), map[string]string{"proto": r.Proto})
+	sid, err := w.recordSchema(r, d)
 	if err != nil {
 		return nil, err
 	}
-	c.fields = fields
+	c, err := w.channel(topic, sid, map[string]string{"proto": r.Proto})
+	if err != nil {
+		return nil, err
+	}
 	w.topics[k] = c
-	return c, nil
+	if d == nil && k.kind != kindOverflow {
+		err = w.undeclaredTopic(r, topic)
+	}
+	return c, err
+}
+
+// senderPath is the part of a topic that k's sender and sensor add:
+// "/SENDER", "/SENDER/sensorN" or "".
+func senderPath(k topicKey) string {
+	if k.sender == "" {
+		return ""
+	}
+	p := "/" + seg(k.sender)
+	if k.sensor >= 0 {
+		p += "/sensor" + strconv.FormatInt(k.sensor, 10)
+	}
+	return p
 }
 
 // atLimit says whether the topics are at MaxTopics, and says it once on
@@ -287,7 +315,7 @@ func (w *Writer) atLimit(r *dissect.Record) bool {
 	}
 	if !w.full {
 		w.full = true
-		msg := fmt.Sprintf("more than %d topics: records of further topics go to /PROTO/_overflow, and no further poses or curves are drawn", w.o.MaxTopics)
+		msg := fmt.Sprintf("more than %d topics: records of further topics go to /PROTO/_overflow, and no further poses or lines are drawn", w.o.MaxTopics)
 		if err := w.event(r.Time, levelWarning, msg); err != nil {
 			w.err = err
 		}
@@ -295,17 +323,15 @@ func (w *Writer) atLimit(r *dissect.Record) bool {
 	return true
 }
 
-// channel adds a JSON channel on topic with the named schema.
-func (w *Writer) channel(topic, schema, data string, meta map[string]string) (*channel, error) {
-	key := schema + "\x00" + data
-	sid, ok := w.schemas[key]
-	if !ok {
-		sid = uint16(len(w.schemas) + 1)
-		if err := w.mw.WriteSchema(&mcap.Schema{ID: sid, Name: schema, Encoding: "jsonschema", Data: []byte(data)}); err != nil {
-			return nil, err
-		}
-		w.schemas[key] = sid
-	}
+// newSchema writes a JSON Schema and returns its id.
+func (w *Writer) newSchema(name, data string) (uint16, error) {
+	w.nschemas++
+	id := w.nschemas
+	return id, w.mw.WriteSchema(&mcap.Schema{ID: id, Name: name, Encoding: "jsonschema", Data: []byte(data)})
+}
+
+// channel adds a JSON channel on topic with the schema sid.
+func (w *Writer) channel(topic string, sid uint16, meta map[string]string) (*channel, error) {
 	c := &channel{id: uint16(len(w.byTopic))}
 	if err := w.mw.WriteChannel(&mcap.Channel{ID: c.id, SchemaID: sid, Topic: topic, MessageEncoding: "json", Metadata: meta}); err != nil {
 		return nil, err
@@ -314,14 +340,18 @@ func (w *Writer) channel(topic, schema, data string, meta map[string]string) (*c
 	return c, nil
 }
 
-// fixed returns the channel of a topic with a fixed schema (/tf,
+// fixed returns the channel of a topic with a fixed Foxglove schema (/tf,
 // /dissect/events), made on first use; these do not count against
 // MaxTopics' overflow rule but are few.
 func (w *Writer) fixed(topic, schema, data string) (*channel, error) {
 	if c, ok := w.byTopic[topic]; ok {
 		return c, nil
 	}
-	return w.channel(topic, schema, data, nil)
+	sid, err := w.schema(schema, data)
+	if err != nil {
+		return nil, err
+	}
+	return w.channel(topic, sid, nil)
 }
 
 func (w *Writer) write(c *channel, t time.Time, data []byte) error {

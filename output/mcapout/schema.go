@@ -1,269 +1,103 @@
 package mcapout
 
 import (
-	"math"
-	"slices"
-	"strings"
+	"fmt"
 
 	"github.com/dissect-tools/dissect/dissect"
-	"github.com/dissect-tools/dissect/output"
 )
 
-// A node is the JSON Schema of one value, in the subset that Foxglove and
-// Lichtblick turn into plottable datatypes: every property has a "type" of
-// boolean, integer, number, string, object (with properties) or array
-// (whose items are one of the others, never an array).
-type node struct {
-	typ   string // "boolean", "integer", "number", "string", "array", "object"
-	item  *node  // array
-	keys  []string
-	props map[string]*node // object
+// A declared is what the writer uses of one record type's declaration,
+// found once: its schema, once written, and the keys of the fields that
+// name the sender and its sensor.
+type declared struct {
+	decl           *dissect.TypeDecl
+	sender, sensor string // keys of the RoleSender and RoleSensor fields; "" for none
+	schema         uint16 // the channel schema's id; 0 until written
 }
 
-// derive returns the schema of v, or false when v has none in the subset:
-// null, an empty array (its items' type is unknown), an array of arrays,
-// an array whose items do not share one schema.
-func derive(v *dissect.Value) (*node, bool) {
-	switch v.Kind() {
-	case dissect.KindInt, dissect.KindUint:
-		return &node{typ: "integer"}, true
-	case dissect.KindFloat, dissect.KindFloat32:
-		return &node{typ: "number"}, true
-	case dissect.KindBool:
-		return &node{typ: "boolean"}, true
-	case dissect.KindString, dissect.KindBytes, dissect.KindTime:
-		return &node{typ: "string"}, true
-	case dissect.KindArray:
-		items := v.Items()
-		if len(items) == 0 || items[0].Value.Kind() == dissect.KindArray {
-			return nil, false
-		}
-		it, ok := derive(&items[0].Value)
-		if !ok {
-			return nil, false
-		}
-		n := &node{typ: "array", item: it}
-		for i := 1; i < len(items); i++ {
-			if !n.item.fits(&items[i].Value) {
-				return nil, false
-			}
-		}
-		return n, true
-	case dissect.KindObject:
-		n := &node{typ: "object", props: map[string]*node{}}
-		for _, f := range v.Items() {
-			if _, dup := n.props[f.Key]; dup {
-				continue
-			}
-			if p, ok := derive(&f.Value); ok {
-				n.keys = append(n.keys, f.Key)
-				n.props[f.Key] = p
-			}
-		}
-		return n, true
+// declared returns what the writer knows of r's declaration, or nil when
+// r has none (Options.Decl is nil or returns nil).
+func (w *Writer) declared(r *dissect.Record) *declared {
+	if w.o.Decl == nil {
+		return nil
 	}
-	return nil, false
+	t := w.o.Decl(r)
+	if t == nil {
+		return nil
+	}
+	if d, ok := w.decls[t]; ok {
+		return d
+	}
+	d := &declared{decl: t}
+	if f := t.FieldWith(dissect.RoleSender); f != nil && f.Kind == dissect.KindString {
+		d.sender = f.Name
+	}
+	if f := t.FieldWith(dissect.RoleSensor); f != nil && (f.Kind == dissect.KindInt || f.Kind == dissect.KindUint) {
+		d.sensor = f.Name
+	}
+	w.decls[t] = d
+	return d
 }
 
-// fits says whether v validates against n and is written as n says: a
-// float must be finite (JSON has no NaN), an int fits "number" too, every
-// key of an object must have a property.
-func (n *node) fits(v *dissect.Value) bool {
-	switch v.Kind() {
-	case dissect.KindInt, dissect.KindUint:
-		return n.typ == "integer" || n.typ == "number"
-	case dissect.KindFloat, dissect.KindFloat32:
-		f := v.Float()
-		return n.typ == "number" && !math.IsNaN(f) && !math.IsInf(f, 0)
-	case dissect.KindBool:
-		return n.typ == "boolean"
-	case dissect.KindString, dissect.KindBytes, dissect.KindTime:
-		return n.typ == "string"
-	case dissect.KindArray:
-		if n.typ != "array" {
-			return false
-		}
-		for i := range v.Items() {
-			if !n.item.fits(&v.Items()[i].Value) {
-				return false
-			}
-		}
-		return true
-	case dissect.KindObject:
-		if n.typ != "object" {
-			return false
-		}
-		seen := 0
-		for i, f := range v.Items() {
-			p, ok := n.props[f.Key]
-			if !ok || !p.fits(&v.Items()[i].Value) {
-				return false
-			}
-			seen++
-		}
-		return seen == len(v.Items())
-	}
-	return false
+// event reports whether t declares an event every stream may carry (gap,
+// skipped), whose schema leaves the record's proto free.
+func event(t *dissect.TypeDecl) bool {
+	return t.Type == dissect.TypeGap || t.Type == dissect.TypeSkipped
 }
 
-// appendJSON appends n as a JSON Schema.
-func (n *node) appendJSON(b []byte) []byte {
-	b = append(b, `{"type":"`...)
-	b = append(b, n.typ...)
-	b = append(b, '"')
-	switch n.typ {
-	case "array":
-		b = append(b, `,"items":`...)
-		b = n.item.appendJSON(b)
-	case "object":
-		b = append(b, `,"properties":{`...)
-		for i, k := range n.keys {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = output.AppendString(b, k)
-			b = append(b, ':')
-			b = n.props[k].appendJSON(b)
-		}
-		b = append(b, '}')
+// schemaName names the channel schema of a declaration:
+// dissect.PROTO.TABLE, or dissect.TABLE for the events of every protocol.
+func schemaName(proto string, t *dissect.TypeDecl) string {
+	if event(t) {
+		return "dissect." + t.Table()
 	}
-	return append(b, '}')
+	return "dissect." + proto + "." + t.Table()
 }
 
-// recordSchema is the schema of a record channel: the keys of a JSON Lines
-// record (docs/output.md) with "fields" typed from the first record, plus
-// extra_json for the fields that do not fit.
-func recordSchema(name string, fields *node) []byte {
-	b := []byte(`{"title":`)
-	b = output.AppendString(b, name)
-	b = append(b, `,"description":"A dissect record as in -o json; fields that do not fit this schema are in extra_json.","type":"object","properties":{`...)
-	for _, k := range []string{"time", "proto", "transport", "src", "dst", "type"} {
-		b = append(b, '"')
-		b = append(b, k...)
-		b = append(b, `":{"type":"string"},`...)
+// recordSchema returns the id of the schema of the channels of r's
+// records, writing it first: d's declaration in the form Foxglove reads
+// (dissect.AppendFoxgloveRecordSchema), or, for a record without a
+// declaration (d nil), schemaUndeclared.
+func (w *Writer) recordSchema(r *dissect.Record, d *declared) (uint16, error) {
+	if d == nil {
+		return w.schema("dissect.undeclared", schemaUndeclared)
 	}
-	for _, k := range []string{"stream", "offset", "length"} {
-		b = append(b, '"')
-		b = append(b, k...)
-		b = append(b, `":{"type":"integer"},`...)
+	if d.schema != 0 {
+		return d.schema, nil
 	}
-	b = append(b, `"warnings":{"type":"array","items":{"type":"string"}},`...)
-	b = append(b, `"extra_json":{"type":"string","description":"a JSON object of the fields that do not fit"},`...)
-	b = append(b, `"fields":`...)
-	b = fields.appendJSON(b)
-	return append(b, "}}"...)
+	proto := r.Proto
+	if event(d.decl) {
+		proto = "*"
+	}
+	id, err := w.newSchema(schemaName(proto, d.decl), string(dissect.AppendFoxgloveRecordSchema(nil, proto, d.decl)))
+	d.schema = id
+	return id, err
 }
 
-// fieldsNode is the schema of a record channel's fields: the documented
-// fields of its record type (infos), plus the fields of its first record
-// that are not documented (a HandControl payload's keys, say); fields with
-// no schema in the subset are left out, so their values always go to
-// extra_json.
-func fieldsNode(infos []dissect.FieldInfo, typ string, fs dissect.Fields) *node {
-	n := documented(infos, typ)
-	v := dissect.Object(fs)
-	if first, ok := derive(&v); ok {
-		n.merge(first)
+// schema returns the id of a schema known by its name, writing it first.
+func (w *Writer) schema(name, data string) (uint16, error) {
+	if id, ok := w.schemas[name]; ok {
+		return id, nil
 	}
-	return n
+	id, err := w.newSchema(name, data)
+	if err == nil {
+		w.schemas[name] = id
+	}
+	return id, err
 }
 
-// documented returns the schema of a record type's fields as its
-// protocol documents them (dissect.FieldInfo): paths such as "quat.w",
-// "pos[]" or "values[].semantics" become properties, "array of T" an
-// array; what the subset cannot hold (arrays of arrays, "payload.*" keys
-// that depend on a schema) is left out.
-func documented(infos []dissect.FieldInfo, typ string) *node {
-	root := &node{typ: "object", props: map[string]*node{}}
-	for _, f := range infos {
-		if len(f.Types) > 0 && !slices.Contains(f.Types, typ) {
-			continue
-		}
-		if leaf, ok := typeNode(f.Type); ok {
-			root.place(strings.Split(f.Name, "."), leaf)
-		}
-	}
-	return root
+// undeclared counts a record without a declaration and, the first time its
+// topic is made, says on /dissect/events that its fields are not typed.
+func (w *Writer) undeclaredTopic(r *dissect.Record, topic string) error {
+	return w.event(r.Time, levelWarning, fmt.Sprintf("%s: %s %s records have no declaration (a protocol's bug): their fields are not typed", topic, r.Proto, r.Type))
 }
 
-// typeNode is the schema of a FieldInfo.Type.
-func typeNode(t string) (*node, bool) {
-	switch t {
-	case "int", "uint":
-		return &node{typ: "integer"}, true
-	case "float":
-		return &node{typ: "number"}, true
-	case "bool":
-		return &node{typ: "boolean"}, true
-	case "string", "bytes", "time":
-		return &node{typ: "string"}, true
-	case "object":
-		return &node{typ: "object", props: map[string]*node{}}, true
-	}
-	if it, ok := strings.CutPrefix(t, "array of "); ok && !strings.HasPrefix(it, "array") {
-		if n, ok := typeNode(it); ok {
-			return &node{typ: "array", item: n}, true
-		}
-	}
-	return nil, false
-}
-
-// place puts leaf at path below the object n, making the objects and
-// arrays of objects on the way; a path it cannot follow is dropped.
-func (n *node) place(path []string, leaf *node) {
-	key, depth := path[0], 0
-	for strings.HasSuffix(key, "[]") {
-		key, depth = strings.TrimSuffix(key, "[]"), depth+1
-	}
-	if key == "*" || depth > 1 || n.typ != "object" {
-		return
-	}
-	if len(path) == 1 {
-		if depth == 1 && leaf.typ != "array" {
-			return
-		}
-		if _, ok := n.props[key]; !ok {
-			n.add(key, leaf)
-		}
-		return
-	}
-	p, ok := n.props[key]
-	if !ok {
-		p = &node{typ: "object", props: map[string]*node{}}
-		if depth == 1 {
-			p = &node{typ: "array", item: p}
-		}
-		n.add(key, p)
-	}
-	if depth == 1 {
-		if p.typ != "array" {
-			return
-		}
-		p = p.item
-	}
-	p.place(path[1:], leaf)
-}
-
-func (n *node) add(key string, p *node) {
-	n.keys = append(n.keys, key)
-	n.props[key] = p
-}
-
-// merge adds to the object n the properties of the object m that n lacks,
-// recursively; where both have a key, n's schema is kept.
-func (n *node) merge(m *node) {
-	if n.typ == "array" && m.typ == "array" {
-		n.item.merge(m.item)
-		return
-	}
-	if n.typ != "object" || m.typ != "object" {
-		return
-	}
-	for _, k := range m.keys {
-		if p, ok := n.props[k]; ok {
-			p.merge(m.props[k])
-		} else {
-			n.add(k, m.props[k])
-		}
-	}
-}
+// schemaUndeclared is the schema of records without a declaration: the
+// common keys of docs/output.md, and "fields" any object.
+const schemaUndeclared = `{"$schema":"` + dissect.SchemaURI + `","title":"dissect record without a declaration",` +
+	`"description":"A record as -o json writes it; its protocol does not declare its type, so its fields are not typed.",` +
+	`"type":"object","properties":{"time":{"type":"string"},"proto":{"type":"string"},"transport":{"type":"string"},` +
+	`"stream":{"type":"integer","minimum":0},"src":{"type":"string"},"dst":{"type":"string"},` +
+	`"offset":{"type":"integer","minimum":0},"length":{"type":"integer","minimum":0},"type":{"type":"string"},` +
+	`"fields":{"type":"object","properties":{}},"warnings":{"type":"array","items":{"type":"string"}}},` +
+	`"required":["time","proto","transport","stream","src","dst","offset","length","type","fields"],"additionalProperties":false}`
