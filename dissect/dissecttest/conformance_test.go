@@ -80,6 +80,9 @@ func (p *toyParser) Parse(c *dissect.Ctx, b []byte) (int, error) {
 		}
 		c.Rec.Add("first", dissect.Uint(first))
 	}
+	if p.fault == "warns at buffer end" && len(b) == 1+l {
+		c.Rec.Warn("the message ends the buffer")
+	}
 	if p.fault == "warns when decoding" && c.Decode {
 		c.Rec.Warn("decoded")
 	}
@@ -162,6 +165,7 @@ func TestConformanceToy(t *testing.T) {
 		{"no detection", nil, "Info.Detection is empty"},
 		{"unbounded detect", nil, "Detect must look at a bounded prefix"},
 		{"warns when decoding", nil, "with Decode false the records differ"},
+		{"warns at buffer end", nil, "the records differ from those of the same bytes given in the input's units"},
 	} {
 		s := Suite{New: func() dissect.Protocol { return toy{c.fault} }, Valid: toyValid(), NotProduced: c.notProduced, Random: 16, Mutated: 32}
 		msgs := conform(t, s)
