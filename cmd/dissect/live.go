@@ -18,7 +18,6 @@ import (
 	"github.com/dissect-tools/dissect/capture"
 	"github.com/dissect-tools/dissect/capture/live"
 	"github.com/dissect-tools/dissect/dissect"
-	"github.com/dissect-tools/dissect/output"
 	"github.com/dissect-tools/dissect/pipeline"
 )
 
@@ -341,33 +340,7 @@ func runCapture(ctx context.Context, ro *readOpts, reg *dissect.Registry, out si
 	cfg := ro.pipelineConfig(reg, out)
 	cfg.Live = lc
 	sum, err := pipeline.Run(ctx, src, cfg)
-	if errors.Is(err, pipeline.ErrAborted) {
-		// The decoder may still be writing to out: closing it here would
-		// race; the process ends at once instead.
-		c := sum.Capture
-		fmt.Fprintf(stderr, "dissect: stopped at once: %d packets captured", c.Captured)
-		if c.WritePath != "" {
-			fmt.Fprintf(stderr, ", %d written to %s", c.Written, c.WritePath)
-		}
-		fmt.Fprintln(stderr, "; records still queued for output were not written")
-		return silentError{}
-	}
-	if cerr := closeOutput(out); cerr != nil && err == nil {
-		err = cerr
-	}
-	closed := errors.Is(err, syscall.EPIPE)
-	if !closed {
-		if ferr := ro.finish(stderr); ferr != nil && !errors.Is(ferr, syscall.EPIPE) && err == nil {
-			err = ferr
-		}
-	}
-	if !ro.noSummary {
-		output.WriteSummaryWith(stderr, sum, output.SummaryOptions{ASCII: !terminalOf(stderr, os.Getenv).utf8})
-	}
-	if closed {
-		return nil // the reader of the output is gone: a normal end
-	}
-	return err
+	return ro.endRun(stderr, out, sum, err)
 }
 
 // catchSignals returns a context cancelled by the first SIGINT or SIGTERM

@@ -277,31 +277,7 @@ func runRead(cmd *cobra.Command, o *readOpts, files []string, stdin io.Reader, s
 	if bar != nil {
 		bar.Done()
 	}
-	if cerr := closeOutput(out); cerr != nil && err == nil {
-		err = &pipeline.OutputError{Err: cerr}
-	}
-	var oe *pipeline.OutputError
-	closed := errors.Is(err, syscall.EPIPE)
-	if errors.As(err, &oe) && !closed {
-		return err
-	}
-	// When nothing could be read (a missing file, not a capture), the
-	// error alone says it: an empty summary would only push it away.
-	if !closed && (err == nil || sum.Packets > 0) {
-		if ferr := o.finish(stderr); ferr != nil {
-			closed = errors.Is(ferr, syscall.EPIPE)
-			if !closed {
-				return ferr
-			}
-		}
-	}
-	if !o.noSummary && (err == nil || sum.Packets > 0) {
-		output.WriteSummaryWith(stderr, sum, output.SummaryOptions{ASCII: !terminalOf(stderr, os.Getenv).utf8})
-	}
-	if closed {
-		return nil
-	}
-	return joinFileErrors(stderr, err)
+	return o.endRun(stderr, out, sum, err)
 }
 
 // pipelineConfig is the part of a run's configuration that the shared
@@ -313,34 +289,4 @@ func (o *readOpts) pipelineConfig(reg *dissect.Registry, out sink) pipeline.Conf
 		cfg.Sink = out
 	}
 	return cfg
-}
-
-// joinFileErrors reports every file error on its own line and returns a
-// silent error for the exit code; a single error is returned as it is.
-func joinFileErrors(stderr io.Writer, err error) error {
-	var errs []error
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		errs = j.Unwrap()
-	} else if err != nil {
-		errs = []error{err}
-	}
-	switch len(errs) {
-	case 0:
-		return nil
-	case 1:
-		return errs[0]
-	}
-	for _, err := range errs {
-		fmt.Fprintf(stderr, "dissect: %s\n", oneLine(err.Error()))
-	}
-	return silentError{}
-}
-
-// closeOutput ends an output that writes a footer or closes files (MCAP,
-// Parquet) once the run is over.
-func closeOutput(out sink) error {
-	if c, ok := out.(io.Closer); ok {
-		return c.Close()
-	}
-	return nil
 }
