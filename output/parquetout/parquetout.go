@@ -2,16 +2,21 @@
 //
 //	DIR/proto=P/type=T/part-<run>-<seq>.parquet
 //
-// with one typed schema per (proto, type), for DuckDB, Spark, Polars and
-// the like (docs/scale.md).
+// with one typed schema per declared record type ([dissect.TypeDecl]), for
+// DuckDB, Spark, Polars and the like (docs/scale.md).
 //
 // # Layout
 //
-// P and T are the record's Proto and Type, escaped as Hive and Spark
-// escape partition values: '%' followed by two upper-case hex digits for
-// the control characters, DEL and " # % ' * / : = ? [ \ ] ^ {, so that a
-// type such as "vrpn_Tracker Pos_Quat" stays one directory (spaces are
-// kept) and "a/b" does not make two. DuckDB's hive_partitioning and Spark's
+// P is the record's Proto. T is the table of the declaration the record
+// matches ([Options.Decl], [dissect.TypeDecl.Table]): its type, or
+// "TYPE.VARIANT" for a declaration with a variant (HandControl's
+// "GetSettings.response"), so that each variant, with its own fields, is
+// its own table; the record's own type for a "*" declaration or a record
+// no declaration matches. Both are escaped as Hive and Spark escape
+// partition values: '%' followed by two upper-case hex digits for the
+// control characters, DEL and " # % ' * / : = ? [ \ ] ^ {, so that a type
+// such as "vrpn_Tracker Pos_Quat" stays one directory (spaces are kept)
+// and "a/b" does not make two. DuckDB's hive_partitioning and Spark's
 // partition discovery both decode %XX. A record without a protocol (a gap
 // or skipped event on an unknown stream) goes to proto=__HIVE_DEFAULT_PARTITION__,
 // Hive's name for a null partition value, which Spark and DuckDB read as NULL.
@@ -36,30 +41,42 @@
 //	offset     INT64
 //	length     INT64
 //	warnings   LIST<STRING>
-//	extra_json STRING                      fields that do not fit, see below
+//	extra_json STRING                      what departs from the declaration
 //
-// and one optional column per top-level field of the first record of its
-// (proto, type) in this run, typed from the field's kind: int INT64, uint
-// UINT64 (INT(64,false)), float and float32 DOUBLE, bool BOOLEAN, string
-// STRING, bytes BYTE_ARRAY, time TIMESTAMP(NANOS), array LIST of the
-// element type, object a struct (group) of optional fields. A field whose
-// name is one of the common columns, "proto" or "type" is written as
-// "f_<name>". Column order within a file is alphabetical (the library's
-// dynamic groups sort their fields).
+// and one optional column per top-level field the declaration declares,
+// whether or not the first record has it, typed from the declared kind:
+// int INT64, uint UINT64 (INT(64,false)), float64 DOUBLE, float32 FLOAT,
+// bool BOOLEAN, string STRING, bytes BYTE_ARRAY, time TIMESTAMP(NANOS),
+// array LIST of its items' type (items required: lists of lists nest),
+// object a struct (group) of its declared keys, each optional. Parquet
+// has no empty group: an object declared without keys is a STRING column
+// holding its JSON, "{}". A field whose name is one of the common columns,
+// "proto" or "type" is written as "f_<name>". Column order within a file
+// is alphabetical (the library's groups sort their fields).
 //
-// A later record of the same (proto, type) is never lost: a null value
-// fits any column; a field whose key has no column, whose kind differs
-// (an int where the schema has a float, say), or a value the schema cannot
-// hold (an array mixing kinds, an object with a new key) goes whole, with
-// its key, into the row's extra_json column as a JSON object in the form of
-// docs/output.md (bytes as hex, times as RFC 3339, NaN as "NaN", infinities as "Inf", "-Inf"). A field
-// that is null (or an empty array) in the first record gets a STRING
-// column that holds nulls; its later values go to extra_json.
+// A record is never lost. An absent field is a null. A field that departs
+// from its declaration (a key not declared or repeated, a value of
+// another kind at any depth, a float64 where float32 is declared, a null)
+// goes whole, with its key, into the row's extra_json column as a JSON
+// object in the form of -o json (docs/output.md), and a record that no
+// declaration matches has all its fields there. Both are a protocol's bug:
+// [Writer.ExtraRows] counts such rows, and for records as declared
+// extra_json is null. Enums and required keys do not matter to the
+// columns.
 //
 // Times are UTC nanoseconds since 1970 in a TIMESTAMP(NANOS) column whose
 // isAdjustedToUTC flag is false: DuckDB reads that as TIMESTAMP_NS and
 // keeps the nanoseconds, while it reads a UTC-adjusted one as TIMESTAMP
 // WITH TIME ZONE, truncated to microseconds. Read the values as UTC.
+//
+// # Writing
+//
+// A declaration's schema and the map from its declared fields to leaf
+// columns and Parquet levels are built once, the first time a record
+// matches it; a record is then turned into a row by matching its keys to
+// the declared ones in order and appending values to known columns. Rows
+// are handed to the library 64 at a time, their strings and bytes copied
+// into the part's own buffer meanwhile.
 //
 // # Memory
 //
@@ -82,11 +99,16 @@ import (
 	"time"
 
 	"github.com/dissect-tools/dissect/dissect"
+	"github.com/dissect-tools/dissect/output"
 	"github.com/parquet-go/parquet-go"
 )
 
 // Options configures a [Writer]. The zero value is usable.
 type Options struct {
+	// Decl returns the declaration a record matches, nil for none
+	// (dissect.Registry.Decl). Without it every record is undeclared:
+	// common columns and extra_json only.
+	Decl func(*dissect.Record) *dissect.TypeDecl
 	// Capture is written into the capture column until SetCapture
 	// changes it: the capture file's name, typically.
 	Capture string
@@ -106,13 +128,29 @@ type Writer struct {
 	o       Options
 	capture string
 	run     string
-	schemas map[pkey]*schema
-	open    map[pkey]*part
+	plans   map[*dissect.TypeDecl]*plan
+	tables  map[tkey]*table
+	open    []*table       // the tables with an open part
+	seq     map[string]int // parts so far per partition directory
+	rb      rowBuilder
 	tick    uint64
+	extra   int64
 	err     error
 }
 
-type pkey struct{ proto, typ string }
+// tkey names a table: a record's proto and type, and the declaration it
+// matches (variants of one type are different declarations).
+type tkey struct {
+	proto, typ string
+	decl       *dissect.TypeDecl
+}
+
+// table is one partition of the lake: proto=P/type=T.
+type table struct {
+	plan *plan
+	dir  string
+	part *part // the open part, or nil
+}
 
 // New returns a writer into the lake dir, which is created if missing.
 func New(dir string, o Options) (*Writer, error) {
@@ -132,90 +170,99 @@ func New(dir string, o Options) (*Writer, error) {
 	_, _ = rand.Read(rnd[:])
 	run := fmt.Sprintf("%s-%d-%s", time.Now().UTC().Format("20060102T150405Z"), os.Getpid(), hex.EncodeToString(rnd[:]))
 	return &Writer{dir: dir, o: o, capture: o.Capture, run: run,
-		schemas: map[pkey]*schema{}, open: map[pkey]*part{}}, nil
+		plans: map[*dissect.TypeDecl]*plan{}, tables: map[tkey]*table{}, seq: map[string]int{},
+		rb: rowBuilder{json: output.NewJSONAppender()}}, nil
 }
 
 // SetCapture sets the value of the capture column for the records that
 // follow (call it when a run moves on to the next capture file).
 func (w *Writer) SetCapture(name string) { w.capture = name }
 
+// ExtraRows returns the number of rows written so far with an extra_json:
+// records that no declaration matches or that depart from theirs, a
+// protocol's bug. It is zero when every record is as declared.
+func (w *Writer) ExtraRows() int64 { return w.extra }
+
 // Record writes r. It keeps nothing of r after it returns.
 func (w *Writer) Record(r *dissect.Record) error {
 	if w.err != nil {
 		return w.err
 	}
-	k := pkey{r.Proto, r.Type}
-	p := w.open[k]
-	if p != nil && p.rows >= w.o.PartRows {
-		delete(w.open, k)
-		if err := p.close(); err != nil {
+	var d *dissect.TypeDecl
+	if w.o.Decl != nil {
+		d = w.o.Decl(r)
+	}
+	k := tkey{r.Proto, r.Type, d}
+	t := w.tables[k]
+	if t == nil {
+		var err error
+		if t, err = w.newTable(k); err != nil {
 			w.err = err
+			return err
+		}
+	}
+	p := t.part
+	if p != nil && p.rows >= w.o.PartRows {
+		if err := w.closePart(t); err != nil {
 			return err
 		}
 		p = nil
 	}
 	if p == nil {
-		s := w.schemas[k]
-		if s == nil {
-			s = newSchema(r.Fields)
-			w.schemas[k] = s
-		}
 		if len(w.open) >= w.o.MaxOpen {
-			if err := w.closeLRU(); err != nil {
-				w.err = err
+			if err := w.closePart(w.lru()); err != nil {
 				return err
 			}
 		}
 		var err error
-		if p, err = w.newPart(k, s); err != nil {
+		if p, err = w.newPart(t); err != nil {
 			w.err = err
 			return err
 		}
-		w.open[k] = p
+		t.part = p
+		w.open = append(w.open, t)
 	}
 	w.tick++
 	p.used = w.tick
-	row := p.row
-	clear(row)
-	p.sc.reset()
-	row["capture"] = w.capture
-	row["time"] = r.Time.UnixNano()
-	row["transport"] = r.Transport.String()
-	row["stream"] = int64(r.Stream)
-	row["src"] = r.Src
-	row["dst"] = r.Dst
-	row["offset"] = r.Offset
-	row["length"] = r.Length
-	if len(r.Warnings) > 0 {
-		ws := make([]any, len(r.Warnings))
-		for i, s := range r.Warnings {
-			ws[i] = s
-		}
-		row["warnings"] = ws
-	}
-	extra := p.extra[:0]
-	for i := range r.Fields {
-		f := &r.Fields[i]
-		name := columnName(f.Key)
-		c, ok := p.s.cols[name]
-		if _, dup := row[name]; ok && !dup && c.fits(f.Value) {
-			row[name] = p.sc.toAny(f.Value)
-			continue
-		}
-		extra = append(extra, *f) // no column, another kind, or a repeated key
-	}
-	p.extra = extra[:0]
-	if len(extra) > 0 {
-		p.jbuf = appendJSONObject(p.jbuf[:0], extra)
-		row["extra_json"] = ptr(&p.sc.s, string(p.jbuf))
-	}
-	p.one[0] = row
-	if _, err := p.w.Write(p.one[:]); err != nil {
-		w.err = fmt.Errorf("parquet %s: %w", p.tmp, err)
-		return w.err
-	}
+	row, extra := w.rb.build(p.batch[p.n][:0], t.plan, r, w.capture, &p.arena)
+	p.batch[p.n] = row
+	p.n++
 	p.rows++
+	if extra {
+		w.extra++
+	}
+	if p.n == len(p.batch) {
+		if err := p.flush(); err != nil {
+			w.err = fmt.Errorf("parquet %s: %w", p.tmp, err)
+			return w.err
+		}
+	}
 	return nil
+}
+
+// newTable returns the table of k, made from its declaration's plan.
+func (w *Writer) newTable(k tkey) (*table, error) {
+	pl := w.plans[k.decl]
+	if pl == nil {
+		var err error
+		if pl, err = newPlan(k.decl); err != nil {
+			return nil, err
+		}
+		w.plans[k.decl] = pl
+	}
+	proto, typ := k.proto, k.typ
+	if k.decl != nil && k.decl.Type != "*" {
+		typ = k.decl.Table()
+	}
+	if proto == "" {
+		proto = hiveNull
+	}
+	if typ == "" {
+		typ = hiveNull
+	}
+	t := &table{plan: pl, dir: filepath.Join(w.dir, "proto="+EscapePartition(proto), "type="+EscapePartition(typ))}
+	w.tables[k] = t
+	return t, nil
 }
 
 // Flush does nothing: row groups are written when full and parts are
@@ -230,72 +277,94 @@ func (w *Writer) Close() error {
 	if w.err != nil {
 		errs = append(errs, w.err)
 	}
-	for k, p := range w.open {
-		if err := p.close(); err != nil {
+	for _, t := range w.open {
+		if err := t.part.close(); err != nil {
 			errs = append(errs, err)
 		}
-		delete(w.open, k)
+		t.part = nil
 	}
+	w.open = nil
 	w.err = errors.New("parquetout: writer closed")
 	return errors.Join(errs...)
 }
 
-func (w *Writer) closeLRU() error {
-	var lk pkey
-	var lp *part
-	for k, p := range w.open {
-		if lp == nil || p.used < lp.used {
-			lk, lp = k, p
+// lru returns the open table used least recently.
+func (w *Writer) lru() *table {
+	var l *table
+	for _, t := range w.open {
+		if l == nil || t.part.used < l.part.used {
+			l = t
 		}
 	}
-	delete(w.open, lk)
-	return lp.close()
+	return l
 }
 
+// closePart completes t's open part.
+func (w *Writer) closePart(t *table) error {
+	for i, o := range w.open {
+		if o == t {
+			w.open = append(w.open[:i], w.open[i+1:]...)
+			break
+		}
+	}
+	err := t.part.close()
+	t.part = nil
+	if err != nil {
+		w.err = err
+	}
+	return err
+}
+
+// batchRows is how many rows a part hands the library at once (its own
+// chunk when it writes rows).
+const batchRows = 64
+
 type part struct {
-	s     *schema
 	f     *os.File
-	w     *parquet.GenericWriter[map[string]any]
+	w     *parquet.Writer
 	tmp   string
 	final string
 	used  uint64
 	rows  int64
-	row   map[string]any
-	one   [1]map[string]any
-	extra []dissect.Field
-	jbuf  []byte
-	sc    scratch
+	batch []parquet.Row // rows 0..n-1 not written yet
+	n     int
+	arena arena // their strings and bytes
 }
 
-func (w *Writer) newPart(k pkey, s *schema) (*part, error) {
-	proto := k.proto
-	if proto == "" {
-		proto = hiveNull
-	}
-	typ := k.typ
-	if typ == "" {
-		typ = hiveNull
-	}
-	dir := filepath.Join(w.dir, "proto="+EscapePartition(proto), "type="+EscapePartition(typ))
-	if err := os.MkdirAll(dir, 0o777); err != nil {
+func (w *Writer) newPart(t *table) (*part, error) {
+	if err := os.MkdirAll(t.dir, 0o777); err != nil {
 		return nil, err
 	}
-	s.seq++
-	final := filepath.Join(dir, fmt.Sprintf("part-%s-%d.parquet", w.run, s.seq))
+	w.seq[t.dir]++
+	final := filepath.Join(t.dir, fmt.Sprintf("part-%s-%d.parquet", w.run, w.seq[t.dir]))
 	tmp := final + ".inprogress"
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
 	if err != nil {
 		return nil, err
 	}
-	pw := parquet.NewGenericWriter[map[string]any](f, s.schema,
+	pw := parquet.NewWriter(f, t.plan.schema,
 		parquet.MaxRowsPerRowGroup(w.o.RowGroupRows),
 		parquet.Compression(&parquet.Zstd),
 		parquet.CreatedBy("dissect", "", ""))
-	return &part{s: s, f: f, w: pw, tmp: tmp, final: final, row: map[string]any{}}, nil
+	return &part{f: f, w: pw, tmp: tmp, final: final, batch: make([]parquet.Row, batchRows)}, nil
+}
+
+// flush hands the batched rows to the library, which copies them.
+func (p *part) flush() error {
+	if p.n == 0 {
+		return nil
+	}
+	_, err := p.w.WriteRows(p.batch[:p.n])
+	p.n = 0
+	p.arena.reset()
+	return err
 }
 
 func (p *part) close() error {
-	err := p.w.Close()
+	err := p.flush()
+	if err == nil {
+		err = p.w.Close()
+	}
 	if cerr := p.f.Close(); err == nil {
 		err = cerr
 	}

@@ -1,35 +1,45 @@
 package parquetout
 
 import (
-	"math"
-	"strconv"
+	"fmt"
 	"strings"
-	"time"
 
 	"github.com/dissect-tools/dissect/dissect"
-	"github.com/dissect-tools/dissect/output"
 	"github.com/parquet-go/parquet-go"
 )
 
-// shape is the type of a column: a leaf kind (KindNull: unknown, stored as
-// a STRING that only holds nulls), a list of elem, or a struct of fields.
-type shape struct {
-	kind   dissect.Kind
-	elem   *shape
-	fields map[string]*shape
-}
-
-// schema is the Parquet schema of one (proto, type) and its field columns.
-type schema struct {
+// plan is the Parquet schema of one declaration and the map from its
+// declared fields to the schema's leaf columns, built once per
+// declaration: writing a record then only matches its keys against the
+// declared ones and appends values to known columns.
+type plan struct {
 	schema *parquet.Schema
-	cols   map[string]*shape
-	seq    int // parts written so far
+	ncols  int
+	// The common columns' indexes.
+	capture, time, transport, stream, src, dst, offset, length, warnings, extra int
+	fields                                                                      []node // the declared top-level fields, in declaration order
 }
 
-func newSchema(fs dissect.Fields) *schema {
+// node is a declared field in the schema: where each of its values goes.
+// Levels are Parquet's: def is the definition level of a present value,
+// rep (arrays) the repetition level of its items.
+type node struct {
+	name   string
+	kind   dissect.Kind
+	col    int   // scalars and objects without keys: the column
+	leaves []int // every column of the field, for its nulls
+	def    int
+	rep    int
+	elem   *node  // arrays
+	fields []node // objects, in declaration order
+}
+
+// newPlan returns the plan of d; nil d (a record no declaration matches)
+// has the common columns only.
+func newPlan(d *dissect.TypeDecl) (*plan, error) {
 	g := parquet.Group{
 		"capture":    parquet.String(),
-		"time":       parquet.TimestampAdjusted(parquet.Nanosecond, false),
+		"time":       timestamp(),
 		"transport":  parquet.String(),
 		"stream":     parquet.Int(64),
 		"src":        parquet.String(),
@@ -39,263 +49,175 @@ func newSchema(fs dissect.Fields) *schema {
 		"warnings":   parquet.Optional(parquet.List(parquet.String())),
 		"extra_json": parquet.Optional(parquet.String()),
 	}
-	cols := map[string]*shape{}
-	for _, f := range fs {
-		name := columnName(f.Key)
-		if _, dup := cols[name]; dup || name == "" {
-			continue
-		}
-		s, ok := shapeOf(f.Value)
+	var decls []dissect.FieldDecl
+	if d != nil {
+		decls = d.Fields
+	}
+	for i := range decls {
+		g[columnName(decls[i].Name)] = parquet.Optional(nodeOf(&decls[i]))
+	}
+	s := parquet.NewSchema("record", g)
+	p := &plan{schema: s, ncols: len(s.Columns())}
+	for _, c := range []struct {
+		col  *int
+		path []string
+	}{
+		{&p.capture, []string{"capture"}}, {&p.time, []string{"time"}}, {&p.transport, []string{"transport"}},
+		{&p.stream, []string{"stream"}}, {&p.src, []string{"src"}}, {&p.dst, []string{"dst"}},
+		{&p.offset, []string{"offset"}}, {&p.length, []string{"length"}},
+		{&p.warnings, []string{"warnings", "list", "element"}}, {&p.extra, []string{"extra_json"}},
+	} {
+		lc, ok := s.Lookup(c.path...)
 		if !ok {
-			continue // not representable: its values go to extra_json
+			return nil, fmt.Errorf("parquetout: no column %s", strings.Join(c.path, "."))
 		}
-		cols[name] = s
-		g[name] = parquet.Optional(s.node())
+		*c.col = lc.ColumnIndex
 	}
-	return &schema{schema: parquet.NewSchema("record", g), cols: cols}
+	p.fields = make([]node, len(decls))
+	for i := range decls {
+		if err := p.fields[i].build(s, &decls[i], []string{columnName(decls[i].Name)}, 0, 0, true); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
 }
 
-// shapeOf returns the shape of v, false when no column can hold it (an
-// array of mixed kinds, an object with an empty or repeated key).
-func shapeOf(v dissect.Value) (*shape, bool) {
-	switch v.Kind() {
-	case dissect.KindFloat32:
-		return &shape{kind: dissect.KindFloat}, true
-	case dissect.KindArray:
-		s := &shape{kind: dissect.KindArray, elem: &shape{kind: dissect.KindNull}}
-		for _, it := range v.Items() {
-			if it.Value.Kind() == dissect.KindNull {
-				continue
-			}
-			if s.elem.kind == dissect.KindNull {
-				e, ok := shapeOf(it.Value)
-				if !ok {
-					return nil, false
-				}
-				s.elem = e
-			} else if !s.elem.fits(it.Value) {
-				return nil, false
-			}
-		}
-		return s, true
-	case dissect.KindObject:
-		s := &shape{kind: dissect.KindObject, fields: map[string]*shape{}}
-		for _, it := range v.Items() {
-			if _, dup := s.fields[it.Key]; dup || it.Key == "" {
-				return nil, false
-			}
-			e, ok := shapeOf(it.Value)
-			if !ok {
-				return nil, false
-			}
-			s.fields[it.Key] = e
-		}
-		if len(s.fields) == 0 {
-			return &shape{kind: dissect.KindNull}, true // Parquet has no empty group
-		}
-		return s, true
-	}
-	return &shape{kind: v.Kind()}, true
-}
+func timestamp() parquet.Node { return parquet.TimestampAdjusted(parquet.Nanosecond, false) }
 
-func (s *shape) node() parquet.Node {
-	switch s.kind {
+// nodeOf returns the Parquet type of a declared field's values. Array
+// items are required: a declared array holds no nulls. Object keys are
+// optional, as a value may lack a key not declared Required. An object
+// declared without keys is a STRING holding its JSON, "{}", as Parquet
+// has no empty group.
+func nodeOf(f *dissect.FieldDecl) parquet.Node {
+	switch f.Kind {
 	case dissect.KindInt:
 		return parquet.Int(64)
 	case dissect.KindUint:
 		return parquet.Uint(64)
 	case dissect.KindFloat:
 		return parquet.Leaf(parquet.DoubleType)
+	case dissect.KindFloat32:
+		return parquet.Leaf(parquet.FloatType)
 	case dissect.KindBool:
 		return parquet.Leaf(parquet.BooleanType)
 	case dissect.KindBytes:
 		return parquet.Leaf(parquet.ByteArrayType)
 	case dissect.KindTime:
-		return parquet.TimestampAdjusted(parquet.Nanosecond, false)
+		return timestamp()
 	case dissect.KindArray:
-		return parquet.List(parquet.Optional(s.elem.node()))
+		return parquet.List(nodeOf(f.Elem))
 	case dissect.KindObject:
+		if len(f.Fields) == 0 {
+			return parquet.String()
+		}
 		g := parquet.Group{}
-		for k, f := range s.fields {
-			g[k] = parquet.Optional(f.node())
+		for i := range f.Fields {
+			g[f.Fields[i].Name] = parquet.Optional(nodeOf(&f.Fields[i]))
 		}
 		return g
 	}
-	return parquet.String() // KindString, KindNull
+	return parquet.String()
 }
 
-// fits reports whether the column s can hold v.
-func (s *shape) fits(v dissect.Value) bool {
-	k := v.Kind()
+// build fills n for the field f at path in s. def and rep are the levels
+// of f's parent when present; optional says whether f's own node is.
+// The levels computed are checked against the schema's, so that a
+// mistake here fails the writer instead of writing a file readers
+// misread.
+func (n *node) build(s *parquet.Schema, f *dissect.FieldDecl, path []string, def, rep int, optional bool) error {
+	n.name, n.kind, n.rep = f.Name, f.Kind, rep
+	n.def = def
+	if optional {
+		n.def++
+	}
 	switch {
-	case k == dissect.KindNull:
-		return true
-	case k == dissect.KindFloat32:
-		return s.kind == dissect.KindFloat
-	case k != s.kind:
+	case f.Kind == dissect.KindArray:
+		n.rep = rep + 1
+		n.elem = new(node)
+		p := append(path[:len(path):len(path)], "list", "element")
+		if err := n.elem.build(s, f.Elem, p, n.def+1, n.rep, false); err != nil {
+			return err
+		}
+		n.leaves = n.elem.leaves
+		return nil
+	case f.Kind == dissect.KindObject && len(f.Fields) > 0:
+		n.fields = make([]node, len(f.Fields))
+		for i := range f.Fields {
+			c := &n.fields[i]
+			if err := c.build(s, &f.Fields[i], append(path[:len(path):len(path)], f.Fields[i].Name), n.def, rep, true); err != nil {
+				return err
+			}
+			n.leaves = append(n.leaves, c.leaves...)
+		}
+		return nil
+	}
+	lc, ok := s.Lookup(path...)
+	if !ok || lc.MaxDefinitionLevel != n.def || lc.MaxRepetitionLevel != rep {
+		return fmt.Errorf("parquetout: column %s: levels %d, %d in the schema, %d, %d planned",
+			strings.Join(path, "."), lc.MaxDefinitionLevel, lc.MaxRepetitionLevel, n.def, rep)
+	}
+	n.col = lc.ColumnIndex
+	n.leaves = []int{lc.ColumnIndex}
+	return nil
+}
+
+// field returns the index in fs of the field named key, or -1. Records
+// carry their keys in declaration order, so the field at hint (the one
+// after the previous match) is tried first.
+func field(fs []node, key string, hint int) int {
+	if hint < len(fs) && fs[hint].name == key {
+		return hint
+	}
+	for i := range fs {
+		if fs[i].name == key {
+			return i
+		}
+	}
+	return -1
+}
+
+// fits reports whether v is as n declares it (kinds, keys declared and
+// not repeated, at every depth), so that its values have columns. Enums
+// and required keys do not matter to the columns.
+func (n *node) fits(v *dissect.Value) bool {
+	if v.Kind() != n.kind {
 		return false
-	case k == dissect.KindArray:
-		for _, it := range v.Items() {
-			if !s.elem.fits(it.Value) {
+	}
+	switch {
+	case n.elem != nil:
+		items := v.Items()
+		for i := range items {
+			if !n.elem.fits(&items[i].Value) {
 				return false
 			}
 		}
-	case k == dissect.KindObject:
+	case n.kind == dissect.KindObject:
 		items := v.Items()
-		for i, it := range items {
-			f, ok := s.fields[it.Key]
-			if !ok || !f.fits(it.Value) {
+		if n.fields == nil {
+			return len(items) == 0
+		}
+		var seen uint64 // keys 0..63 seen; later keys are checked by scanning
+		hint := 0
+		for i := range items {
+			j := field(n.fields, items[i].Key, hint)
+			if j < 0 || !n.fields[j].fits(&items[i].Value) {
 				return false
 			}
-			for _, prev := range items[:i] {
-				if prev.Key == it.Key {
+			hint = j + 1
+			if j < 64 {
+				if seen&(1<<j) != 0 {
+					return false
+				}
+				seen |= 1 << j
+				continue
+			}
+			for k := range i {
+				if items[k].Key == items[i].Key {
 					return false
 				}
 			}
 		}
 	}
 	return true
-}
-
-// scratch holds the scalars of one row: the library writes a zero value
-// held directly in an interface as null, so every scalar is passed by
-// pointer. The slices are reused for the next row (the library copies the
-// values when the row is written); pointers into an outgrown backing array
-// stay valid.
-type scratch struct {
-	i []int64
-	u []uint64
-	f []float64
-	b []bool
-	s []string
-}
-
-func (sc *scratch) reset() {
-	sc.i, sc.u, sc.f, sc.b = sc.i[:0], sc.u[:0], sc.f[:0], sc.b[:0]
-	clear(sc.s)
-	sc.s = sc.s[:0]
-}
-
-func ptr[T any](s *[]T, v T) *T {
-	*s = append(*s, v)
-	return &(*s)[len(*s)-1]
-}
-
-// toAny converts v (which fits its column) to what the library writes;
-// bytes are copied, as the record's buffers are not ours.
-func (sc *scratch) toAny(v dissect.Value) any {
-	switch v.Kind() {
-	case dissect.KindInt:
-		return ptr(&sc.i, v.Int())
-	case dissect.KindUint:
-		return ptr(&sc.u, v.Uint())
-	case dissect.KindFloat, dissect.KindFloat32:
-		return ptr(&sc.f, v.Float())
-	case dissect.KindBool:
-		return ptr(&sc.b, v.Bool())
-	case dissect.KindString:
-		return ptr(&sc.s, v.Str())
-	case dissect.KindBytes:
-		return append([]byte{}, v.Raw()...)
-	case dissect.KindTime:
-		return ptr(&sc.i, v.Time().UnixNano())
-	case dissect.KindArray:
-		items := v.Items()
-		out := make([]any, len(items))
-		for i, it := range items {
-			out[i] = sc.toAny(it.Value)
-		}
-		return out
-	case dissect.KindObject:
-		items := v.Items()
-		out := make(map[string]any, len(items))
-		for _, it := range items {
-			out[it.Key] = sc.toAny(it.Value)
-		}
-		return out
-	}
-	return nil
-}
-
-// appendJSONObject appends fs as a JSON object in the forms of
-// docs/output.md.
-func appendJSONObject(b []byte, fs []dissect.Field) []byte {
-	b = append(b, '{')
-	for i, f := range fs {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendJSONString(b, f.Key)
-		b = append(b, ':')
-		b = appendJSONValue(b, f.Value)
-	}
-	return append(b, '}')
-}
-
-func appendJSONValue(b []byte, v dissect.Value) []byte {
-	switch v.Kind() {
-	case dissect.KindInt:
-		return strconv.AppendInt(b, v.Int(), 10)
-	case dissect.KindUint:
-		return strconv.AppendUint(b, v.Uint(), 10)
-	case dissect.KindFloat:
-		return appendFloat(b, v.Float(), 64)
-	case dissect.KindFloat32:
-		return appendFloat(b, v.Float(), 32)
-	case dissect.KindBool:
-		return strconv.AppendBool(b, v.Bool())
-	case dissect.KindString:
-		return appendJSONString(b, v.Str())
-	case dissect.KindBytes:
-		b = append(b, '"')
-		const hexd = "0123456789abcdef"
-		for _, c := range v.Raw() {
-			b = append(b, hexd[c>>4], hexd[c&15])
-		}
-		return append(b, '"')
-	case dissect.KindTime:
-		return appendJSONString(b, v.Time().Format(time.RFC3339Nano))
-	case dissect.KindArray:
-		b = append(b, '[')
-		for i, it := range v.Items() {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendJSONValue(b, it.Value)
-		}
-		return append(b, ']')
-	case dissect.KindObject:
-		return appendJSONObject(b, v.Items())
-	}
-	return append(b, "null"...)
-}
-
-func appendFloat(b []byte, f float64, bits int) []byte {
-	if bits == 32 && !math.IsNaN(f) && !math.IsInf(f, 0) {
-		// the shortest float32 digits, always with a fraction or exponent
-		n := len(b)
-		b = strconv.AppendFloat(b, f, 'g', -1, 32)
-		if !strings.ContainsAny(string(b[n:]), ".eE") {
-			b = append(b, '.', '0')
-		}
-		return b
-	}
-	return output.AppendFloat(b, f) // NaN, Inf and -Inf as strings
-}
-
-// appendJSONString appends s as a JSON string; invalid UTF-8 becomes U+FFFD.
-func appendJSONString(b []byte, s string) []byte {
-	b = append(b, '"')
-	for _, r := range s {
-		switch {
-		case r == '"' || r == '\\':
-			b = append(b, '\\', byte(r))
-		case r < 0x20:
-			b = append(b, `\u00`...)
-			b = append(b, "0123456789abcdef"[r>>4], "0123456789abcdef"[r&15])
-		default:
-			b = append(b, string(r)...)
-		}
-	}
-	return append(b, '"')
 }
