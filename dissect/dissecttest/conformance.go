@@ -22,10 +22,6 @@ type Suite struct {
 	// New returns a new value of the protocol. It is called for every run,
 	// since a protocol value lives for one run.
 	New func() dissect.Protocol
-	// Also, when set, returns protocols registered beside it (never chosen
-	// for the test streams) whose declarations its records may match:
-	// protocols sharing a proto key split its types between them.
-	Also func() []dissect.Protocol
 	// Valid are conversations of the protocol made by the package's
 	// separate test encoder (internal/testenc/...). They are run as they
 	// are and mutated; together they must produce every declared type not
@@ -154,7 +150,7 @@ func newChecker(t testing.TB, s Suite) *checker {
 		t.Fatal("dissecttest.Suite: New is nil")
 	}
 	p := s.New()
-	if _, err := dissect.NewRegistry(append([]dissect.Protocol{p}, also(s)...)...); err != nil {
+	if _, err := dissect.NewRegistry(p); err != nil {
 		t.Fatalf("the protocol's declarations are not well formed: %v", err)
 	}
 	c := &checker{t: t, s: s, info: p.Info(), seed: s.Seed, random: s.Random, mutated: s.Mutated, bound: s.DetectBound, seen: map[string]int{}}
@@ -190,14 +186,6 @@ func newChecker(t testing.TB, s Suite) *checker {
 		}
 	}
 	return c
-}
-
-// also returns new values of the suite's other protocols.
-func also(s Suite) []dissect.Protocol {
-	if s.Also == nil {
-		return nil
-	}
-	return s.Also()
 }
 
 // errorf reports one failure, with the seed that reproduces it.
@@ -308,7 +296,7 @@ func (c *checker) run(where string, tr dissect.Transport, p plan, m mode) *resul
 			panic(abortRun{})
 		}
 		proto := newChecked(c.s.New(), fail, m.copies)
-		reg, err := dissect.NewRegistry(append([]dissect.Protocol{proto}, also(c.s)...)...)
+		reg, err := dissect.NewRegistry(proto)
 		if err != nil {
 			fail("%v", err)
 		}

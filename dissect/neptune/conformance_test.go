@@ -12,8 +12,7 @@ import (
 // TestConformance runs the checks every protocol passes (dissecttest.Conformance)
 // over sessions of the separate encoder, for both modes: the device framing
 // (pilot sessions, clean and with every malformed message the encoder
-// knows) and the wiki format with either int width. The wiki's unknown
-// type is declared by the device framing, registered beside it.
+// knows) and the wiki format with either int width.
 func TestConformance(t *testing.T) {
 	t.Run("neptune", func(t *testing.T) {
 		dissecttest.Conformance(t, dissecttest.Suite{
@@ -32,7 +31,6 @@ func TestConformance(t *testing.T) {
 			opt := neptune.WikiOptions{Int16: w.width == neptuneenc.Int16}
 			dissecttest.Conformance(t, dissecttest.Suite{
 				New:  func() dissect.Protocol { return neptune.NewWiki(opt) },
-				Also: func() []dissect.Protocol { return []dissect.Protocol{neptune.New()} },
 				Valid: []dissecttest.Input{
 					wikiInput("wiki session", neptuneenc.NewWikiSession(neptuneenc.WikiOptions{Seed: 3, Int: w.width})),
 					wikiInput("broken wiki session", neptuneenc.NewWikiSession(neptuneenc.WikiOptions{Seed: 4, Int: w.width, Broken: true})),
