@@ -1,6 +1,9 @@
-// Package capture yields captured units in capture order: packets read from
-// pcap and pcapng files (and, later, live interfaces and serial ports). It
-// knows nothing of streams or protocols.
+// Package capture yields captured units in capture order: a [Source] of
+// [Packet] values. This package reads pcap and pcapng files, plain or
+// compressed (gzip, zstd, lz4), and writes them ([PcapngWriter] writes
+// dissect's -w files); capture/live reads network interfaces and
+// capture/serial serial ports as Sources too. It knows nothing of streams
+// or protocols.
 package capture
 
 import (

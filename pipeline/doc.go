@@ -1,5 +1,5 @@
 // Package pipeline owns a run of dissect, the same for capture files,
-// live interfaces and serial taps:
+// live interfaces, serial taps and Wireshark's extcap capture:
 //
 //	source → tee (-w) → reassembly → dissectors → sink
 //
@@ -27,7 +27,9 @@
 // capture drains what the source had already captured (up to the stop
 // time), reads the kernel's counters after the last packet, and closes
 // the source and -w; decoding then finishes the queue before the summary.
-// [LiveConfig].Abort (a second Ctrl-C) ends the run at once.
+// [LiveConfig].Abort (a second Ctrl-C) ends the run at once. The extcap
+// capture is this path with nothing decoded (an empty registry) and the
+// -w writer on the fifo Wireshark reads ([NewSave]).
 //
 // No goroutine of a run outlives [Run], except after an abort, when the
 // decoding goroutine may still be blocked writing to an output nobody
