@@ -84,23 +84,21 @@ func (w *Writer) derivedChannel(r *dissect.Record, k topicKey, topicf func() str
 	if c, ok := w.topics[k]; ok {
 		return c, nil
 	}
-	topic := topicf()
-	if c, ok := w.byTopic[topic]; ok {
-		w.topics[k] = c
-		return c, nil
-	}
-	if w.atLimit(r) {
-		return nil, nil
-	}
 	sid, err := w.schema(schema, data)
 	if err != nil {
 		return nil, err
 	}
-	c, err := w.channel(topic, sid, map[string]string{"proto": r.Proto})
-	if err == nil {
-		w.topics[k] = c
+	c, topic := w.free(topicf(), sid)
+	if c == nil {
+		if w.atLimit(r) {
+			return nil, nil
+		}
+		if c, err = w.channel(topic, sid, map[string]string{"proto": r.Proto}); err != nil {
+			return nil, err
+		}
 	}
-	return c, err
+	w.topics[k] = c
+	return c, nil
 }
 
 // rooted adds a transform from world to frame (identity) the first time

@@ -122,8 +122,9 @@ const (
 )
 
 type channel struct {
-	id  uint16
-	seq uint32
+	id     uint16
+	schema uint16
+	seq    uint32
 }
 
 // New returns a writer of an MCAP file on w. Close writes the file's
@@ -275,23 +276,39 @@ func (w *Writer) recordChannel(r *dissect.Record, d *declared, k topicKey) (*cha
 		topic = "/" + seg(proto) + "/_overflow"
 		d = nil // records of every type share it
 	}
-	if c, ok := w.byTopic[topic]; ok { // another key sanitised to the same name
-		w.topics[k] = c
-		return c, nil
-	}
 	sid, err := w.recordSchema(r, d)
 	if err != nil {
 		return nil, err
 	}
-	c, err := w.channel(topic, sid, map[string]string{"proto": r.Proto})
-	if err != nil {
-		return nil, err
+	c, topic := w.free(topic, sid)
+	if c == nil {
+		c, err = w.channel(topic, sid, map[string]string{"proto": r.Proto})
+		if err != nil {
+			return nil, err
+		}
+		if d == nil && k.kind != kindOverflow {
+			err = w.undeclaredTopic(r, topic)
+		}
 	}
 	w.topics[k] = c
-	if d == nil && k.kind != kindOverflow {
-		err = w.undeclaredTopic(r, topic)
-	}
 	return c, err
+}
+
+// free returns the channel of topic if it has the schema sid (another key
+// sanitised to the same name), else a topic name no channel has: topic,
+// or topic~2, topic~3, ... when topic has another schema.
+func (w *Writer) free(topic string, sid uint16) (*channel, string) {
+	name := topic
+	for n := 2; ; n++ {
+		c, ok := w.byTopic[name]
+		if !ok {
+			return nil, name
+		}
+		if c.schema == sid {
+			return c, name
+		}
+		name = topic + "~" + strconv.Itoa(n)
+	}
 }
 
 // senderPath is the part of a topic that k's sender and sensor add:
@@ -332,7 +349,7 @@ func (w *Writer) newSchema(name, data string) (uint16, error) {
 
 // channel adds a JSON channel on topic with the schema sid.
 func (w *Writer) channel(topic string, sid uint16, meta map[string]string) (*channel, error) {
-	c := &channel{id: uint16(len(w.byTopic))}
+	c := &channel{id: uint16(len(w.byTopic)), schema: sid}
 	if err := w.mw.WriteChannel(&mcap.Channel{ID: c.id, SchemaID: sid, Topic: topic, MessageEncoding: "json", Metadata: meta}); err != nil {
 		return nil, err
 	}

@@ -367,7 +367,8 @@ func TestTopicLimit(t *testing.T) {
 }
 
 // Names from the wire become topic segments of [A-Za-z0-9_.-]; a record
-// of a type with a sender and a sensor has them in its topic.
+// of a type with a sender and a sensor has them in its topic; a topic
+// name taken by a channel of another schema is not shared.
 func TestTopicNamesFromTheWire(t *testing.T) {
 	for in, want := range map[string]string{
 		"Tracker0":              "Tracker0",
@@ -385,14 +386,20 @@ func TestTopicNamesFromTheWire(t *testing.T) {
 		rec("p", "tracker", 2, f("sender", dissect.Str("../x y")), f("sensor", dissect.Int(1))),
 		rec("p", "tracker", 2, f("sender", dissect.Str("S")), f("sensor", dissect.Str("not a number"))),
 		rec("p", "tracker", 2, f("sender", dissect.Str(""))),
+		rec("p", "get", 0, f("role", dissect.Str("request")), f("code", dissect.Uint(1))),
+		rec("p", "get.request", 0, f("data", dissect.Bytes([]byte{1}))), // a "*" type named like the variant's table
+		rec("p", "get request", 0, f("data", dissect.Bytes([]byte{2}))),
+		rec("p", "get.request", 0, f("data", dissect.Bytes([]byte{3}))),
 	)
 	var topics []string
 	for _, m := range msgs {
 		if strings.HasPrefix(m.schema, "dissect.") {
-			topics = append(topics, m.topic)
+			topics = append(topics, m.topic+" "+m.schema)
 		}
 	}
-	if want := "/p/2/.._x_y/sensor1/tracker /p/2/S/tracker /p/2/tracker"; strings.Join(topics, " ") != want {
+	want := "/p/2/.._x_y/sensor1/tracker dissect.p.tracker,/p/2/S/tracker dissect.p.tracker,/p/2/tracker dissect.p.tracker," +
+		"/p/0/get.request dissect.p.get.request,/p/0/get.request~2 dissect.p.*,/p/0/get_request dissect.p.*,/p/0/get.request~2 dissect.p.*"
+	if strings.Join(topics, ",") != want {
 		t.Errorf("topics %v, want %s", topics, want)
 	}
 }
