@@ -19,7 +19,8 @@
 // type, or TYPE.VALUE for a variant of a type; the record's type for a
 // protocol's "*" declaration. PROTO is "unknown" for events on a stream of
 // unknown protocol. Names from the wire keep [A-Za-z0-9_.-] and have other
-// bytes replaced by '_' (at most 64 bytes).
+// bytes replaced by '_' (at most 64 bytes); a topic whose name a channel of
+// another schema already has is named TOPIC~2 (~3, ...).
 //
 // Each declaration has one schema, dissect.PROTO.TABLE (dissect.gap and
 // dissect.skipped for the events every protocol shares), shared by the
