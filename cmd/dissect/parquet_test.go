@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dissect-tools/dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect/all"
 	"github.com/dissect-tools/dissect/internal/duckdb"
 )
 
@@ -57,33 +59,68 @@ func lakeCounts(t *testing.T, lake string) map[string]int {
 	return got
 }
 
-// TestParquetLakeMatchesJSON writes every shipped capture into one lake
-// and checks with DuckDB that the rows per capture, protocol and type are
-// the records of -o json, and the types of some columns.
+// jsonTable returns the lake table a JSON record goes to: its type, or
+// for a type declared with variants "TYPE.VALUE", VALUE the string its
+// declaration's variant key holds.
+func jsonTable(t *testing.T, reg *dissect.Registry, proto string, r jsonRecord) string {
+	t.Helper()
+	for _, d := range reg.Types(proto) {
+		if d.Type != r.Type || d.Variant == nil {
+			continue
+		}
+		var fields map[string]any
+		if err := json.Unmarshal(r.Fields, &fields); err != nil {
+			t.Fatal(err)
+		}
+		if v, ok := fields[d.Variant.Key].(string); ok && v == d.Variant.Value {
+			return d.Table()
+		}
+	}
+	return r.Type
+}
+
+// TestParquetLakeMatchesJSON writes every shipped capture (pcaps/ and the
+// real VRPN captures) into one lake and checks with DuckDB that every
+// record has its typed columns (no row has an extra_json), that the rows
+// per capture, protocol and table are the records of -o json, and the
+// types of some columns.
 func TestParquetLakeMatchesJSON(t *testing.T) {
 	if err := duckdb.Available(); err != nil {
 		t.Skip(err.Error())
 	}
+	reg, err := all.Registry(all.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	lake := t.TempDir()
 	want := map[string]int{}
-	for _, capFile := range pcaps(t) {
-		args := parquetCaptureArgs(t, capFile)
-		out, errOut, code := cli(t, append([]string{"-o", "json", "--no-summary", "-r", capFile}, args...)...)
+	for _, c := range shippedCaptures(t) {
+		out, errOut, code := cli(t, append([]string{"-o", "json", "--no-summary", "-r", c.path}, c.args...)...)
 		if code != 0 {
-			t.Fatalf("%s: json exit %d: %s", capFile, code, errOut)
+			t.Fatalf("%s: json exit %d: %s", c.path, code, errOut)
 		}
-		name := filepath.Base(capFile)
+		name := filepath.Base(c.path)
 		for _, r := range parseJSONL(t, out) {
 			proto := ""
 			if r.Proto != nil {
 				proto = *r.Proto
 			}
-			want[name+"|"+proto+"|"+r.Type]++
+			want[name+"|"+proto+"|"+jsonTable(t, reg, proto, r)]++
 		}
-		_, errOut, code = cli(t, append([]string{"-o", "parquet", "--out", lake, "--no-summary", "-r", capFile}, args...)...)
+		_, errOut, code = cli(t, append([]string{"-o", "parquet", "--out", lake, "--no-summary", "-r", c.path}, c.args...)...)
 		if code != 0 {
-			t.Fatalf("%s: parquet exit %d: %s", capFile, code, errOut)
+			t.Fatalf("%s: parquet exit %d: %s", c.path, code, errOut)
 		}
+	}
+	if len(want) == 0 {
+		t.Fatal("no records")
+	}
+	glob := duckdb.Quote(filepath.Join(lake, "**", "*.parquet"))
+	_, rows := duckdb.Query(t, "SELECT coalesce(proto, ''), type, count(*)::VARCHAR, min(capture), min(extra_json) FROM read_parquet("+
+		glob+", hive_partitioning=true) WHERE extra_json IS NOT NULL GROUP BY ALL ORDER BY ALL")
+	for _, r := range rows {
+		t.Errorf("proto %q table %q: %v rows with extra_json (undeclared or departing from the declaration), e.g. in %v: %v",
+			r[0], r[1], r[2], r[3], r[4])
 	}
 	got := lakeCounts(t, lake)
 	keys := func(m map[string]int) []string {
@@ -104,20 +141,17 @@ func TestParquetLakeMatchesJSON(t *testing.T) {
 			t.Errorf("%s: %d rows in the lake, no JSON records", k, got[k])
 		}
 	}
-	if len(want) == 0 {
-		t.Fatal("no records")
-	}
 
 	// Column types, as DuckDB sees them.
 	dir := filepath.Join(lake, "proto=deltarobot", "type=actuator_position", "*.parquet")
 	types := map[string]string{}
-	_, rows := duckdb.Query(t, "SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM read_parquet("+duckdb.Quote(dir)+", hive_partitioning=true, union_by_name=true))")
+	_, rows = duckdb.Query(t, "SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM read_parquet("+duckdb.Quote(dir)+", hive_partitioning=true, union_by_name=true))")
 	for _, r := range rows {
 		types[fmt.Sprint(r[0])] = fmt.Sprint(r[1])
 	}
 	for col, typ := range map[string]string{
-		"x": "DOUBLE", "y": "DOUBLE", "time": "TIMESTAMP_NS", "capture": "VARCHAR", "stream": "BIGINT",
-		"offset": "BIGINT", "warnings": "VARCHAR[]", "proto": "VARCHAR", "type": "VARCHAR",
+		"x": "FLOAT", "y": "FLOAT", "time": "TIMESTAMP_NS", "capture": "VARCHAR", "stream": "BIGINT",
+		"offset": "BIGINT", "warnings": "VARCHAR[]", "proto": "VARCHAR", "type": "VARCHAR", "extra_json": "VARCHAR",
 	} {
 		if types[col] != typ {
 			t.Errorf("deltarobot actuator_position column %s: %q, want %s (all: %v)", col, types[col], typ, types)
@@ -127,7 +161,7 @@ func TestParquetLakeMatchesJSON(t *testing.T) {
 	pq := filepath.Join(lake, "proto=vrpn", "type=vrpn_Tracker Pos_Quat", "*.parquet")
 	_, rows = duckdb.Query(t, "SELECT typeof(pos), typeof(quat) FROM read_parquet("+
 		duckdb.Quote(pq)+", hive_partitioning=true, union_by_name=true) GROUP BY ALL")
-	if len(rows) == 0 || rows[0][0] != "DOUBLE[]" || !strings.HasPrefix(fmt.Sprint(rows[0][1]), "STRUCT(") {
+	if len(rows) != 1 || rows[0][0] != "DOUBLE[]" || !strings.HasPrefix(fmt.Sprint(rows[0][1]), "STRUCT(") {
 		t.Errorf("vrpn pos, quat: %v", rows)
 	}
 }
