@@ -195,6 +195,12 @@ func extcapCapture(ctx context.Context, o *extcapOpts) error {
 		extcapUnblock(o.fifo)
 		return usageError{errors.New(strings.Replace(err.Error(), "(dissect serial HOST_TX_PORT [DEVICE_TX_PORT], or --proxy DEVICE --link PATH)", "(set Host TX port and/or Device TX port in the interface's options)", 1))}
 	}
+	// An empty registry: every read goes to the fifo, none is decoded.
+	reg, err := dissect.NewRegistry()
+	if err != nil {
+		extcapUnblock(o.fifo)
+		return err
+	}
 	ctx, abort, stopSignals := catchSignals(ctx)
 	defer stopSignals()
 	src, _, err := s.open(mode, hostTx, deviceTx)
@@ -210,12 +216,6 @@ func extcapCapture(ctx context.Context, o *extcapOpts) error {
 	save, err := pipeline.NewSave(f, src.Link(), capture.LinkUser0, serial.Snaplen)
 	if err != nil {
 		return extcapWriteErr(err)
-	}
-	// An empty registry: every read goes to the fifo, none is decoded.
-	reg, err := dissect.NewRegistry()
-	if err != nil {
-		save.Close(pipeline.SaveStats{})
-		return err
 	}
 	_, err = pipeline.Run(ctx, src, pipeline.Config{
 		Registry:  reg,
