@@ -42,20 +42,31 @@ func describeFull(r *dissect.Record) string {
 	return fmt.Sprintf("%s %s %s %s summary %q", r.Src, r.Time.Format("15:04:05.000"), r.Proto, DescribeRecord(r), r.Summary)
 }
 
-// diffLines returns "" when a and b hold records of the same sources,
-// types, places and warnings (fields aside), else the first difference.
-func diffLines(a, b *result) string {
-	for i := range max(len(a.recs), len(b.recs)) {
-		if i >= len(a.recs) || i >= len(b.recs) {
-			return fmt.Sprintf("%d records, then %d", len(a.recs), len(b.recs))
+// DiffLines returns "" when a and b hold records of the same sources,
+// types, places, warnings and (for skipped records) reasons, else the
+// first difference: what must not change when the bytes are cut
+// differently or decoded without fields.
+func DiffLines(a, b []*dissect.Record) string {
+	for i := range max(len(a), len(b)) {
+		if i >= len(a) || i >= len(b) {
+			return fmt.Sprintf("%d records, then %d", len(a), len(b))
 		}
-		x, y := a.recs[i], b.recs[i]
-		if x.Src != y.Src || x.Type != y.Type || x.Offset != y.Offset || x.Length != y.Length || !slices.Equal(x.Warnings, y.Warnings) {
-			return fmt.Sprintf("record %d: %s %s@%d+%d warnings %q, then %s %s@%d+%d warnings %q",
-				i, x.Src, x.Type, x.Offset, x.Length, x.Warnings, y.Src, y.Type, y.Offset, y.Length, y.Warnings)
+		x, y := a[i], b[i]
+		if x.Src != y.Src || x.Type != y.Type || x.Offset != y.Offset || x.Length != y.Length || !slices.Equal(x.Warnings, y.Warnings) || reason(x) != reason(y) {
+			return fmt.Sprintf("record %d: %s %s@%d+%d warnings %q %s, then %s %s@%d+%d warnings %q %s",
+				i, x.Src, x.Type, x.Offset, x.Length, x.Warnings, reason(x), y.Src, y.Type, y.Offset, y.Length, y.Warnings, reason(y))
 		}
 	}
 	return ""
+}
+
+// reason returns a skipped record's reason, "" for other records.
+func reason(r *dissect.Record) string {
+	if r.Type != dissect.TypeSkipped {
+		return ""
+	}
+	v, _ := r.Fields.Get("reason")
+	return v.Str()
 }
 
 // detectTail is the longest run of bytes checkDetect puts after the bound.

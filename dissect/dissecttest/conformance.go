@@ -248,7 +248,7 @@ func (c *checker) runCase(tr dissect.Transport, class string, in Input, valid bo
 				}
 			}
 			if nd := c.run(where+" (Decode false)", tr, p, mode{copies: true, noDecode: true}); nd != nil {
-				if diff := diffLines(a, nd); diff != "" {
+				if diff := DiffLines(a.recs, nd.recs); diff != "" {
 					c.errorf("%s: with Decode false the records differ in type, place or warnings: %s", where, diff)
 				}
 			}

@@ -24,12 +24,21 @@ import (
 // within b, and one before its end when it found a message start; Detect
 // returns one of the three verdicts, and never Yes for a protocol whose
 // Info.Detection says it has no content detection.
-func Checked(t testing.TB, p dissect.Protocol) dissect.Protocol {
-	return newChecked(p, func(format string, args ...any) {
+//
+// A protocol's own rules for Parse come as checks (also), run after the
+// contract's on every call.
+func Checked(t testing.TB, p dissect.Protocol, also ...ParseCheck) dissect.Protocol {
+	cp := newChecked(p, func(format string, args ...any) {
 		t.Helper()
 		t.Fatalf(format, args...)
 	}, false)
+	cp.k.also = also
+	return cp
 }
+
+// ParseCheck is a protocol's own rule for one Parse call, given the
+// call's context, input and results: it returns what is wrong, or "".
+type ParseCheck func(c *dissect.Ctx, b []byte, n int, err error) string
 
 // contract is what the wrappers share: how to fail, and whether the
 // wrapped parser gets a private copy of each input (the pristine run of
@@ -38,6 +47,7 @@ type contract struct {
 	fail      func(format string, args ...any) // reports and stops
 	info      dissect.Info
 	copyInput bool
+	also      []ParseCheck
 }
 
 type checkedProto struct {
@@ -115,6 +125,11 @@ func (p checkedParser) Parse(c *dissect.Ctx, b []byte) (n int, err error) {
 		}
 	default:
 		p.k.fail("%s: Parse(%s) = %d, %v: the error is neither ErrNeedMore nor a *dissect.Error", name, Excerpt(b), n, err)
+	}
+	for _, check := range p.k.also {
+		if msg := check(c, b, n, err); msg != "" {
+			p.k.fail("%s: Parse(%s) = %d, %v: %s", name, Excerpt(b), n, err, msg)
+		}
 	}
 	return n, err
 }

@@ -1,7 +1,10 @@
 // Package dissecttest holds test support shared by the dissector packages'
-// tests: a sink that keeps records, a byte-stream feeder that cuts data into
-// random chunks, byte-accounting checks, registries with decode-as rules,
-// and text renderings of records and values for failure messages.
+// tests: the conformance harness every protocol runs ([Conformance]) and
+// the parser contract it checks ([Checked]); a parser session for direct
+// Parse calls; a sink that keeps records and a feeder that cuts data into
+// random chunks; byte-accounting, field and declaration checks;
+// registries with decode-as rules; and text renderings of records and
+// values for failure messages.
 //
 // It is imported only from _test.go files.
 package dissecttest
@@ -48,6 +51,78 @@ func CheckWarnings(t testing.TB, got []string, want []string) {
 			t.Errorf("warning %d: %q does not contain %q", i, got[i], want[i])
 		}
 	}
+}
+
+// CheckFields fails t unless got holds exactly the fields want, in order,
+// each value equal ([dissect.Value.Equal]) to its want; the message shows
+// both.
+func CheckFields(t testing.TB, got dissect.Fields, want ...dissect.Field) {
+	t.Helper()
+	if g, w := dissect.Object(got), dissect.Object(want); !g.Equal(w) {
+		t.Errorf("fields:\n got  %s\n want %s", DescribeValue(g), DescribeValue(w))
+	}
+}
+
+// Session is one parser with its context, for tests that call Parse and
+// Sync directly.
+type Session struct {
+	P    dissect.Parser
+	Info dissect.StreamInfo
+	Rec  dissect.Record
+	Ctx  dissect.Ctx
+}
+
+// NewSession returns a session holding a new parser of p for the stream
+// info, whose Ctx decodes fields when decode is set.
+func NewSession(p dissect.Protocol, info dissect.StreamInfo, decode bool) *Session {
+	s := &Session{Info: info}
+	s.P = p.NewParser(&s.Info)
+	s.Ctx = dissect.Ctx{Stream: &s.Info, Decode: decode, Rec: &s.Rec}
+	return s
+}
+
+// Parse empties the record and parses b as direction dir.
+func (s *Session) Parse(dir dissect.Dir, b []byte) (int, error) {
+	s.Rec.Reset()
+	s.Ctx.Dir = dir
+	return s.P.Parse(&s.Ctx, b)
+}
+
+// Event is one call into a dissect.Stream, for [Feed]: Data of direction
+// Dir at time At (a datagram on UDP, where a non-nil empty Data is an
+// empty datagram); with Data nil, a gap of Gap bytes, or when Gap is 0 the
+// end of the direction.
+type Event struct {
+	Dir  dissect.Dir
+	At   time.Time
+	Data []byte
+	Gap  int64
+}
+
+// Feed gives evs to a new stream (info, reg, opt) and returns the records
+// it sent and its notes. On a byte stream the data of each event is cut
+// as [Data] cuts it (rng nil: in one call). It fails t when the stream
+// stops on an error.
+func Feed(t testing.TB, reg *dissect.Registry, info dissect.StreamInfo, opt dissect.StreamOptions, evs []Event, rng *rand.Rand, sizes []int) ([]*dissect.Record, []string) {
+	t.Helper()
+	var sink Collector
+	st := dissect.NewStream(info, reg, &sink, opt)
+	for _, e := range evs {
+		switch {
+		case e.Data != nil && info.Transport == dissect.UDP:
+			st.Datagram(e.Dir, e.At, e.Data)
+		case e.Data != nil:
+			Data(st, e.Dir, e.At, e.Data, rng, sizes)
+		case e.Gap > 0:
+			st.Gap(e.Dir, e.At, e.Gap)
+		default:
+			st.End(e.Dir, e.At)
+		}
+	}
+	if err := st.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return sink.Records, st.Notes()
 }
 
 // Collector is a dissect.Sink keeping a deep copy of every record.
