@@ -3,6 +3,7 @@ package parquetout
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -184,4 +185,94 @@ func TestWriterBatchesCopy(t *testing.T) {
 			t.Fatalf("row %d: %v", i, r)
 		}
 	}
+}
+
+// TestWriterAgreesWithCheck writes random records, most as declared and
+// some departing at any depth (kinds, keys undeclared or repeated,
+// nulls), against the nested declaration, which has no required keys and
+// no enums: a row has an extra_json exactly when dissect's own checker
+// rejects its record, and nothing panics.
+func TestWriterAgreesWithCheck(t *testing.T) {
+	d, _ := nested()
+	rng := rand.New(rand.NewPCG(1, 2))
+	var recs []*dissect.Record
+	bad := int64(0)
+	for i := range 2000 {
+		r := &dissect.Record{Proto: "p", Type: "curve", Offset: int64(i)}
+		r.Fields = randomFields(rng, d.Fields)
+		if d.Check(r) != nil {
+			bad++
+		}
+		recs = append(recs, r)
+	}
+	t.Logf("%d of 2000 records depart", bad)
+	if bad < 100 || bad > 1900 {
+		t.Fatalf("%d of 2000 records depart: the generator is off", bad)
+	}
+	dir, extra := writeLake(t, []*dissect.TypeDecl{d}, recs...)
+	if extra != bad {
+		t.Errorf("ExtraRows %d, %d records depart", extra, bad)
+	}
+	_, rows := readRows(t, onlyFile(t, dir, "proto=p/type=curve"))
+	if len(rows) != len(recs) {
+		t.Fatalf("%d rows", len(rows))
+	}
+	for i, row := range rows {
+		err := d.Check(recs[i])
+		if (row["extra_json"] != nil) != (err != nil) {
+			t.Errorf("record %d: check %v, extra_json %v", i, err, row["extra_json"])
+		}
+	}
+}
+
+// randomFields returns fields for the declared fs: a random subset, in
+// order, of values as declared, with now and then a value of another
+// kind, an undeclared or repeated key, or a null.
+func randomFields(rng *rand.Rand, fs []dissect.FieldDecl) []dissect.Field {
+	var out []dissect.Field
+	for i := range fs {
+		if rng.IntN(3) == 0 {
+			continue
+		}
+		out = append(out, dissect.Field{Key: fs[i].Name, Value: randomValue(rng, &fs[i])})
+		if rng.IntN(150) == 0 {
+			out = append(out, out[len(out)-1]) // repeated
+		}
+	}
+	if rng.IntN(150) == 0 {
+		out = append(out, dissect.Field{Key: "undeclared", Value: dissect.Int(1)})
+	}
+	return out
+}
+
+func randomValue(rng *rand.Rand, f *dissect.FieldDecl) dissect.Value {
+	if rng.IntN(150) == 0 {
+		switch rng.IntN(4) {
+		case 0:
+			return dissect.Value{}
+		case 1:
+			return dissect.Float(1.5)
+		case 2:
+			return dissect.Array([]dissect.Field{dissect.Elem(dissect.Str("x"))})
+		default:
+			return dissect.Object([]dissect.Field{{Key: "k", Value: dissect.Int(1)}})
+		}
+	}
+	switch f.Kind {
+	case dissect.KindArray:
+		items := make([]dissect.Field, rng.IntN(4))
+		for i := range items {
+			items[i] = dissect.Elem(randomValue(rng, f.Elem))
+		}
+		return dissect.Array(items)
+	case dissect.KindObject:
+		return dissect.Object(randomFields(rng, f.Fields))
+	case dissect.KindFloat32:
+		return dissect.Float32(rng.Float32())
+	case dissect.KindUint:
+		return dissect.Uint(rng.Uint64())
+	case dissect.KindString:
+		return dissect.Str(strings.Repeat("s", rng.IntN(5)))
+	}
+	panic("randomValue: kind not in the nested declaration: " + f.Kind.String())
 }

@@ -404,6 +404,9 @@ func TestWriterLRUAndRowGroups(t *testing.T) {
 		_, rows := readRows(t, filepath.Join(dir, f))
 		for _, r := range rows {
 			n, _ := r["n"].(int64)
+			if r["capture"] != "" {
+				t.Errorf("capture %#v, want \"\" (none set)", r["capture"])
+			}
 			if typ := []string{"a", "b", "c"}[n%3]; !strings.HasPrefix(f, "proto=p/type="+typ+"/") || seen[n] {
 				t.Errorf("row n=%d in %s", n, f)
 			}

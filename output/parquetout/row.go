@@ -31,9 +31,9 @@ func (b *rowBuilder) build(row parquet.Row, p *plan, r *dissect.Record, capture 
 	for i := range b.vals {
 		b.vals[i] = b.vals[i][:0]
 	}
-	b.one(p.capture, a.str(capture), 0)
+	b.one(p.capture, immutable(capture), 0)
 	b.one(p.time, parquet.Int64Value(r.Time.UnixNano()), 0)
-	b.one(p.transport, a.str(r.Transport.String()), 0)
+	b.one(p.transport, immutable(r.Transport.String()), 0)
 	b.one(p.stream, parquet.Int64Value(int64(r.Stream)), 0)
 	b.one(p.src, a.str(r.Src), 0)
 	b.one(p.dst, a.str(r.Dst), 0)
@@ -169,7 +169,7 @@ func leaf(v *dissect.Value, a *arena) parquet.Value {
 	case dissect.KindTime:
 		return parquet.Int64Value(v.Time().UnixNano())
 	case dissect.KindObject:
-		return parquet.ByteArrayValue(unsafe.Slice(unsafe.StringData(emptyObject), len(emptyObject)))
+		return immutable(emptyObject)
 	}
 	return parquet.Value{}
 }
@@ -208,3 +208,10 @@ func (a *arena) str(s string) parquet.Value {
 }
 
 func (a *arena) reset() { a.buf = a.buf[:0] }
+
+// immutable returns s as a value without copying it: for strings that
+// are not a record's (constants, the capture's name), which stay as they
+// are while a batch waits.
+func immutable(s string) parquet.Value {
+	return parquet.ByteArrayValue(unsafe.Slice(unsafe.StringData(s), len(s)))
+}

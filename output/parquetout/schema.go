@@ -15,9 +15,10 @@ import (
 type plan struct {
 	schema *parquet.Schema
 	ncols  int
+	fields []node // the declared top-level fields, in declaration order
 	// The common columns' indexes.
-	capture, time, transport, stream, src, dst, offset, length, warnings, extra int
-	fields                                                                      []node // the declared top-level fields, in declaration order
+	capture, time, transport, stream, src, dst int
+	offset, length, warnings, extra            int
 }
 
 // node is a declared field in the schema: where each of its values goes.
@@ -126,8 +127,7 @@ func nodeOf(f *dissect.FieldDecl) parquet.Node {
 // mistake here fails the writer instead of writing a file readers
 // misread.
 func (n *node) build(s *parquet.Schema, f *dissect.FieldDecl, path []string, def, rep int, optional bool) error {
-	n.name, n.kind, n.rep = f.Name, f.Kind, rep
-	n.def = def
+	n.name, n.kind, n.def = f.Name, f.Kind, def
 	if optional {
 		n.def++
 	}
