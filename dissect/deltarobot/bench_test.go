@@ -71,8 +71,8 @@ func BenchmarkParse(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				for p := body; len(p) > 0; {
-					s.rec.Reset()
-					n, err := s.p.Parse(&s.c, p)
+					s.Rec.Reset()
+					n, err := s.P.Parse(&s.Ctx, p)
 					if err != nil {
 						b.Fatal(err)
 					}

@@ -17,72 +17,17 @@ var messageTypes = []string{
 	"end_of_transmission", "current_direction", "desired_direction", "curve", "unknown",
 }
 
-// checked wraps the protocol so that every Parse and Sync result is checked
-// against the Parser contract.
-type checked struct {
-	dissect.Protocol
-	t testing.TB
-}
-
-func (p checked) NewParser(s *dissect.StreamInfo) dissect.Parser {
-	return checkedParser{p.Protocol.NewParser(s), p.t}
-}
-
-type checkedParser struct {
-	p dissect.Parser
-	t testing.TB
-}
-
-func (p checkedParser) Parse(c *dissect.Ctx, b []byte) (int, error) {
-	n, err := p.p.Parse(c, b)
+// codes checks what Parse adds to the contract (dissecttest.Checked): a
+// message has a type of the protocol, and an error one of its codes.
+func codes(c *dissect.Ctx, _ []byte, _ int, err error) string {
 	var e *dissect.Error
 	switch {
-	case err == nil:
-		if n <= 0 || n > len(b) {
-			p.t.Fatalf("Parse(%x) = %d, nil: out of range", b, n)
-		}
-		if !slices.Contains(messageTypes, c.Rec.Type) {
-			p.t.Fatalf("Parse(%x): type %q", b, c.Rec.Type)
-		}
-	case errors.Is(err, dissect.ErrNeedMore):
-		if n != 0 && n <= len(b) {
-			p.t.Fatalf("Parse(%x) = %d, ErrNeedMore: the message is all there", b, n)
-		}
-	case errors.As(err, &e):
-		if n != 0 || e.Proto != "deltarobot" || (e.Code != "bad_size_id" && e.Code != "no_sync") || e.Offset < 0 || e.Offset >= int64(len(b)) {
-			p.t.Fatalf("Parse(%x) = %d, %+v", b, n, e)
-		}
-	default:
-		p.t.Fatalf("Parse(%x): error %v is neither ErrNeedMore nor *dissect.Error", b, err)
+	case err == nil && !slices.Contains(messageTypes, c.Rec.Type):
+		return "type " + c.Rec.Type
+	case errors.As(err, &e) && e.Code != "bad_size_id" && e.Code != "no_sync" && e.Code != "implausible_length":
+		return "code " + e.Code
 	}
-	return n, err
-}
-
-func (p checkedParser) Sync(c *dissect.Ctx, b []byte) (int, bool) {
-	k, ok := p.p.Sync(c, b)
-	if k < 0 || k > len(b) || ok && k == len(b) {
-		p.t.Fatalf("Sync(%x) = %d, %v", b, k, ok)
-	}
-	return k, ok
-}
-
-// line is what a record must keep across chunkings and decode modes.
-type line struct {
-	dir      dissect.Dir
-	typ      string
-	off, len int64
-	warn     string
-}
-
-func lines(recs []*dissect.Record) []line {
-	out := make([]line, len(recs))
-	for i, r := range recs {
-		out[i] = line{dirOf(r), r.Type, r.Offset, r.Length, ""}
-		for _, w := range r.Warnings {
-			out[i].warn += w + "\n"
-		}
-	}
-	return out
+	return ""
 }
 
 // FuzzParse feeds arbitrary bytes to both directions of a stream, in chunks
@@ -100,20 +45,20 @@ func FuzzParse(f *testing.F) {
 	f.Add(h("09 f0 0e 00 00 00 00 00 80 3f 00 00 00 3f 00 00 80 bf aa bb"), uint64(6), uint16(0))
 	f.Add(h("06 f0 ff ff ff ff 01 30"), uint64(7), uint16(3))
 	f.Fuzz(func(t *testing.T, data []byte, seed uint64, gapAt uint16) {
-		reg := dissecttest.Registry(t, []string{rule}, checked{deltarobot.New(), t})
-		evs := []event{{dir: 0, at: t0, data: data}}
+		reg := dissecttest.Registry(t, []string{rule}, dissecttest.Checked(t, deltarobot.New(), codes))
+		evs := []event{{Dir: 0, At: t0, Data: data}}
 		size := [2]int64{int64(len(data)), int64(len(data))}
 		if g := int(gapAt); g > 0 && g < len(data) {
-			evs = append(evs, event{dir: 1, at: t0, data: data[:g]}, event{dir: 1, at: t0, gap: 5}, event{dir: 1, at: t0, data: data[g:]})
+			evs = append(evs, event{Dir: 1, At: t0, Data: data[:g]}, event{Dir: 1, At: t0, Gap: 5}, event{Dir: 1, At: t0, Data: data[g:]})
 			size[1] += 5
 		} else {
-			evs = append(evs, event{dir: 1, at: t0.Add(time.Millisecond), data: data})
+			evs = append(evs, event{Dir: 1, At: t0.Add(time.Millisecond), Data: data})
 		}
 		if len(data) == 0 {
 			evs = evs[:0]
 			size = [2]int64{}
 		}
-		evs = append(evs, event{dir: 0, at: t0}, event{dir: 1, at: t0})
+		evs = append(evs, event{Dir: 0, At: t0}, event{Dir: 1, At: t0})
 
 		rng := rand.New(rand.NewPCG(seed, 0))
 		chunked := feedStream(t, reg, true, evs, rng)
@@ -131,8 +76,10 @@ func FuzzParse(f *testing.F) {
 		dissecttest.CheckTiling(t, whole, size, dirOf)
 		// Past MaxSync/2 bytes the framework's sync buffer may be cut at
 		// points that depend on the chunking.
-		if len(data) <= dissect.DefaultLimits().MaxSync/2 && !slices.Equal(lines(chunked), lines(whole)) {
-			t.Fatalf("chunked (decode) and whole (no decode) records differ:\n%v\n%v", lines(chunked), lines(whole))
+		if len(data) <= dissect.DefaultLimits().MaxSync/2 {
+			if d := dissecttest.DiffLines(chunked, whole); d != "" {
+				t.Fatalf("chunked (decode) and whole (no decode) records differ: %s", d)
+			}
 		}
 	})
 }

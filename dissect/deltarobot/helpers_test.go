@@ -52,41 +52,25 @@ func point(x, y, z float32) dissect.Field {
 
 func points(ps ...dissect.Field) []kv { return []kv{{"points", dissect.Array(ps)}} }
 
+// checkFields wants exactly the fields want, in order.
 func checkFields(t *testing.T, got dissect.Fields, want []kv) {
 	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("fields: got %d %v, want %d %v", len(got), got, len(want), want)
+	fs := make([]dissect.Field, len(want))
+	for i, f := range want {
+		fs[i] = dissect.Field{Key: f.k, Value: f.v}
 	}
-	for i := range want {
-		if got[i].Key != want[i].k || !got[i].Value.Equal(want[i].v) {
-			t.Errorf("field %d: got %s=%+v, want %s=%+v", i, got[i].Key, got[i].Value, want[i].k, want[i].v)
-		}
-	}
+	dissecttest.CheckFields(t, got, fs...)
 }
 
 // checkWarnings wants one warning per substring, in order.
 var checkWarnings = dissecttest.CheckWarnings
 
-// session is one parser with a context, for direct Parse calls.
-type session struct {
-	p    dissect.Parser
-	info dissect.StreamInfo
-	rec  dissect.Record
-	c    dissect.Ctx
-}
+// session is a parser of a TCP stream, for direct Parse calls.
+type session struct{ *dissecttest.Session }
 
 func newSession(decode bool) *session {
-	s := &session{}
-	s.info.Transport = dissect.TCP
-	s.p = deltarobot.New().NewParser(&s.info)
-	s.c = dissect.Ctx{Stream: &s.info, Decode: decode, Rec: &s.rec}
-	return s
-}
-
-func (s *session) parse(dir dissect.Dir, b []byte) (int, error) {
-	s.rec.Reset()
-	s.c.Dir = dir
-	return s.p.Parse(&s.c, b)
+	info := dissect.StreamInfo{StreamID: dissect.StreamID{Transport: dissect.TCP}}
+	return &session{dissecttest.NewSession(deltarobot.New(), info, decode)}
 }
 
 // prime feeds magic and version to both directions, so the parser trusts
@@ -95,8 +79,8 @@ func (s *session) prime(t testing.TB) {
 	t.Helper()
 	for d := dissect.Dir(0); d < 2; d++ {
 		for _, m := range [][]byte{vMagic, vVersion} {
-			if n, err := s.parse(d, m); n != len(m) || err != nil || len(s.rec.Warnings) != 0 {
-				t.Fatalf("prime: Parse = %d, %v, warnings %q", n, err, s.rec.Warnings)
+			if n, err := s.Parse(d, m); n != len(m) || err != nil || len(s.Rec.Warnings) != 0 {
+				t.Fatalf("prime: Parse = %d, %v, warnings %q", n, err, s.Rec.Warnings)
 			}
 		}
 	}

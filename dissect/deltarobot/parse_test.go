@@ -112,7 +112,7 @@ func runParseCase(t *testing.T, tc parseCase, decode bool) {
 	if !tc.fresh {
 		s.prime(t)
 	}
-	n, err := s.parse(0, tc.in)
+	n, err := s.Parse(0, tc.in)
 	var de *dissect.Error
 	switch tc.code {
 	case "":
@@ -133,23 +133,23 @@ func runParseCase(t *testing.T, tc parseCase, decode bool) {
 		}
 		return
 	}
-	if s.rec.Type != tc.typ {
-		t.Errorf("type %q, want %q", s.rec.Type, tc.typ)
+	if s.Rec.Type != tc.typ {
+		t.Errorf("type %q, want %q", s.Rec.Type, tc.typ)
 	}
-	checkWarnings(t, s.rec.Warnings, tc.warn)
+	checkWarnings(t, s.Rec.Warnings, tc.warn)
 	if !decode {
-		if len(s.rec.Fields) != 0 || s.rec.Summary != "" {
-			t.Errorf("decode off: fields %v, summary %q", s.rec.Fields, s.rec.Summary)
+		if len(s.Rec.Fields) != 0 || s.Rec.Summary != "" {
+			t.Errorf("decode off: fields %v, summary %q", s.Rec.Fields, s.Rec.Summary)
 		}
 		return
 	}
-	checkFields(t, s.rec.Fields, tc.fields)
+	checkFields(t, s.Rec.Fields, tc.fields)
 	if tc.typ == "unknown" {
 		// unk(id, data) gives the fields; the summary names both.
 		tc.summary = fmt.Sprintf("id=0x%04x len=%d", tc.fields[0].v.Int(), len(tc.fields[1].v.Raw()))
 	}
-	if s.rec.Summary != tc.summary {
-		t.Errorf("summary %q, want %q", s.rec.Summary, tc.summary)
+	if s.Rec.Summary != tc.summary {
+		t.Errorf("summary %q, want %q", s.Rec.Summary, tc.summary)
 	}
 }
 
@@ -163,11 +163,11 @@ func TestParse(t *testing.T) {
 func TestParseUnknownSummary(t *testing.T) {
 	s := newSession(true)
 	s.prime(t)
-	if _, err := s.parse(0, h("0a f0 03 00 00 00 61 62 63")); err != nil {
+	if _, err := s.Parse(0, h("0a f0 03 00 00 00 61 62 63")); err != nil {
 		t.Fatal(err)
 	}
-	if s.rec.Summary != "id=0xf00a len=3" {
-		t.Errorf("summary %q", s.rec.Summary)
+	if s.Rec.Summary != "id=0xf00a len=3" {
+		t.Errorf("summary %q", s.Rec.Summary)
 	}
 }
 
@@ -199,7 +199,7 @@ func TestTruncated(t *testing.T) {
 				s.prime(t)
 			}
 			for k := 1; k < len(v.b); k++ {
-				n, err := s.parse(1, v.b[:k])
+				n, err := s.Parse(1, v.b[:k])
 				want := 0
 				if k >= v.hdr {
 					want = len(v.b)
@@ -207,21 +207,21 @@ func TestTruncated(t *testing.T) {
 				if !errors.Is(err, dissect.ErrNeedMore) || n != want {
 					t.Fatalf("%s fresh=%v cut at %d: Parse = %d, %v; want %d, ErrNeedMore", v.name, fresh, k, n, err, want)
 				}
-				if s.rec.Type != "" || len(s.rec.Fields) != 0 || len(s.rec.Warnings) != 0 {
-					t.Fatalf("%s cut at %d: record filled: %+v", v.name, k, s.rec)
+				if s.Rec.Type != "" || len(s.Rec.Fields) != 0 || len(s.Rec.Warnings) != 0 {
+					t.Fatalf("%s cut at %d: record filled: %+v", v.name, k, s.Rec)
 				}
 			}
 			// The state is unchanged: a fresh direction still sees its
 			// first message, and the whole message parses.
-			n, err := s.parse(1, v.b)
+			n, err := s.Parse(1, v.b)
 			if n != len(v.b) || err != nil {
 				t.Fatalf("%s whole: Parse = %d, %v", v.name, n, err)
 			}
-			hs := slices.ContainsFunc(s.rec.Warnings, func(w string) bool {
+			hs := slices.ContainsFunc(s.Rec.Warnings, func(w string) bool {
 				return strings.HasPrefix(w, "stream does not begin with magic + version")
 			})
 			if hs != (fresh && v.name != "magic") {
-				t.Errorf("%s fresh=%v: warnings %q", v.name, fresh, s.rec.Warnings)
+				t.Errorf("%s fresh=%v: warnings %q", v.name, fresh, s.Rec.Warnings)
 			}
 		}
 	}
@@ -245,10 +245,10 @@ func TestHandshake(t *testing.T) {
 		{1, vMagic, nil}, // a later magic is no violation
 	}
 	for i, st := range steps {
-		if n, err := s.parse(st.dir, st.in); n != len(st.in) || err != nil {
+		if n, err := s.Parse(st.dir, st.in); n != len(st.in) || err != nil {
 			t.Fatalf("step %d: Parse = %d, %v", i, n, err)
 		}
-		checkWarnings(t, s.rec.Warnings, st.warn)
+		checkWarnings(t, s.Rec.Warnings, st.warn)
 	}
 
 	// Magic then a vector: the second record carries it.
@@ -261,10 +261,10 @@ func TestHandshake(t *testing.T) {
 		{vDirection, []string{second + "current_direction"}},
 		{vDesired, nil},
 	} {
-		if n, err := s.parse(0, st.in); n != len(st.in) || err != nil {
+		if n, err := s.Parse(0, st.in); n != len(st.in) || err != nil {
 			t.Fatalf("step %d: Parse = %d, %v", i, n, err)
 		}
-		checkWarnings(t, s.rec.Warnings, st.warn)
+		checkWarnings(t, s.Rec.Warnings, st.warn)
 	}
 
 	// Neither first nor second: both carry it, and the first message of the
@@ -280,10 +280,10 @@ func TestHandshake(t *testing.T) {
 		{0, vPosition, nil},
 		{1, vPong, []string{first + "pong"}},
 	} {
-		if n, err := s.parse(st.dir, st.in); n != len(st.in) || err != nil {
+		if n, err := s.Parse(st.dir, st.in); n != len(st.in) || err != nil {
 			t.Fatalf("step %d: Parse = %d, %v", i, n, err)
 		}
-		checkWarnings(t, s.rec.Warnings, st.warn)
+		checkWarnings(t, s.Rec.Warnings, st.warn)
 	}
 }
 
@@ -300,18 +300,18 @@ func TestRTT(t *testing.T) {
 	s.prime(t)
 	pong := func(dir dissect.Dir, at time.Time, b []byte) (float64, bool) {
 		t.Helper()
-		s.c.Time = at
-		if n, err := s.parse(dir, b); n != len(b) || err != nil || s.rec.Type != "pong" {
-			t.Fatalf("pong: Parse = %d, %v, %q", n, err, s.rec.Type)
+		s.Ctx.Time = at
+		if n, err := s.Parse(dir, b); n != len(b) || err != nil || s.Rec.Type != "pong" {
+			t.Fatalf("pong: Parse = %d, %v, %q", n, err, s.Rec.Type)
 		}
-		v, ok := s.rec.Fields.Get("rtt_ms")
+		v, ok := s.Rec.Fields.Get("rtt_ms")
 		if ok && v.Kind() != dissect.KindFloat {
 			t.Fatalf("rtt_ms kind %v", v.Kind())
 		}
 		return v.Float(), ok
 	}
-	s.c.Time = t0
-	if _, err := s.parse(0, vPing); err != nil {
+	s.Ctx.Time = t0
+	if _, err := s.Parse(0, vPing); err != nil {
 		t.Fatal(err)
 	}
 	// Same direction: no match.
@@ -322,8 +322,8 @@ func TestRTT(t *testing.T) {
 		t.Errorf("rtt = %v, %v; want 12.5", rtt, ok)
 	}
 	// The table's summary: id_hex, then rtt_ms as the fields would show it.
-	if s.rec.Summary != "id=0x0123456789abcdef rtt_ms=12.5" {
-		t.Errorf("pong summary %q", s.rec.Summary)
+	if s.Rec.Summary != "id=0x0123456789abcdef rtt_ms=12.5" {
+		t.Errorf("pong summary %q", s.Rec.Summary)
 	}
 	// The ping is answered: a second pong does not match.
 	if _, ok := pong(1, t0.Add(20*time.Millisecond), vPong); ok {
@@ -332,8 +332,8 @@ func TestRTT(t *testing.T) {
 
 	// 65 pings from dir 1: the oldest is evicted.
 	for i := 1; i <= 65; i++ {
-		s.c.Time = t0.Add(time.Duration(i) * time.Millisecond)
-		if _, err := s.parse(1, pingID(0x04, byte(i))); err != nil {
+		s.Ctx.Time = t0.Add(time.Duration(i) * time.Millisecond)
+		if _, err := s.Parse(1, pingID(0x04, byte(i))); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -349,11 +349,11 @@ func TestRTT(t *testing.T) {
 	}
 
 	// Decode off still answers the ping: a later pong does not match.
-	s.c.Decode = false
-	if _, err := s.parse(0, pingID(0x05, 3)); err != nil {
+	s.Ctx.Decode = false
+	if _, err := s.Parse(0, pingID(0x05, 3)); err != nil {
 		t.Fatal(err)
 	}
-	s.c.Decode = true
+	s.Ctx.Decode = true
 	if _, ok := pong(0, at, pingID(0x05, 3)); ok {
 		t.Error("ping 3 answered with decode off matched again")
 	}
@@ -418,7 +418,7 @@ func TestInfo(t *testing.T) {
 func TestVarLenImplausible(t *testing.T) {
 	s := newSession(true)
 	s.prime(t)
-	n, err := s.parse(0, h("06 f0 ff ff ff ff 00"))
+	n, err := s.Parse(0, h("06 f0 ff ff ff ff 00"))
 	var e *dissect.Error
 	if !errors.As(err, &e) || e.Code != "implausible_length" || n != 0 || !strings.Contains(e.Msg, "4294967295") {
 		t.Errorf("Parse = %d, %v; want 0, implausible_length naming 4294967295", n, err)
@@ -430,13 +430,13 @@ func TestCurveCap(t *testing.T) {
 	in := cat(h("09 f0 80 a9 03 00"), make([]byte, 240000)) // 0x0003a980 = 240000
 	s := newSession(true)
 	s.prime(t)
-	n, err := s.parse(0, in)
+	n, err := s.Parse(0, in)
 	if n != len(in) || err != nil {
 		t.Fatalf("Parse = %d, %v", n, err)
 	}
-	checkWarnings(t, s.rec.Warnings, []string{"20000 points, only the first 16384"})
-	v, _ := s.rec.Fields.Get("points")
-	if len(v.Items()) != 16384 || s.rec.Summary != "points=20000" {
-		t.Errorf("points %d, summary %q", len(v.Items()), s.rec.Summary)
+	checkWarnings(t, s.Rec.Warnings, []string{"20000 points, only the first 16384"})
+	v, _ := s.Rec.Fields.Get("points")
+	if len(v.Items()) != 16384 || s.Rec.Summary != "points=20000" {
+		t.Errorf("points %d, summary %q", len(v.Items()), s.Rec.Summary)
 	}
 }

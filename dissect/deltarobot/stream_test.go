@@ -27,12 +27,7 @@ func streamInfo() dissect.StreamInfo {
 }
 
 // event is one unit fed to a stream.
-type event struct {
-	dir  dissect.Dir
-	at   time.Time
-	data []byte // nil with gap > 0: a gap; nil and gap 0: end
-	gap  int64
-}
+type event = dissecttest.Event
 
 // chunkSizes are the maximum chunk sizes tried, picked at random per chunk.
 var chunkSizes = []int{1, 2, 3, 5, 7, 17, 18, 19, 64, 1448}
@@ -40,22 +35,8 @@ var chunkSizes = []int{1, 2, 3, 5, 7, 17, 18, 19, 64, 1448}
 // feedStream feeds the events, cutting data into random chunks drawn from rng
 // (nil: whole), and returns the records.
 func feedStream(t testing.TB, reg *dissect.Registry, decode bool, evs []event, rng *rand.Rand) []*dissect.Record {
-	var sink dissecttest.Collector
-	s := dissect.NewStream(streamInfo(), reg, &sink, dissect.StreamOptions{Decode: decode})
-	for _, e := range evs {
-		switch {
-		case e.data != nil:
-			dissecttest.Data(s, e.dir, e.at, e.data, rng, chunkSizes)
-		case e.gap > 0:
-			s.Gap(e.dir, e.at, e.gap)
-		default:
-			s.End(e.dir, e.at)
-		}
-	}
-	if s.Err() != nil {
-		t.Fatal(s.Err())
-	}
-	return sink.Records
+	recs, _ := dissecttest.Feed(t, reg, streamInfo(), dissect.StreamOptions{Decode: decode}, evs, rng, chunkSizes)
+	return recs
 }
 
 // dirOf tells the direction of a record from its source.
@@ -126,10 +107,10 @@ var scenarios = []scenario{
 		// answered in dir 1 12.5 ms later.
 		name: "bad size id mid-stream and rtt",
 		evs: []event{
-			{dir: 0, at: t0, data: cat(vMagic, vVersion, vPosition, h("0a 77"), vDirection, vDesired, vPing, vEOTBye)},
-			{dir: 1, at: t0.Add(12500 * time.Microsecond), data: cat(vMagic, vVersion, vPong, vEOTEmpty)},
-			{dir: 0, at: t0.Add(time.Second)},
-			{dir: 1, at: t0.Add(time.Second)},
+			{Dir: 0, At: t0, Data: cat(vMagic, vVersion, vPosition, h("0a 77"), vDirection, vDesired, vPing, vEOTBye)},
+			{Dir: 1, At: t0.Add(12500 * time.Microsecond), Data: cat(vMagic, vVersion, vPong, vEOTEmpty)},
+			{Dir: 0, At: t0.Add(time.Second)},
+			{Dir: 1, At: t0.Add(time.Second)},
 		},
 		size: [2]int64{91, 32},
 		wants: []want{
@@ -151,8 +132,8 @@ var scenarios = []scenario{
 		// The capture starts 5 bytes into an actuator_position message.
 		name: "joined mid-message",
 		evs: []event{
-			{dir: 0, at: t0, data: cat(vPosition[5:], vDirection, vDesired, vPosition, vPing)},
-			{dir: 0, at: t0},
+			{Dir: 0, At: t0, Data: cat(vPosition[5:], vDirection, vDesired, vPosition, vPing)},
+			{Dir: 0, At: t0},
 		},
 		size: [2]int64{77, 0},
 		wants: []want{
@@ -168,10 +149,10 @@ var scenarios = []scenario{
 		// the rest of that message.
 		name: "gap then resync",
 		evs: []event{
-			{dir: 0, at: t0, data: cat(vMagic, vVersion, vPosition)},
-			{dir: 0, at: t0, gap: 7},
-			{dir: 0, at: t0, data: cat(vPosition[7:], vDirection, vDesired, vPing, vEOTBye)},
-			{dir: 0, at: t0},
+			{Dir: 0, At: t0, Data: cat(vMagic, vVersion, vPosition)},
+			{Dir: 0, At: t0, Gap: 7},
+			{Dir: 0, At: t0, Data: cat(vPosition[7:], vDirection, vDesired, vPing, vEOTBye)},
+			{Dir: 0, At: t0},
 		},
 		size: [2]int64{107, 0},
 		wants: []want{
@@ -192,8 +173,8 @@ var scenarios = []scenario{
 		// stream ends 8 bytes into a ping.
 		name: "unknown and mismatched ids",
 		evs: []event{
-			{dir: 1, at: t0, data: cat(vMagic, vVersion, h("0a 20 01 02 03 04"), h("01 20 44 65 6c 74"), h("00 00 00"), h("0b f0 02 00 00 00 aa bb"), vPosition, vCurve, vPing[:8])},
-			{dir: 1, at: t0},
+			{Dir: 1, At: t0, Data: cat(vMagic, vVersion, h("0a 20 01 02 03 04"), h("01 20 44 65 6c 74"), h("00 00 00"), h("0b f0 02 00 00 00 aa bb"), vPosition, vCurve, vPing[:8])},
+			{Dir: 1, At: t0},
 		},
 		size: [2]int64{0, 95},
 		wants: []want{
@@ -213,8 +194,8 @@ var scenarios = []scenario{
 		// resync never becomes sure, and they are passed over.
 		name: "stream ends while resynchronising",
 		evs: []event{
-			{dir: 0, at: t0, data: cat(vMagic, vVersion, h("0a 77"), vPosition, vDirection)},
-			{dir: 0, at: t0},
+			{Dir: 0, At: t0, Data: cat(vMagic, vVersion, h("0a 77"), vPosition, vDirection)},
+			{Dir: 0, At: t0},
 		},
 		size: [2]int64{54, 0},
 		wants: []want{
@@ -228,8 +209,8 @@ var scenarios = []scenario{
 		// without being held, and decoding goes on after it.
 		name: "oversize message",
 		evs: []event{
-			{dir: 0, at: t0, data: cat(vMagic, vVersion, h("09 f0 00 00 10 00"), make([]byte, 1<<20), vPosition)},
-			{dir: 0, at: t0},
+			{Dir: 0, At: t0, Data: cat(vMagic, vVersion, h("09 f0 00 00 10 00"), make([]byte, 1<<20), vPosition)},
+			{Dir: 0, At: t0},
 		},
 		size:    [2]int64{16 + 6 + 1<<20 + 18, 0},
 		chunked: true,

@@ -44,7 +44,7 @@ func TestSync(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newSession(true)
-			k, ok := s.p.Sync(&s.c, tc.in)
+			k, ok := s.P.Sync(&s.Ctx, tc.in)
 			if k != tc.k || ok != tc.ok {
 				t.Errorf("Sync = %d, %v; want %d, %v", k, ok, tc.k, tc.ok)
 			}
@@ -74,7 +74,7 @@ func TestImplausibleLengthResync(t *testing.T) {
 		off += int64(len(m))
 	}
 	in := cat(vMagic, vVersion, h("09 f0 ff ff ff ff"), body)
-	evs := []event{{dir: 0, at: t0, data: in}, {dir: 0, at: t0}}
+	evs := []event{{Dir: 0, At: t0, Data: in}, {Dir: 0, At: t0}}
 	rng := rand.New(rand.NewPCG(9, 9))
 	for i := range 20 {
 		var r *rand.Rand
