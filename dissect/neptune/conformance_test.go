@@ -30,7 +30,7 @@ func TestConformance(t *testing.T) {
 		t.Run(w.name, func(t *testing.T) {
 			opt := neptune.WikiOptions{Int16: w.width == neptuneenc.Int16}
 			dissecttest.Conformance(t, dissecttest.Suite{
-				New:  func() dissect.Protocol { return neptune.NewWiki(opt) },
+				New: func() dissect.Protocol { return neptune.NewWiki(opt) },
 				Valid: []dissecttest.Input{
 					wikiInput("wiki session", neptuneenc.NewWikiSession(neptuneenc.WikiOptions{Seed: 3, Int: w.width})),
 					wikiInput("broken wiki session", neptuneenc.NewWikiSession(neptuneenc.WikiOptions{Seed: 4, Int: w.width, Broken: true})),

@@ -3,7 +3,6 @@ package neptune_test
 import (
 	"errors"
 	"math/rand/v2"
-	"slices"
 	"testing"
 
 	"github.com/dissect-tools/dissect/dissect"
@@ -32,83 +31,35 @@ func wikiType(d []byte) string {
 	return "unknown"
 }
 
-// checked wraps a protocol so that every Parse and Sync result is checked
-// against the Parser contract.
-type checked struct {
-	dissect.Protocol
-	t testing.TB
-}
-
-func (p checked) NewParser(s *dissect.StreamInfo) dissect.Parser {
-	return checkedParser{p.Protocol.NewParser(s), p.Info().Name, p.t}
-}
-
-type checkedParser struct {
-	p    dissect.Parser
-	name string
-	t    testing.TB
-}
-
-func (p checkedParser) Parse(c *dissect.Ctx, b []byte) (int, error) {
-	n, err := p.p.Parse(c, b)
+// deviceRules checks what the device framing adds to the parser contract
+// (dissecttest.Checked): a message is a length byte L < 100 and L bytes,
+// typed by its type byte; the one error is a length of 100 or more.
+func deviceRules(c *dissect.Ctx, b []byte, n int, err error) string {
 	var e *dissect.Error
 	switch {
-	case err == nil:
-		if n <= 0 || n > len(b) {
-			p.t.Fatalf("%s: Parse(%x) = %d, nil: out of range", p.name, b, n)
-		}
-		if p.name == "neptune" && (b[0] >= 100 || n != 1+int(b[0]) || c.Rec.Type != deviceType(b[1:n])) {
-			p.t.Fatalf("neptune: Parse(%x) = %d, type %q", b, n, c.Rec.Type)
-		}
-		if p.name == "neptune-wiki" && (!c.Final || n != len(b) || c.Rec.Type != wikiType(b)) {
-			p.t.Fatalf("neptune-wiki: Parse(%x, final %v) = %d, type %q", b, c.Final, n, c.Rec.Type)
-		}
-	case errors.Is(err, dissect.ErrNeedMore):
-		if n != 0 && n <= len(b) {
-			p.t.Fatalf("%s: Parse(%x) = %d, ErrNeedMore: the message is all there", p.name, b, n)
-		}
-		if p.name == "neptune-wiki" && c.Final && len(b) > 0 {
-			p.t.Fatalf("neptune-wiki: Parse(%x) asks for more at the end of a datagram", b)
-		}
-	case errors.As(err, &e):
-		if p.name != "neptune" || n != 0 || e.Proto != "neptune" || e.Code != "bad_length" || e.Offset != 0 || b[0] < 100 {
-			p.t.Fatalf("%s: Parse(%x) = %d, %+v", p.name, b, n, e)
-		}
-	default:
-		p.t.Fatalf("%s: Parse(%x): error %v is neither ErrNeedMore nor *dissect.Error", p.name, b, err)
+	case err == nil && (b[0] >= 100 || n != 1+int(b[0]) || c.Rec.Type != deviceType(b[1:n])):
+		return "type " + c.Rec.Type
+	case errors.As(err, &e) && (e.Code != "bad_length" || e.Offset != 0 || b[0] < 100):
+		return "not a bad length byte"
 	}
-	return n, err
+	return ""
 }
 
-func (p checkedParser) Sync(c *dissect.Ctx, b []byte) (int, bool) {
-	k, ok := p.p.Sync(c, b)
-	if k < 0 || k > len(b) || ok && k == len(b) {
-		p.t.Fatalf("%s: Sync(%x) = %d, %v", p.name, b, k, ok)
+// wikiRules checks what the wiki format adds: a datagram is one whole
+// packet, typed by its first byte, and never asks for more.
+func wikiRules(c *dissect.Ctx, b []byte, n int, err error) string {
+	switch {
+	case err == nil && (!c.Final || n != len(b) || c.Rec.Type != wikiType(b)):
+		return "not the whole datagram, or type " + c.Rec.Type
+	case err != nil && (!errors.Is(err, dissect.ErrNeedMore) || c.Final && len(b) > 0):
+		return "an error within a datagram"
 	}
-	return k, ok
+	return ""
 }
 
 func checkedRegistry(t testing.TB, int16 bool, rules ...string) *dissect.Registry {
-	return dissecttest.Registry(t, rules, checked{neptune.New(), t}, checked{neptune.NewWiki(neptune.WikiOptions{Int16: int16}), t})
-}
-
-// line is what a record must keep across chunkings and decode modes.
-type line struct {
-	dir      dissect.Dir
-	typ      string
-	off, len int64
-	warn     string
-}
-
-func lines(recs []*dissect.Record) []line {
-	out := make([]line, len(recs))
-	for i, r := range recs {
-		out[i] = line{dirOf(r), r.Type, r.Offset, r.Length, ""}
-		for _, w := range r.Warnings {
-			out[i].warn += w + "\n"
-		}
-	}
-	return out
+	return dissecttest.Registry(t, rules, dissecttest.Checked(t, neptune.New(), deviceRules),
+		dissecttest.Checked(t, neptune.NewWiki(neptune.WikiOptions{Int16: int16}), wikiRules))
 }
 
 // FuzzParse runs arbitrary bytes through both protocols.
@@ -134,25 +85,27 @@ func FuzzParse(f *testing.F) {
 		// Device framing.
 		info := streamInfo(dissect.TCP, rov)
 		reg := checkedRegistry(t, false, "tcp.port==1493,neptune")
-		evs := []event{{dir: 0, data: data}}
+		evs := []event{{Dir: 0, Data: data}}
 		size := [2]int64{int64(len(data)), int64(len(data))}
 		if g := int(gapAt); g > 0 && g < len(data) {
-			evs = append(evs, event{dir: 1, data: data[:g]}, event{dir: 1, gap: 5}, event{dir: 1, data: data[g:]})
+			evs = append(evs, event{Dir: 1, Data: data[:g]}, event{Dir: 1, Gap: 5}, event{Dir: 1, Data: data[g:]})
 			size[1] += 5
 		} else {
-			evs = append(evs, event{dir: 1, data: data})
+			evs = append(evs, event{Dir: 1, Data: data})
 		}
 		if len(data) == 0 {
 			evs, size = evs[:0], [2]int64{}
 		}
-		evs = append(evs, event{dir: 0}, event{dir: 1})
+		evs = append(evs, event{Dir: 0}, event{Dir: 1})
 		rng := rand.New(rand.NewPCG(seed, 0))
-		chunked := feed(t, info, reg, true, false, evs, rng)
+		chunked := feed(t, info, reg, true, evs, rng)
 		dissecttest.CheckTiling(t, chunked, size, dirOf)
-		whole := feed(t, info, reg, false, false, evs, nil)
+		whole := feed(t, info, reg, false, evs, nil)
 		dissecttest.CheckTiling(t, whole, size, dirOf)
-		if len(data) <= dissect.DefaultLimits().MaxSync/2 && !slices.Equal(lines(chunked), lines(whole)) {
-			t.Fatalf("chunked (decode) and whole (no decode) records differ:\n%v\n%v", lines(chunked), lines(whole))
+		if len(data) <= dissect.DefaultLimits().MaxSync/2 {
+			if d := dissecttest.DiffLines(chunked, whole); d != "" {
+				t.Fatalf("chunked (decode) and whole (no decode) records differ: %s", d)
+			}
 		}
 
 		// Wiki format.
@@ -160,29 +113,34 @@ func FuzzParse(f *testing.F) {
 		winfo := streamInfo(dissect.UDP, wikiTo)
 		wreg := checkedRegistry(t, int16, "udp.port==9000,neptune-wiki")
 		var dgs []event
-		var want []line
+		type span struct {
+			typ      string
+			off, len int64
+		}
+		var want []span
 		var off int64
 		for p := data; len(p) > 0; {
 			n := min(len(p), rng.IntN(24))
 			d := p[:n]
 			p = p[n:]
-			dgs = append(dgs, event{dir: 0, data: d})
+			dgs = append(dgs, event{Dir: 0, Data: d})
 			if n > 0 {
-				want = append(want, line{0, wikiType(d), off, int64(n), ""})
+				want = append(want, span{wikiType(d), off, int64(n)})
 				off += int64(n)
 			}
 		}
-		dec := feed(t, winfo, wreg, true, true, dgs, nil)
-		nodec := feed(t, winfo, wreg, false, true, dgs, nil)
-		got := lines(dec)
-		if !slices.Equal(got, lines(nodec)) {
-			t.Fatalf("wiki: decode and no decode differ:\n%v\n%v", got, lines(nodec))
+		dec := feed(t, winfo, wreg, true, dgs, nil)
+		nodec := feed(t, winfo, wreg, false, dgs, nil)
+		if d := dissecttest.DiffLines(dec, nodec); d != "" {
+			t.Fatalf("wiki: decode and no decode differ: %s", d)
 		}
-		for i := range got {
-			got[i].warn = ""
+		if len(dec) != len(want) {
+			t.Fatalf("wiki: %d records, want %d", len(dec), len(want))
 		}
-		if !slices.Equal(got, want) {
-			t.Fatalf("wiki: records %v, want %v", got, want)
+		for i, r := range dec {
+			if w := want[i]; dirOf(r) != 0 || r.Type != w.typ || r.Offset != w.off || r.Length != w.len {
+				t.Fatalf("wiki: record %d: dir %d %s@%d+%d, want %+v", i, dirOf(r), r.Type, r.Offset, r.Length, w)
+			}
 		}
 	})
 }

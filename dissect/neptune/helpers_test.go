@@ -42,35 +42,24 @@ func f32(v float32) dissect.Value { return dissect.Float32(v) }
 func hx(v string) dissect.Value   { return dissect.Bytes(h(v)) }
 func bl(v bool) dissect.Value     { return dissect.Bool(v) }
 
+// checkFields wants exactly the fields want, in order.
 func checkFields(t testing.TB, got dissect.Fields, want []kv) {
 	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("fields: got %d %v, want %d %v", len(got), got, len(want), want)
+	fs := make([]dissect.Field, len(want))
+	for i, f := range want {
+		fs[i] = dissect.Field{Key: f.k, Value: f.v}
 	}
-	for i := range want {
-		if got[i].Key != want[i].k || !got[i].Value.Equal(want[i].v) {
-			t.Errorf("field %d: got %s=%+v, want %s=%+v", i, got[i].Key, got[i].Value, want[i].k, want[i].v)
-		}
-	}
+	dissecttest.CheckFields(t, got, fs...)
 }
 
 // checkWarnings wants one warning per substring, in order.
 var checkWarnings = dissecttest.CheckWarnings
 
-// session is one parser with a context, for direct Parse calls.
-type session struct {
-	p    dissect.Parser
-	info dissect.StreamInfo
-	rec  dissect.Record
-	c    dissect.Ctx
-}
+// session is one parser, for direct Parse calls on direction 0.
+type session struct{ *dissecttest.Session }
 
 func newSession(p dissect.Protocol, tr dissect.Transport, decode bool) *session {
-	s := &session{}
-	s.info.Transport = tr
-	s.p = p.NewParser(&s.info)
-	s.c = dissect.Ctx{Stream: &s.info, Decode: decode, Rec: &s.rec}
-	return s
+	return &session{dissecttest.NewSession(p, dissect.StreamInfo{StreamID: dissect.StreamID{Transport: tr}}, decode)}
 }
 
 func deviceSession(decode bool) *session {
@@ -81,8 +70,8 @@ func wikiSession(int16, decode bool) *session {
 	return newSession(neptune.NewWiki(neptune.WikiOptions{Int16: int16}), dissect.UDP, decode)
 }
 
+// parse parses b, which ends a datagram when final is set.
 func (s *session) parse(b []byte, final bool) (int, error) {
-	s.rec.Reset()
-	s.c.Final = final
-	return s.p.Parse(&s.c, b)
+	s.Ctx.Final = final
+	return s.Parse(0, b)
 }

@@ -103,19 +103,19 @@ func runParseCase(t *testing.T, ss *session, tc parseCase, decode bool, final bo
 		}
 		return
 	}
-	if ss.rec.Type != tc.typ {
-		t.Errorf("type %q, want %q", ss.rec.Type, tc.typ)
+	if ss.Rec.Type != tc.typ {
+		t.Errorf("type %q, want %q", ss.Rec.Type, tc.typ)
 	}
-	checkWarnings(t, ss.rec.Warnings, tc.warn)
+	checkWarnings(t, ss.Rec.Warnings, tc.warn)
 	if !decode {
-		if len(ss.rec.Fields) != 0 || ss.rec.Summary != "" {
-			t.Errorf("decode off: fields %v, summary %q", ss.rec.Fields, ss.rec.Summary)
+		if len(ss.Rec.Fields) != 0 || ss.Rec.Summary != "" {
+			t.Errorf("decode off: fields %v, summary %q", ss.Rec.Fields, ss.Rec.Summary)
 		}
 		return
 	}
-	checkFields(t, ss.rec.Fields, tc.fields)
-	if ss.rec.Summary != tc.summary {
-		t.Errorf("summary %q, want %q", ss.rec.Summary, tc.summary)
+	checkFields(t, ss.Rec.Fields, tc.fields)
+	if ss.Rec.Summary != tc.summary {
+		t.Errorf("summary %q, want %q", ss.Rec.Summary, tc.summary)
 	}
 }
 
@@ -141,8 +141,8 @@ func TestParseDeviceTruncated(t *testing.T) {
 		ss := deviceSession(true)
 		for k := 1; k < len(v); k++ {
 			n, err := ss.parse(v[:k], false)
-			if !errors.Is(err, dissect.ErrNeedMore) || n != len(v) || ss.rec.Type != "" || len(ss.rec.Fields) != 0 {
-				t.Errorf("%x[:%d]: Parse = %d, %v, type %q", v, k, n, err, ss.rec.Type)
+			if !errors.Is(err, dissect.ErrNeedMore) || n != len(v) || ss.Rec.Type != "" || len(ss.Rec.Fields) != 0 {
+				t.Errorf("%x[:%d]: Parse = %d, %v, type %q", v, k, n, err, ss.Rec.Type)
 			}
 		}
 	}
@@ -193,8 +193,8 @@ func TestParseAllocs(t *testing.T) {
 		}
 		allocs := testing.AllocsPerRun(100, func() {
 			for _, d := range dgs {
-				if n, err := ws.parse(d, true); err != nil || n != len(d) || len(ws.rec.Warnings) != 0 {
-					t.Fatalf("Parse(%x) = %d, %v %q", d, n, err, ws.rec.Warnings)
+				if n, err := ws.parse(d, true); err != nil || n != len(d) || len(ws.Rec.Warnings) != 0 {
+					t.Fatalf("Parse(%x) = %d, %v %q", d, n, err, ws.Rec.Warnings)
 				}
 			}
 		})

@@ -40,38 +40,19 @@ func registry(t testing.TB, int16 bool, rules ...string) *dissect.Registry {
 	return dissecttest.Registry(t, rules, neptune.New(), neptune.NewWiki(neptune.WikiOptions{Int16: int16}))
 }
 
-// event is one unit fed to a stream.
-type event struct {
-	dir  dissect.Dir
-	data []byte // nil with gap > 0: a gap; nil and gap 0: end (or an empty datagram with dgram)
-	gap  int64
-}
+// event is one unit fed to a stream (At is left zero: no test here
+// depends on the time).
+type event = dissecttest.Event
 
 var chunkSizes = []int{1, 2, 3, 4, 5, 7, 64, 1448}
 
 // feed feeds evs to a new stream; byte-stream data is cut into random
-// chunks drawn from rng (nil: whole); with dgram every data event is one
+// chunks drawn from rng (nil: whole); on UDP every data event is one
 // datagram.
-func feed(t testing.TB, info dissect.StreamInfo, reg *dissect.Registry, decode, dgram bool, evs []event, rng *rand.Rand) []*dissect.Record {
+func feed(t testing.TB, info dissect.StreamInfo, reg *dissect.Registry, decode bool, evs []event, rng *rand.Rand) []*dissect.Record {
 	t.Helper()
-	var sink dissecttest.Collector
-	st := dissect.NewStream(info, reg, &sink, dissect.StreamOptions{Decode: decode})
-	for _, e := range evs {
-		switch {
-		case dgram && e.gap == 0 && e.data != nil:
-			st.Datagram(e.dir, t0, e.data)
-		case e.data != nil:
-			dissecttest.Data(st, e.dir, t0, e.data, rng, chunkSizes)
-		case e.gap > 0:
-			st.Gap(e.dir, t0, e.gap)
-		default:
-			st.End(e.dir, t0)
-		}
-	}
-	if st.Err() != nil {
-		t.Fatal(st.Err())
-	}
-	return sink.Records
+	recs, _ := dissecttest.Feed(t, reg, info, dissect.StreamOptions{Decode: decode}, evs, rng, chunkSizes)
+	return recs
 }
 
 func dirOf(r *dissect.Record) dissect.Dir {
@@ -146,8 +127,8 @@ var deviceScenarios = []scenario{
 		info:  tcpInfo,
 		rules: []string{"tcp.port==1493,neptune"},
 		evs: []event{
-			{dir: 0, data: cat(vStop, vRelay5On, vTranslate, vRotate, vStabilize, vLamp, vAbort, h("02 09 01"), h("03 01 02 00"), h("00"), vMotor2)},
-			{dir: 0}, {dir: 1},
+			{Dir: 0, Data: cat(vStop, vRelay5On, vTranslate, vRotate, vStabilize, vLamp, vAbort, h("02 09 01"), h("03 01 02 00"), h("00"), vMotor2)},
+			{Dir: 0}, {Dir: 1},
 		},
 		size: [2]int64{39, 0},
 		wants: []want{
@@ -168,7 +149,7 @@ var deviceScenarios = []scenario{
 		// No rule: TCP port 1493 picks the protocol.
 		name: "default port",
 		info: tcpInfo,
-		evs:  []event{{dir: 0, data: vStop}, {dir: 0}},
+		evs:  []event{{Dir: 0, Data: vStop}, {Dir: 0}},
 		size: [2]int64{5, 0},
 		wants: []want{
 			{typ: "set_motor", off: 0, len: 5, fields: motor(0, "forward", 0)},
@@ -183,8 +164,8 @@ var deviceScenarios = []scenario{
 		info:  tcpInfo,
 		rules: []string{"tcp.port==1493,neptune"},
 		evs: []event{
-			{dir: 0, data: cat(vStop, h("64 ff 10 02"), vTranslate, vRotate, vLamp, vStabilize)},
-			{dir: 0},
+			{Dir: 0, Data: cat(vStop, h("64 ff 10 02"), vTranslate, vRotate, vLamp, vStabilize)},
+			{Dir: 0},
 		},
 		size: [2]int64{23, 0},
 		wants: []want{
@@ -204,10 +185,10 @@ var deviceScenarios = []scenario{
 		info:  tcpInfo,
 		rules: []string{"tcp.port==1493,neptune"},
 		evs: []event{
-			{dir: 0, data: cat(vStop, vMotor2[:2])},
-			{dir: 0, gap: 2},
-			{dir: 0, data: cat(vMotor2[4:], vTranslate, vRotate, vLamp, vAbort)},
-			{dir: 0},
+			{Dir: 0, Data: cat(vStop, vMotor2[:2])},
+			{Dir: 0, Gap: 2},
+			{Dir: 0, Data: cat(vMotor2[4:], vTranslate, vRotate, vLamp, vAbort)},
+			{Dir: 0},
 		},
 		size: [2]int64{23, 0},
 		wants: []want{
@@ -227,7 +208,7 @@ var deviceScenarios = []scenario{
 		name:  "stream ends while resynchronising",
 		info:  tcpInfo,
 		rules: []string{"tcp.port==1493,neptune"},
-		evs:   []event{{dir: 0, data: cat(vStop, h("c8"), vTranslate, vRotate)}, {dir: 0}},
+		evs:   []event{{Dir: 0, Data: cat(vStop, h("c8"), vTranslate, vRotate)}, {Dir: 0}},
 		size:  [2]int64{14, 0},
 		wants: []want{
 			{typ: "set_motor", off: 0, len: 5},
@@ -239,7 +220,7 @@ var deviceScenarios = []scenario{
 		name:  "incomplete at end",
 		info:  tcpInfo,
 		rules: []string{"tcp.port==1493,neptune"},
-		evs:   []event{{dir: 0, data: cat(vLamp, vStop[:3])}, {dir: 0}},
+		evs:   []event{{Dir: 0, Data: cat(vLamp, vStop[:3])}, {Dir: 0}},
 		size:  [2]int64{6, 0},
 		wants: []want{
 			{typ: "lamp", off: 0, len: 3},
@@ -253,7 +234,7 @@ var deviceScenarios = []scenario{
 		name:  "joined mid-message",
 		info:  tcpInfo,
 		rules: []string{"tcp.port==1493,neptune"},
-		evs:   []event{{dir: 0, data: cat(vStop[3:], vTranslate)}, {dir: 0}},
+		evs:   []event{{Dir: 0, Data: cat(vStop[3:], vTranslate)}, {Dir: 0}},
 		size:  [2]int64{6, 0},
 		wants: []want{
 			{typ: "unknown", off: 0, len: 1, warn: []string{"empty message"}, summary: "len=0"},
@@ -267,7 +248,7 @@ var deviceScenarios = []scenario{
 		name:  "serial",
 		info:  streamInfo(dissect.Serial, netip.AddrPort{}),
 		rules: []string{"serial,neptune"},
-		evs:   []event{{dir: 0, data: cat(vRelay6Off, vAbort)}, {dir: 1, data: vLamp}, {dir: 0}, {dir: 1}},
+		evs:   []event{{Dir: 0, Data: cat(vRelay6Off, vAbort)}, {Dir: 1, Data: vLamp}, {Dir: 0}, {Dir: 1}},
 		size:  [2]int64{7, 3},
 		wants: []want{
 			{typ: "set_motor", off: 0, len: 5, fields: motor(6, "forward", 128), summary: "relay 6 off"},
@@ -288,7 +269,7 @@ func TestStreamDevice(t *testing.T) {
 					r = rng
 				}
 				for _, decode := range []bool{true, false} {
-					recs := feed(t, sc.info, reg, decode, false, sc.evs, r)
+					recs := feed(t, sc.info, reg, decode, sc.evs, r)
 					dissecttest.CheckTiling(t, recs, sc.size, dirOf)
 					checkRecords(t, recs, sc.wants, decode, sc.info)
 				}
@@ -306,7 +287,7 @@ func TestStreamNoRule(t *testing.T) {
 		streamInfo(dissect.UDP, wikiTo),
 		streamInfo(dissect.UDP, rov), // 1493 is a TCP port only
 	} {
-		recs := feed(t, info, reg, true, info.Transport == dissect.UDP, []event{{dir: 0, data: cat(vStop, vTranslate, vRotate, vLamp)}, {dir: 0}}, nil)
+		recs := feed(t, info, reg, true, []event{{Dir: 0, Data: cat(vStop, vTranslate, vRotate, vLamp)}, {Dir: 0}}, nil)
 		if len(recs) != 1 || recs[0].Type != dissect.TypeSkipped || recs[0].Proto != "" || recs[0].Length != 16 {
 			t.Errorf("%s %s: records %+v", info.Transport, info.Name[1], recs)
 		}
@@ -344,8 +325,8 @@ var wikiScenarios = []struct {
 		info:  udpInfo,
 		rules: []string{"udp.port==9000,neptune-wiki"},
 		evs: []event{
-			{dir: 0, data: wSpeed}, {dir: 0, data: wPosition}, {dir: 1, data: wSensor}, {dir: 0, data: []byte{}},
-			{dir: 0, data: wRelayOn}, {dir: 0, data: wUnknown}, {dir: 0, data: h("03 09")}, {dir: 0, data: h("03 00 00 04 01 aa")},
+			{Dir: 0, Data: wSpeed}, {Dir: 0, Data: wPosition}, {Dir: 1, Data: wSensor}, {Dir: 0, Data: []byte{}},
+			{Dir: 0, Data: wRelayOn}, {Dir: 0, Data: wUnknown}, {Dir: 0, Data: h("03 09")}, {Dir: 0, Data: h("03 00 00 04 01 aa")},
 		},
 		size: [2]int64{13 + 12 + 5 + 5 + 2 + 6, 15},
 		wants: []want{
@@ -362,7 +343,7 @@ var wikiScenarios = []struct {
 		name:  "int16",
 		info:  udpInfo,
 		rules: []string{"udp.port==9000,neptune-wiki"},
-		evs:   []event{{dir: 0, data: wSpeed16}, {dir: 0, data: wSensor16}, {dir: 0, data: wSpeed}},
+		evs:   []event{{Dir: 0, Data: wSpeed16}, {Dir: 0, Data: wSensor16}, {Dir: 0, Data: wSpeed}},
 		size:  [2]int64{11 + 9 + 13, 0},
 		wants: []want{
 			{typ: "speed_motor", off: 0, len: 11, fields: with(hdr(2, 7), speed(3, "forward", 0.5, 5)...)},
@@ -377,7 +358,7 @@ func TestStreamWiki(t *testing.T) {
 		t.Run(sc.name, func(t *testing.T) {
 			reg := registry(t, sc.int16, sc.rules...)
 			for _, decode := range []bool{true, false} {
-				recs := feed(t, sc.info, reg, decode, true, sc.evs, nil)
+				recs := feed(t, sc.info, reg, decode, sc.evs, nil)
 				dissecttest.CheckTiling(t, recs, sc.size, dirOf)
 				checkRecords(t, recs, sc.wants, decode, sc.info)
 			}

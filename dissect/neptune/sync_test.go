@@ -38,7 +38,7 @@ func TestSync(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			ss := deviceSession(true)
-			k, ok := ss.p.Sync(&ss.c, tc.in)
+			k, ok := ss.P.Sync(&ss.Ctx, tc.in)
 			if k != tc.k || ok != tc.ok {
 				t.Errorf("Sync = %d, %v; want %d, %v", k, ok, tc.k, tc.ok)
 			}

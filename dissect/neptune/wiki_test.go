@@ -104,11 +104,11 @@ func TestParseWikiNotFinal(t *testing.T) {
 	ss := wikiSession(false, true)
 	for _, d := range [][]byte{wSpeed, wRelayOn, wUnknown, h("01")} {
 		n, err := ss.parse(d, false)
-		if n != 0 || err != dissect.ErrNeedMore || ss.rec.Type != "" {
-			t.Errorf("Parse(%x, not final) = %d, %v, type %q", d, n, err, ss.rec.Type)
+		if n != 0 || err != dissect.ErrNeedMore || ss.Rec.Type != "" {
+			t.Errorf("Parse(%x, not final) = %d, %v, type %q", d, n, err, ss.Rec.Type)
 		}
 	}
-	if k, ok := ss.p.Sync(&ss.c, wSpeed); k != len(wSpeed) || ok {
+	if k, ok := ss.P.Sync(&ss.Ctx, wSpeed); k != len(wSpeed) || ok {
 		t.Errorf("Sync = %d, %v; want %d, false", k, ok, len(wSpeed))
 	}
 }
