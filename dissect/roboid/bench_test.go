@@ -56,8 +56,8 @@ func BenchmarkParse(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				for _, d := range benchDatagrams {
-					s.rec.Reset()
-					if n, err := s.p.Parse(&s.c, d); n != len(d) || err != nil {
+					s.Rec.Reset()
+					if n, err := s.P.Parse(&s.Ctx, d); n != len(d) || err != nil {
 						b.Fatal(n, err)
 					}
 				}

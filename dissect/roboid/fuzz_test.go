@@ -14,36 +14,14 @@ import (
 
 var messageTypes = []string{"Client", "NetworkId", "Pose", "NewThing", "Investigate", "ModelURL", "unknown"}
 
-// checked wraps the protocol so that every Parse result is checked against
-// the Parser contract: a datagram is always one whole message.
-type checked struct {
-	dissect.Protocol
-	t testing.TB
-}
-
-func (p checked) NewParser(s *dissect.StreamInfo) dissect.Parser {
-	return checkedParser{p.Protocol.NewParser(s), p.t}
-}
-
-type checkedParser struct {
-	p dissect.Parser
-	t testing.TB
-}
-
-func (p checkedParser) Parse(c *dissect.Ctx, b []byte) (int, error) {
-	n, err := p.p.Parse(c, b)
-	if !c.Final {
-		p.t.Fatalf("Parse called outside a datagram")
+// wholeDatagram checks what Roboid adds to the parser contract
+// (dissecttest.Checked): a datagram is always one whole message of a known
+// type.
+func wholeDatagram(c *dissect.Ctx, b []byte, n int, err error) string {
+	if !c.Final || n != len(b) || err != nil || !slices.Contains(messageTypes, c.Rec.Type) {
+		return "not one whole message of the datagram"
 	}
-	if n != len(b) || err != nil || !slices.Contains(messageTypes, c.Rec.Type) {
-		p.t.Fatalf("Parse(%x) = %d, %v, type %q", b, n, err, c.Rec.Type)
-	}
-	return n, err
-}
-
-func (p checkedParser) Sync(c *dissect.Ctx, b []byte) (int, bool) {
-	p.t.Fatalf("Sync(%x) called: every datagram is a message", b)
-	return len(b), false
+	return ""
 }
 
 // split cuts data into datagrams of random sizes (0 to 40 bytes) and
@@ -135,7 +113,7 @@ func FuzzParse(f *testing.F) {
 				nonEmpty = append(nonEmpty, d)
 			}
 		}
-		reg := registry(t, checked{roboid.New(), t})
+		reg := registry(t, dissecttest.Checked(t, roboid.New(), wholeDatagram))
 		recs := feed(t, reg, streamInfo(roboid.Port), true, ds)
 		dissecttest.CheckTiling(t, recs, size, dirOf)
 		if len(recs) != len(nonEmpty) {
@@ -166,7 +144,7 @@ func FuzzParse(f *testing.F) {
 // (outside datagrams) or ErrNeedMore (empty input).
 func TestParseErrorsAreTyped(t *testing.T) {
 	s := newSession(true)
-	if _, err := s.p.Parse(&s.c, nil); !errors.Is(err, dissect.ErrNeedMore) {
+	if _, err := s.P.Parse(&s.Ctx, nil); !errors.Is(err, dissect.ErrNeedMore) {
 		t.Errorf("empty: %v", err)
 	}
 }

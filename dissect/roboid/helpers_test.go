@@ -1,7 +1,6 @@
 package roboid_test
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/dissect-tools/dissect/dissect"
@@ -65,51 +64,27 @@ var truncated = kv{"truncated", dissect.Bool(true)}
 
 func checkFields(t *testing.T, got dissect.Fields, want []kv) {
 	t.Helper()
-	g := dissect.Object(got)
-	w := dissect.Object(fields(want...))
-	if !g.Equal(w) {
-		t.Errorf("fields:\n got  %s\n want %s", dissecttest.DescribeValue(g), dissecttest.DescribeValue(w))
-	}
+	dissecttest.CheckFields(t, got, fields(want...)...)
 }
 
 // checkWarnings wants one warning per substring, in order.
-func checkWarnings(t *testing.T, got []string, want []string) {
-	t.Helper()
-	if len(got) != len(want) {
-		t.Errorf("warnings: got %q, want %d matching %q", got, len(want), want)
-		return
-	}
-	for i := range want {
-		if !strings.Contains(got[i], want[i]) {
-			t.Errorf("warning %d: %q does not contain %q", i, got[i], want[i])
-		}
-	}
-}
+var checkWarnings = dissecttest.CheckWarnings
 
-// session is one parser with a context, for direct Parse calls on whole
+// session is one parser of a UDP flow, for direct Parse calls on whole
 // datagrams.
-type session struct {
-	p    dissect.Parser
-	info dissect.StreamInfo
-	rec  dissect.Record
-	c    dissect.Ctx
-}
+type session struct{ *dissecttest.Session }
 
 func newSession(decode bool) *session {
-	s := &session{}
-	s.info.Transport = dissect.UDP
-	s.p = roboid.New().NewParser(&s.info)
-	s.c = dissect.Ctx{Stream: &s.info, Decode: decode, Rec: &s.rec, Final: true}
+	s := &session{dissecttest.NewSession(roboid.New(), dissect.StreamInfo{StreamID: dissect.StreamID{Transport: dissect.UDP}}, decode)}
+	s.Ctx.Final = true
 	return s
 }
 
 // parse decodes the datagram b and wants it consumed whole.
 func (s *session) parse(t testing.TB, b []byte) *dissect.Record {
 	t.Helper()
-	s.rec.Reset()
-	n, err := s.p.Parse(&s.c, b)
-	if n != len(b) || err != nil {
+	if n, err := s.Parse(0, b); n != len(b) || err != nil {
 		t.Fatalf("Parse(%x) = %d, %v; want %d, nil", b, n, err, len(b))
 	}
-	return &s.rec
+	return &s.Rec
 }

@@ -272,13 +272,13 @@ func TestMessages(t *testing.T) {
 // TestNotDatagram: without datagram framing there is no message end.
 func TestNotDatagram(t *testing.T) {
 	s := newSession(true)
-	s.c.Final = false
-	n, err := s.p.Parse(&s.c, h("10 01 02 48 40"))
+	s.Ctx.Final = false
+	n, err := s.P.Parse(&s.Ctx, h("10 01 02 48 40"))
 	var e *dissect.Error
 	if n != 0 || !errors.As(err, &e) || e.Code != "not_datagram" || e.Offset != 0 {
 		t.Errorf("Parse = %d, %v", n, err)
 	}
-	if k, ok := s.p.Sync(&s.c, h("10 01 02")); k != 3 || ok {
+	if k, ok := s.P.Sync(&s.Ctx, h("10 01 02")); k != 3 || ok {
 		t.Errorf("Sync = %d, %v", k, ok)
 	}
 }

@@ -34,18 +34,18 @@ type dgram struct {
 	data []byte
 }
 
+// feed gives the datagrams a millisecond apart, then ends both
+// directions. Each is given as a copy, never nil, so that an empty
+// datagram stays a datagram.
 func feed(t testing.TB, reg *dissect.Registry, info dissect.StreamInfo, decode bool, ds []dgram) []*dissect.Record {
-	var sink dissecttest.Collector
-	s := dissect.NewStream(info, reg, &sink, dissect.StreamOptions{Decode: decode})
+	evs := make([]dissecttest.Event, 0, len(ds)+2)
 	for i, d := range ds {
-		s.Datagram(d.dir, t0.Add(time.Duration(i)*time.Millisecond), d.data)
+		evs = append(evs, dissecttest.Event{Dir: d.dir, At: t0.Add(time.Duration(i) * time.Millisecond), Data: append([]byte{}, d.data...)})
 	}
-	s.End(0, t0.Add(time.Second))
-	s.End(1, t0.Add(time.Second))
-	if s.Err() != nil {
-		t.Fatal(s.Err())
-	}
-	return sink.Records
+	end := t0.Add(time.Second)
+	evs = append(evs, dissecttest.Event{Dir: 0, At: end}, dissecttest.Event{Dir: 1, At: end})
+	recs, _ := dissecttest.Feed(t, reg, info, dissect.StreamOptions{Decode: decode}, evs, nil, nil)
+	return recs
 }
 
 func dirOf(r *dissect.Record) dissect.Dir {
