@@ -94,9 +94,6 @@ type Unit struct {
 func Conformance(t testing.TB, s Suite) {
 	t.Helper()
 	c := newChecker(t, s)
-	if c == nil {
-		return
-	}
 	for _, tr := range c.info.Transports {
 		valid := c.validFor(tr)
 		for _, in := range valid {
