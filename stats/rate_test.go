@@ -100,6 +100,36 @@ DIR: A is the source of the stream's first record (as in -z conv); msg/s = (mess
 	}
 }
 
+// TestRateSenderByRole checks that rate splits rows by the fields with
+// RoleSender and RoleSensor, whatever their names, and by nothing else: a
+// field named sender without the role, or of another kind, does not split.
+func TestRateSenderByRole(t *testing.T) {
+	decl := testDecls(t, declOnly{dissect.Info{Name: "arm", Proto: "arm", Types: []dissect.TypeDecl{
+		{Type: "pose", Fields: []dissect.FieldDecl{
+			{Name: "device", Kind: dissect.KindString, Role: dissect.RoleSender},
+			{Name: "joint", Kind: dissect.KindUint, Role: dissect.RoleSensor}}},
+		{Type: "announce", Fields: []dissect.FieldDecl{
+			{Name: "sender", Kind: dissect.KindString}, {Name: "sensor", Kind: dissect.KindInt}}},
+	}}})
+	s := NewRate(decl)
+	arm := func(typ string, fs ...dissect.Field) { s.Record(rec(1, "a", "b", 0, "arm", typ, 4, fs...)) }
+	arm("pose", f("device", dissect.Str("left")), f("joint", dissect.Uint(2)))
+	arm("pose", f("device", dissect.Str("left")), f("joint", dissect.Uint(2)))
+	arm("pose", f("device", dissect.Str("left")), f("joint", dissect.Uint(3)))
+	arm("pose", f("device", dissect.Str("right")))
+	arm("pose", f("device", dissect.Int(7)), f("joint", dissect.Str("x"))) // not a name, not a number
+	arm("announce", f("sender", dissect.Str("left")), f("sensor", dissect.Int(1)))
+	arm("announce", f("sender", dissect.Str("right")), f("sensor", dissect.Int(2)))
+	var got []string
+	for _, r := range jsonRows(t, s) {
+		got = append(got, fmt.Sprintf("%v %v %v %v", r["type"], r["sender"], r["sensor"], r["messages"]))
+	}
+	want := "announce <nil> <nil> 2|pose <nil> <nil> 1|pose left 2 2|pose left 3 1|pose right <nil> 1"
+	if strings.Join(got, "|") != want {
+		t.Errorf("rows\n%s\nwant\n%s", strings.Join(got, "|"), want)
+	}
+}
+
 // TestConvHandBuilt checks conv on hand-built records of two streams.
 func TestConvHandBuilt(t *testing.T) {
 	s := NewConv()

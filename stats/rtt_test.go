@@ -22,11 +22,12 @@ import (
 
 // tcpDir is one direction of a TCP connection read straight from the
 // capture's packets (not through dissect's reassembly): for every payload
-// byte, the capture time of the first packet that carried it.
+// byte, its value and the capture time of the first packet that carried it.
 type tcpDir struct {
 	isn    uint32
 	hasISN bool
 	seen   []time.Time // by offset from ISN+1; zero: not seen
+	data   []byte      // by offset from ISN+1, as first seen
 }
 
 // readTCP reads every TCP payload of an Ethernet (802.1Q too) or Linux
@@ -101,9 +102,11 @@ func readTCP(t testing.TB, path string) map[string]*tcpDir {
 		for i := range payload {
 			for len(d.seen) <= off+i {
 				d.seen = append(d.seen, time.Time{})
+				d.data = append(d.data, 0)
 			}
 			if d.seen[off+i].IsZero() {
 				d.seen[off+i] = p.Time
+				d.data[off+i] = payload[i]
 			}
 		}
 	}
@@ -411,5 +414,64 @@ func TestRTTUnansweredAndNames(t *testing.T) {
 	}())
 	if want := "[0/ping/0/1/1 2/GetMioPatterns/1/1/0 2/GetSettings/1/1/0 2/SetPositions/1/2/1]"; got != want {
 		t.Errorf("rows %s, want %s", got, want)
+	}
+}
+
+// TestRTTByRoles checks rtt on a protocol it has never heard of, whose
+// declarations name its fields freely: a request keyed by a string, a
+// reply naming its request by that key, a reply that always answers one
+// type, and the fallbacks "code KEY" and "(unknown request)". Each row is
+// worked out by hand from the records below.
+func TestRTTByRoles(t *testing.T) {
+	fd := func(name string, k dissect.Kind, ro dissect.Role) dissect.FieldDecl {
+		return dissect.FieldDecl{Name: name, Kind: k, Role: ro}
+	}
+	decl := testDecls(t, declOnly{dissect.Info{Name: "arm", Proto: "arm", Types: []dissect.TypeDecl{
+		{Type: "hello", Fields: []dissect.FieldDecl{fd("tag", dissect.KindString, dissect.RoleRequestKey)},
+			Exchange: dissect.Exchange{Role: dissect.Request}},
+		{Type: "move", Fields: []dissect.FieldDecl{fd("tag", dissect.KindString, dissect.RoleRequestKey)},
+			Exchange: dissect.Exchange{Role: dissect.Request}},
+		{Type: "done", Fields: []dissect.FieldDecl{fd("tag", dissect.KindString, dissect.RoleRequestKey), fd("took", dissect.KindUint, dissect.RoleLatency)},
+			Exchange: dissect.Exchange{Role: dissect.Reply}},
+		{Type: "beep", Exchange: dissect.Exchange{Role: dissect.Request}},
+		{Type: "boop", Fields: []dissect.FieldDecl{fd("ms", dissect.KindFloat32, dissect.RoleLatency)},
+			Exchange: dissect.Exchange{Role: dissect.Reply, Answers: "beep"}},
+		// latency_ms without the role is not a latency.
+		{Type: "status", Fields: []dissect.FieldDecl{fd("latency_ms", dissect.KindFloat, 0)}},
+	}}})
+	s := NewRTT(decl)
+	arm := func(stream int, typ string, fs ...dissect.Field) { s.Record(rec(stream, "a", "b", 0, "arm", typ, 4, fs...)) }
+	tag := func(v string) dissect.Field { return f("tag", dissect.Str(v)) }
+	arm(1, "hello", tag("x"))
+	arm(1, "move", tag("x")) // the key's first request names it
+	arm(1, "move", tag("y"))
+	arm(1, "done", tag("x"), f("took", dissect.Uint(4)))
+	arm(1, "done", tag("y"), f("took", dissect.Uint(6)))
+	arm(1, "done", tag("y"), f("took", dissect.Uint(8)))
+	arm(1, "done", tag("z"), f("took", dissect.Uint(1))) // no request of key z
+	arm(1, "done", f("took", dissect.Uint(2)))           // no key at all
+	arm(1, "done", tag("x"))                             // no latency: no sample
+	arm(1, "done", tag("x"), f("took", dissect.Str("5")))
+	arm(2, "done", tag("x"), f("took", dissect.Uint(3))) // x is known on stream 1 only
+	arm(2, "beep")
+	arm(2, "beep")
+	arm(2, "boop", f("ms", dissect.Float32(0.5)))
+	arm(2, "status", f("latency_ms", dissect.Float(9)))
+	s.Record(rec(2, "a", "b", 0, "other", "boop", 4, f("ms", dissect.Float32(0.5)))) // undeclared
+	var got []string
+	for _, row := range jsonRows(t, s) {
+		got = append(got, fmt.Sprintf("%v/%v/%v count=%v requests=%v min=%v max=%v", row["stream"], row["proto"], row["request"],
+			row["count"], row["requests"], row["min_ms"], row["max_ms"]))
+	}
+	want := []string{
+		"1/arm/(unknown request) count=1 requests=0 min=2.0 max=2.0",
+		"1/arm/code z count=1 requests=0 min=1.0 max=1.0",
+		"1/arm/hello count=1 requests=1 min=4.0 max=4.0",
+		"1/arm/move count=2 requests=2 min=6.0 max=8.0",
+		"2/arm/beep count=1 requests=2 min=0.5 max=0.5",
+		"2/arm/code x count=1 requests=0 min=3.0 max=3.0",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("rows\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
