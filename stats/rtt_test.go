@@ -440,7 +440,9 @@ func TestRTTByRoles(t *testing.T) {
 		{Type: "status", Fields: []dissect.FieldDecl{fd("latency_ms", dissect.KindFloat, 0)}},
 	}}})
 	s := NewRTT(decl)
-	arm := func(stream int, typ string, fs ...dissect.Field) { s.Record(rec(stream, "a", "b", 0, "arm", typ, 4, fs...)) }
+	arm := func(stream int, typ string, fs ...dissect.Field) {
+		s.Record(rec(stream, "a", "b", 0, "arm", typ, 4, fs...))
+	}
 	tag := func(v string) dissect.Field { return f("tag", dissect.Str(v)) }
 	arm(1, "hello", tag("x"))
 	arm(1, "move", tag("x")) // the key's first request names it
