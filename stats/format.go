@@ -282,7 +282,7 @@ const hexDigits = "0123456789abcdef"
 
 // hidden reports the characters that must not reach a terminal raw: C1
 // controls, line separators and bidirectional formatting (as
-// dissect/output escapes them).
+// package output escapes them).
 func hidden(r rune) bool {
 	switch {
 	case r >= 0x80 && r <= 0x9f, r == 0x2028, r == 0x2029, r == 0x061c, r == 0x200e, r == 0x200f,
