@@ -57,26 +57,38 @@ func readMCAP(t *testing.T, r io.ReadSeeker) ([]mcapMessage, *mcap.Info) {
 	return out, info
 }
 
-// writeMCAP runs -o mcap on a shipped capture and returns the file and the
-// capture's JSON Lines.
-func writeMCAP(t *testing.T, capFile string) (string, string) {
+// writeMCAP runs -o mcap on a capture, with args (the capture last),
+// and returns the file and the run's JSON Lines.
+func writeMCAP(t *testing.T, args ...string) (string, string) {
 	t.Helper()
-	args := parquetCaptureArgs(t, capFile)
-	out, errOut, code := cli(t, append([]string{"-o", "json", "--no-summary", "-r", capFile}, args...)...)
+	capFile := args[len(args)-1]
+	out, errOut, code := cli(t, append([]string{"-o", "json", "--no-summary"}, args...)...)
 	if code != 0 {
 		t.Fatalf("%s: json exit %d: %s", capFile, code, errOut)
 	}
 	file := filepath.Join(t.TempDir(), filepath.Base(capFile)+".mcap")
-	_, errOut, code = cli(t, append([]string{"-o", "mcap", "--out", file, "--no-summary", "-r", capFile}, args...)...)
+	_, errOut, code = cli(t, append([]string{"-o", "mcap", "--out", file, "--no-summary"}, args...)...)
 	if code != 0 {
 		t.Fatalf("%s: mcap exit %d: %s", capFile, code, errOut)
 	}
 	return file, out
 }
 
+// shipped returns the arguments of a run on a shipped capture: its
+// sidecar's decode-as rule and decoder options, then the capture.
+func shipped(t *testing.T, name string) []string {
+	capFile := filepath.Join(pcapDir, name)
+	return append(parquetCaptureArgs(t, capFile), capFile)
+}
+
+func (r schemaRun) name() string {
+	return strings.Join(append(slices.Clone(r.protoFlags), filepath.Base(r.args[len(r.args)-1])), " ")
+}
+
+func (r schemaRun) all() []string { return append(slices.Clone(r.protoFlags), r.args...) }
+
 // canonicalJSON decodes raw (numbers kept as their text) and encodes it
-// again with sorted keys, after moving the keys of "extra_json" back into
-// "fields".
+// again with sorted keys.
 func canonicalJSON(t *testing.T, raw []byte) string {
 	t.Helper()
 	var m map[string]any
@@ -85,22 +97,6 @@ func canonicalJSON(t *testing.T, raw []byte) string {
 	if err := dec.Decode(&m); err != nil {
 		t.Fatalf("%s: %v", raw, err)
 	}
-	if ex, ok := m["extra_json"].(string); ok {
-		var extra map[string]any
-		dec := json.NewDecoder(strings.NewReader(ex))
-		dec.UseNumber()
-		if err := dec.Decode(&extra); err != nil {
-			t.Fatalf("extra_json %q: %v", ex, err)
-		}
-		fields := m["fields"].(map[string]any)
-		for k, v := range extra {
-			if _, dup := fields[k]; dup {
-				t.Errorf("extra_json repeats the field %q: %s", k, raw)
-			}
-			fields[k] = v
-		}
-		delete(m, "extra_json")
-	}
 	b, err := json.Marshal(m)
 	if err != nil {
 		t.Fatal(err)
@@ -108,16 +104,23 @@ func canonicalJSON(t *testing.T, raw []byte) string {
 	return string(b)
 }
 
-// TestMCAPHoldsEveryRecord writes every shipped capture as MCAP and reads
-// it back with the MCAP library's reader: the record topics hold exactly
-// the records of -o json (fields that did not fit the schema restored
-// from extra_json), each at its capture time on a topic named after its
-// protocol and stream; the file is zstd-chunked and indexed, and its
-// statistics count what was read.
+func deref(s *string) string {
+	if s == nil {
+		return "(none)"
+	}
+	return *s
+}
+
+// TestMCAPHoldsEveryRecord writes every shipped and real capture as MCAP
+// and reads it back with the MCAP library's reader: the record topics hold
+// exactly the records of -o json, in order, each whole (numbers as their
+// text), at its capture time, on a topic named after its protocol and
+// stream, with a schema of its declaration (none undeclared); the file is
+// zstd-chunked and indexed, and its statistics count what was read.
 func TestMCAPHoldsEveryRecord(t *testing.T) {
-	for _, capFile := range pcaps(t) {
-		t.Run(filepath.Base(capFile), func(t *testing.T) {
-			file, jsonl := writeMCAP(t, capFile)
+	for _, run := range sampleRuns(t) {
+		t.Run(run.name(), func(t *testing.T) {
+			file, jsonl := writeMCAP(t, run.all()...)
 			f, err := os.Open(file)
 			if err != nil {
 				t.Fatal(err)
@@ -129,8 +132,14 @@ func TestMCAPHoldsEveryRecord(t *testing.T) {
 				want = append(want, canonicalJSON(t, []byte(line)))
 			}
 			for _, m := range msgs {
+				if m.topic == "/dissect/events" && strings.Contains(string(m.data), "no declaration") {
+					t.Errorf("event %s", m.data)
+				}
 				if !strings.HasPrefix(m.schema, "dissect.") {
 					continue
+				}
+				if m.schema == "dissect.undeclared" {
+					t.Errorf("a record without a declaration on %s: %s", m.topic, m.data)
 				}
 				got = append(got, canonicalJSON(t, m.data))
 				var r jsonRecord
@@ -144,19 +153,21 @@ func TestMCAPHoldsEveryRecord(t *testing.T) {
 				if prefix := fmt.Sprintf("/%s/%d/", proto, *r.Stream); !strings.HasPrefix(m.topic, prefix) {
 					t.Errorf("%s record on topic %s, want %s...", r.Type, m.topic, prefix)
 				}
+				if want := "dissect." + *r.Proto + "." + r.Type; m.schema != want && !strings.HasPrefix(m.schema, want+".") &&
+					m.schema != "dissect."+r.Type && m.schema != "dissect."+*r.Proto+".*" {
+					t.Errorf("%s %s record with schema %s", *r.Proto, r.Type, m.schema)
+				}
 				at, err := time.Parse(time.RFC3339Nano, r.Time)
 				if err != nil || uint64(at.UnixNano()) != m.logTime {
 					t.Errorf("%s at %s has log time %d", r.Type, r.Time, m.logTime)
 				}
 			}
-			slices.Sort(want)
-			slices.Sort(got)
 			if len(got) != len(want) {
 				t.Fatalf("%d record messages, %d JSON records", len(got), len(want))
 			}
 			for i := range want {
 				if got[i] != want[i] {
-					t.Fatalf("record differs:\nmcap %s\njson %s", got[i], want[i])
+					t.Fatalf("record %d differs:\nmcap %s\njson %s", i, got[i], want[i])
 				}
 			}
 			if info.Statistics == nil || info.Statistics.MessageCount != uint64(len(msgs)) {
@@ -182,9 +193,20 @@ func TestMCAPHoldsEveryRecord(t *testing.T) {
 // pose and every curve a line strip through its points.
 func TestMCAPPoses(t *testing.T) {
 	pose0 := pose0Truth(t)
+	var runs [][]string
 	for _, name := range []string{"vrpn_multi_device.pcap", "vrpn_tcp_only.pcap", "vrpn_udp_tcp.pcapng", "deltarobot_session.pcap", "deltarobot_loss.pcap"} {
-		t.Run(name, func(t *testing.T) {
-			file, jsonl := writeMCAP(t, filepath.Join(pcapDir, name))
+		runs = append(runs, shipped(t, name))
+	}
+	real, _ := filepath.Glob("../../../shared/captures/vrpn/*.pcap*")
+	if len(real) == 0 {
+		t.Log("../../../shared/captures/vrpn not found: the real captures are not drawn")
+	}
+	for _, f := range real {
+		runs = append(runs, []string{f})
+	}
+	for _, args := range runs {
+		t.Run(filepath.Base(args[len(args)-1]), func(t *testing.T) {
+			file, jsonl := writeMCAP(t, args...)
 			f, err := os.Open(file)
 			if err != nil {
 				t.Fatal(err)
@@ -366,7 +388,7 @@ func pose0Truth(t *testing.T) [7]float64 {
 func TestMCAPEvents(t *testing.T) {
 	for _, name := range []string{"deltarobot_loss.pcap", "deltarobot_garbage.pcap", "deltarobot_midstream.pcap", "neptune_session.pcap", "handcontrol_serial.pcapng"} {
 		t.Run(name, func(t *testing.T) {
-			file, jsonl := writeMCAP(t, filepath.Join(pcapDir, name))
+			file, jsonl := writeMCAP(t, shipped(t, name)...)
 			var want []string
 			for _, r := range parseJSONL(t, jsonl) {
 				at, _ := time.Parse(time.RFC3339Nano, r.Time)
@@ -421,21 +443,28 @@ func TestMCAPEvents(t *testing.T) {
 	}
 }
 
-// TestMCAPIndependentReader reads every shipped capture's MCAP with
-// Foxglove's TypeScript reader (@mcap/core) and Ajv: every schema valid
-// JSON Schema in Foxglove's subset, every message valid against its
-// schema, the summary's count right, the records all there, and the
-// poses' numbers, as JavaScript parsed them, bit-equal to the records'.
+// TestMCAPIndependentReader reads the MCAP of every shipped and real
+// capture with Foxglove's TypeScript reader (@mcap/core) and Ajv: every
+// schema valid JSON Schema in Foxglove's subset, every message valid
+// against its schema, the summary's count right, every record's message,
+// as JavaScript parses it, the record's JSON object of -o json as
+// JavaScript parses it, and the poses' numbers bit-equal to the records'.
 func TestMCAPIndependentReader(t *testing.T) {
 	if err := mcapcheck.Available(); err != nil {
 		t.Skip(err.Error())
 	}
-	for _, capFile := range pcaps(t) {
-		t.Run(filepath.Base(capFile), func(t *testing.T) {
-			file, jsonl := writeMCAP(t, capFile)
-			res := mcapcheck.Check(t, file)
+	for _, run := range sampleRuns(t) {
+		t.Run(run.name(), func(t *testing.T) {
+			file, jsonl := writeMCAP(t, run.all()...)
+			res := mcapcheck.CheckRecords(t, file, jsonl)
 			for _, p := range res.Problems {
 				t.Errorf("problem: %v", p)
+			}
+			if rs := res.Records; rs.MCAP != rs.JSON || len(rs.Differ) > 0 {
+				for _, d := range rs.Differ {
+					t.Errorf("records differ:\nmcap %v\njson %v", deref(d.MCAP), deref(d.JSON))
+				}
+				t.Fatalf("%d records read, %d written", rs.MCAP, rs.JSON)
 			}
 			if res.StatisticsMessages != strconv.Itoa(res.MessagesRead) || !slices.Equal(res.Compression, []string{"zstd"}) {
 				t.Errorf("statistics %s messages, %d read; compression %v", res.StatisticsMessages, res.MessagesRead, res.Compression)

@@ -18,14 +18,23 @@
 // PoseInFrame positions and orientations are also given as the hex of
 // their float64 bits in "bits", so a test can compare them exactly).
 //
-// Usage: node check.mjs FILE.mcap [--no-messages]
-// Used by the tests of cmd/dissect (mcap_test.go).
+// With --records FILE.jsonl (the same run's -o json), it also compares the
+// records: the messages of the channels whose schema is named dissect.*,
+// as JSON.parse gives them, against the lines of FILE.jsonl, as JSON.parse
+// gives them, as multisets (the file is read in log-time order), -0 and 0
+// told apart; "records" says how many of each and the first that differ.
+//
+// Usage: node check.mjs FILE.mcap [--no-messages] [--records FILE.jsonl]
+// Used by the tests of cmd/dissect (mcap_test.go) and output/mcapout.
 import { open } from 'node:fs/promises';
 import { McapIndexedReader } from '@mcap/core';
 import Ajv2020 from 'ajv/dist/2020.js';
 import { decompress } from 'fzstd';
 
-const [file, flag] = process.argv.slice(2);
+const args = process.argv.slice(2);
+const file = args[0];
+const flag = args.includes('--no-messages') ? '--no-messages' : '';
+const recordsFile = args.includes('--records') ? args[args.indexOf('--records') + 1] : undefined;
 const fh = await open(file, 'r');
 const readable = {
   size: async () => BigInt((await fh.stat()).size),
@@ -100,6 +109,16 @@ const bits = (x) => {
   dv.setFloat64(0, x);
   return dv.getBigUint64(0).toString(16).padStart(16, '0');
 };
+// canon writes v as JSON with sorted keys, -0 as -0 (JSON.stringify writes 0).
+const canon = (v) => {
+  if (typeof v === 'number') return Object.is(v, -0) ? '-0' : JSON.stringify(v);
+  if (Array.isArray(v)) return `[${v.map(canon).join(',')}]`;
+  if (v !== null && typeof v === 'object') {
+    return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canon(v[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(v);
+};
+const recordsRead = [];
 let total = 0;
 for await (const m of reader.readMessages()) {
   total++;
@@ -116,6 +135,7 @@ for await (const m of reader.readMessages()) {
   const v = validators.get(ch.schemaId);
   if (ch.messageEncoding !== 'json') problem({ topic: ch.topic, error: `encoding ${ch.messageEncoding}` });
   if (v && !v(data)) problem({ topic: ch.topic, seq: m.sequence, error: ajv.errorsText(v.errors) });
+  if (recordsFile !== undefined && schema.name.startsWith('dissect.')) recordsRead.push(canon(data));
   if (flag === '--no-messages') continue;
   const out = { topic: ch.topic, schema: schema.name, seq: m.sequence, log_time: m.logTime.toString(), data };
   if (schema.name === 'foxglove.PoseInFrame') {
@@ -129,12 +149,24 @@ const channels = [...reader.channelsById.values()].map((c) => ({
   id: c.id, topic: c.topic, schema: reader.schemasById.get(c.schemaId)?.name, encoding: c.messageEncoding,
   metadata: Object.fromEntries(c.metadata), count: counts.get(c.id) ?? 0,
 }));
+let records;
+if (recordsFile !== undefined) {
+  const { readFile } = await import('node:fs/promises');
+  const lines = (await readFile(recordsFile, 'utf8')).split('\n').filter((l) => l !== '');
+  const written = lines.map((l) => canon(JSON.parse(l))).sort();
+  recordsRead.sort();
+  const differ = [];
+  for (let i = 0; i < Math.max(written.length, recordsRead.length) && differ.length < 3; i++) {
+    if (written[i] !== recordsRead[i]) differ.push({ mcap: recordsRead[i] ?? null, json: written[i] ?? null });
+  }
+  records = { mcap: recordsRead.length, json: written.length, differ };
+}
 process.stdout.write(JSON.stringify({
   header: reader.header,
   statistics_messages: reader.statistics ? reader.statistics.messageCount.toString() : null,
   chunks: reader.chunkIndexes.length,
   compression: [...new Set(reader.chunkIndexes.map((c) => c.compression))],
   messages_read: total,
-  schemas, channels, problems, messages,
+  schemas, channels, problems, messages, records,
 }) + '\n');
 await fh.close();

@@ -45,6 +45,16 @@ type Result struct {
 	// subset, messages that are not JSON or not valid against their schema.
 	Problems []map[string]any `json:"problems"`
 	Messages []Message        `json:"messages"`
+	// Records compares, for CheckRecords, the records read with those of
+	// -o json.
+	Records *struct {
+		MCAP   int `json:"mcap"` // messages of dissect.* schemas
+		JSON   int `json:"json"` // lines
+		Differ []struct {
+			MCAP *string `json:"mcap"`
+			JSON *string `json:"json"`
+		} `json:"differ"` // the first (at most 3), each as sorted JSON
+	} `json:"records"`
 }
 
 // Message is one message as read, in the file's log-time order.
@@ -63,11 +73,32 @@ type Message struct {
 // packages are missing.
 func Check(t testing.TB, file string) *Result {
 	t.Helper()
+	return run(t, file)
+}
+
+// CheckRecords reads file as Check does and compares its records, as
+// JavaScript parses them, with the lines of jsonl, the same run's -o json
+// (Result.Records).
+func CheckRecords(t testing.TB, file, jsonl string) *Result {
+	t.Helper()
+	lines := filepath.Join(t.TempDir(), "records.jsonl")
+	if err := os.WriteFile(lines, []byte(jsonl), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res := run(t, file, "--records", lines)
+	if res.Records == nil {
+		t.Fatal("check.mjs compared no records")
+	}
+	return res
+}
+
+func run(t testing.TB, file string, args ...string) *Result {
+	t.Helper()
 	node, dir, err := setup()
 	if err != nil {
 		t.Skip(err.Error())
 	}
-	cmd := exec.Command(node, filepath.Join(dir, "check.mjs"), file)
+	cmd := exec.Command(node, append([]string{filepath.Join(dir, "check.mjs"), file}, args...)...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
