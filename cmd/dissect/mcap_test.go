@@ -529,6 +529,47 @@ func TestMCAPIndependentReader(t *testing.T) {
 	}
 }
 
+// TestMCAPMutatedCaptures writes the MCAP of every capture with bytes of
+// its payloads changed at random (as TestSchemaValidatesEveryRecord
+// does), so that records carry odd values, warnings and skipped runs:
+// every message is still valid against its channel's schema, and every
+// record is its -o json object, as the independent reader parses them.
+// (The changes seldom make a NaN; output/mcapout's tests write NaN and
+// infinities through the same reader.)
+func TestMCAPMutatedCaptures(t *testing.T) {
+	if err := mcapcheck.Available(); err != nil {
+		t.Skip(err.Error())
+	}
+	dir := t.TempDir()
+	nonFinite := 0
+	for i, run := range sampleRuns(t) {
+		file := run.args[len(run.args)-1]
+		m := filepath.Join(dir, "mutated-"+filepath.Base(file)+".pcapng")
+		mutateCapture(t, file, m, uint64(i))
+		args := append(append(slices.Clone(run.protoFlags), run.args[:len(run.args)-1]...), m)
+		t.Run(run.name(), func(t *testing.T) {
+			mcapFile, jsonl := writeMCAP(t, args...)
+			nonFinite += strings.Count(jsonl, `"NaN"`) + strings.Count(jsonl, `"Inf"`) + strings.Count(jsonl, `"-Inf"`)
+			res := mcapcheck.CheckRecords(t, mcapFile, jsonl)
+			for _, p := range res.Problems {
+				t.Errorf("problem: %v", p)
+			}
+			if rs := res.Records; rs.MCAP != rs.JSON || len(rs.Differ) > 0 {
+				for _, d := range rs.Differ {
+					t.Errorf("records differ:\nmcap %v\njson %v", deref(d.MCAP), deref(d.JSON))
+				}
+				t.Errorf("%d records read, %d written", rs.MCAP, rs.JSON)
+			}
+			for _, c := range res.Channels {
+				if c.Schema == "dissect.undeclared" {
+					t.Errorf("%s: %d records without a declaration", c.Topic, c.Count)
+				}
+			}
+		})
+	}
+	t.Logf("%d non-finite floats written", nonFinite)
+}
+
 // TestMCAPStdout: -o mcap writes a complete file to a redirected stdout,
 // refuses a terminal with a usage error, and names a file it cannot
 // create.
