@@ -86,8 +86,8 @@ func (w *Writer) schema(name, data string) (uint16, error) {
 	return id, err
 }
 
-// undeclared counts a record without a declaration and, the first time its
-// topic is made, says on /dissect/events that its fields are not typed.
+// undeclaredTopic says on /dissect/events, when the topic of records
+// without a declaration is made, that their fields are not typed.
 func (w *Writer) undeclaredTopic(r *dissect.Record, topic string) error {
 	return w.event(r.Time, levelWarning, fmt.Sprintf("%s: %s %s records have no declaration (a protocol's bug): their fields are not typed", topic, r.Proto, r.Type))
 }
