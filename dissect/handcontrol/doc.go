@@ -57,10 +57,24 @@
 // 15, GetMioPatterns 16, SetMioPatterns 17, "unknown" for others. Fields:
 // code (int), role ("request", "response" or "telemetry"), crc (the wire
 // byte), crc_ok (bool), crc_scope (valid frames only), then payload (the
-// message, fields in wire order) and
-// schema ("v2", "v1", "raw" or the user schema's name), or payload_hex when
-// the payload is not protobuf; a reply matched to its request adds
-// request_code and latency_ms.
+// message, fields in wire order), payload_raw (the fields the message
+// cannot hold, when there are any) and schema ("v2", "v1", "raw" or the
+// user schema's name), or payload_hex when the payload is not protobuf; a
+// reply matched to its request adds request_code and latency_ms.
+//
+// Every record is declared ([dissect.Info].Types, decl.go), from the
+// schema set the protocol value loaded: each type once per role it can
+// have (a variant of the role field: request, and response or, for
+// Telemetry, telemetry), since a request and a reply sharing a code carry
+// different messages. The payload object declares every field of the
+// messages that code and role may be decoded with (pbwalk's
+// Message.Decl), merged by name: the v2 message and its v1 alternative,
+// or the user's; for a type-13 reply also patterns.GetMioPatterns (the
+// quirk below). A user GetMioPatterns that does not merge with the
+// GetTelemetry reply's message (one key, two kinds) is not used for the
+// quirk: such replies are decoded raw, and the run gets a note. A user
+// message whose declaration would hold more than 4096 fields (messages
+// nested in each other many times over) makes New fail.
 //
 // Direction 0 (serial: the host; TCP: the side that opened the connection)
 // sends requests; direction 1 (the device) sends responses and, with type 3,
@@ -74,9 +88,13 @@
 // [dissect/dissect/pbwalk] driven by the descriptors: fields come out in
 // wire order, repeated fields as arrays (at the position of their first
 // occurrence), enums as their value names, uuid.UUID messages as their
-// string, nested messages as objects. A field number the message lacks, or
-// a wire type that does not fit the field, is shown raw under its number as
-// a string key ("14"), with a warning. The message of each code and role:
+// string, nested messages as objects. What the message cannot hold under
+// its declaration is in payload_raw, one item per field occurrence, with a
+// warning: a field number the message lacks, a wire type that does not fit
+// the field, an enum value the enum lacks, a nested message that does not
+// parse, a uuid.UUID holding more than its string, and (in a user schema)
+// a message nested inside a message of its own type. The message of each
+// code and role:
 //
 //	request  5 settings.SetSettings          response  2 errors.Error
 //	request  7 telemetry.SaveGesture         response  4 settings.GetSettings
@@ -101,12 +119,13 @@
 // v1 message decodes with none, v1 is used and schema is "v1"; otherwise v2
 // is kept with its warnings.
 //
-// With [Options].Raw, payloads are shown like protoc --decode_raw: field
-// numbers as keys; varints and fixed values as unsigned integers;
-// length-delimited values as text when they are UTF-8 without control
-// characters, else as a nested message when they parse as one (up to 8
-// levels), else as text when UTF-8, else as hex; groups as nested
-// messages. A number seen more than once gives an array.
+// With [Options].Raw, payload is {} and every field is in payload_raw,
+// as protoc --decode_raw reads it: varints and fixed values as unsigned
+// integers; length-delimited values as text when they are UTF-8 without
+// control characters, else as the fields of a nested message when they
+// parse as one (up to 8 levels), else as text when UTF-8, else as hex;
+// groups as nested messages. Each item names its place (parent "2[0].6[1]":
+// the second field 6 inside the first field 2).
 //
 // With [Options].ProtoFiles, the user's .proto files are compiled at run
 // time; a user message with the full name of a built-in one (or else the
@@ -115,7 +134,7 @@
 //
 // Bounds: messages nest at most 32 deep; a message has at most 256 distinct
 // field numbers; a payload yields at most 2n+64 fields for n bytes (beyond
-// that a nested value is shown as bytes, or the payload as payload_hex); at
+// that a nested value is shown raw, or the payload as payload_hex); at
 // most 8 payload warnings per record, then a count.
 //
 // # Requests and replies

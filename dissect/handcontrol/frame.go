@@ -201,8 +201,8 @@ func side(host bool) string {
 
 // message returns the message for a payload of code from that side: the
 // schema's message, its name, the v1 alternative; nil for raw decoding.
-func (p *parser) message(code byte, host, quirk bool) (m *pbwalk.Message, name string, alt *pbwalk.Message) {
-	s := p.proto.schema
+// A type-13 reply to GetMioPatterns (quirk) has its own message.
+func (s *schemaSet) message(code byte, host, quirk bool) (m *pbwalk.Message, name string, alt *pbwalk.Message) {
 	if s.raw || code == codeEmpty || int(code) >= numCodes {
 		return nil, schemaRaw, nil
 	}
@@ -234,7 +234,7 @@ func (p *parser) record(c *dissect.Ctx, code byte, host bool, payload []byte, wi
 			role = RoleTelemetry
 		}
 	}
-	if note, ok := p.proto.missingNote(); ok {
+	for _, note := range p.proto.runNotes() {
 		c.Note("%s", note)
 	}
 	if scope == "" {
@@ -266,21 +266,25 @@ func (p *parser) record(c *dissect.Ctx, code byte, host bool, payload []byte, wi
 		req, matched = p.q.response(r, code)
 		if matched && code == codeGetTelemetry && req.code == codeGetMioPatterns {
 			quirk = true
-			r.Warn("GetMioPatterns (16) answered with type 13 (GetTelemetry): a known device quirk; the payload is decoded as patterns.GetMioPatterns")
+			if p.proto.schema.quirk != nil {
+				r.Warn("GetMioPatterns (16) answered with type 13 (GetTelemetry): a known device quirk; the payload is decoded as patterns.GetMioPatterns")
+			} else {
+				r.Warn("GetMioPatterns (16) answered with type 13 (GetTelemetry): a known device quirk; the payload is decoded raw")
+			}
 		}
 	}
 
 	// Payload.
-	m, schema, alt := p.message(code, host, quirk)
+	m, schema, alt := p.proto.schema.message(code, host, quirk)
 	if m == emptyMsg && len(payload) > 0 {
 		r.Warnf("code %d (%s) from the %s carries no payload, yet has %d bytes; decoded raw", code, r.Type, side(host), len(payload))
 		m, schema = nil, schemaRaw
 	}
 	nw := len(r.Warnings)
-	fields, issues, err := p.dec.Decode(r, m, payload, c.Decode)
+	fields, raw, issues, err := p.dec.Decode(r, m, payload, c.Decode)
 	if err == nil && issues > 0 && alt != nil && p.dec.Check(alt, payload) {
 		r.Warnings = r.Warnings[:nw]
-		fields, _, err = p.dec.Decode(r, alt, payload, c.Decode)
+		fields, raw, _, err = p.dec.Decode(r, alt, payload, c.Decode)
 		schema = schemaV1
 	}
 	ok := err == nil
@@ -303,6 +307,9 @@ func (p *parser) record(c *dissect.Ctx, code byte, host bool, payload []byte, wi
 	}
 	if ok {
 		r.Add("payload", dissect.Object(fields))
+		if raw != nil {
+			r.Add("payload_raw", dissect.Array(raw))
+		}
 		r.Add("schema", dissect.Str(schema))
 	} else {
 		r.Add("payload_hex", dissect.Bytes(payload))
@@ -313,7 +320,7 @@ func (p *parser) record(c *dissect.Ctx, code byte, host bool, payload []byte, wi
 		r.Add("request_code", dissect.Int(int64(req.code)))
 		r.Add("latency_ms", dissect.Float(float64(latency)/float64(time.Millisecond)))
 	}
-	r.Summary = p.summary(r.Type, host, fields, ok, payload, matched, req.code, latency)
+	r.Summary = p.summary(r.Type, host, fields, raw, ok, payload, matched, req.code, latency)
 }
 
 // wireReason renders a pbwalk error without its package prefix: "truncated
@@ -334,8 +341,9 @@ const (
 )
 
 // summary returns the table text: an arrow for the direction, the type, the
-// first payload fields and, for a matched reply, the request and latency.
-func (p *parser) summary(typ string, host bool, fields []dissect.Field, ok bool, payload []byte, matched bool, req byte, latency time.Duration) string {
+// first payload fields (then the fields shown raw, as PARENT.NAME or
+// PARENT.NUMBER) and, for a matched reply, the request and latency.
+func (p *parser) summary(typ string, host bool, fields, raw []dissect.Field, ok bool, payload []byte, matched bool, req byte, latency time.Duration) string {
 	b := p.sum[:0]
 	if host {
 		b = append(b, "→ "...)
@@ -344,11 +352,12 @@ func (p *parser) summary(typ string, host bool, fields []dissect.Field, ok bool,
 	}
 	b = append(b, typ...)
 	if ok {
-		for i, f := range fields {
-			if i == maxSummaryFields {
-				b = append(b, " …"...)
+		n := 0
+		for _, f := range fields {
+			if n == maxSummaryFields {
 				break
 			}
+			n++
 			b = append(b, ' ')
 			key := f.Key
 			if k, cut := cutSuffix(key, "_finger_position"); cut {
@@ -357,6 +366,17 @@ func (p *parser) summary(typ string, host bool, fields []dissect.Field, ok bool,
 			b = append(b, key...)
 			b = append(b, '=')
 			b = appendShort(b, f.Value)
+		}
+		for _, it := range raw {
+			if n == maxSummaryFields {
+				break
+			}
+			n++
+			b = append(b, ' ')
+			b = appendRawItem(b, it.Value)
+		}
+		if len(fields)+len(raw) > n {
+			b = append(b, " …"...)
 		}
 	} else {
 		b = append(b, " payload="...)
@@ -371,6 +391,38 @@ func (p *parser) summary(typ string, host bool, fields []dissect.Field, ok bool,
 	}
 	p.sum = b
 	return string(b)
+}
+
+// appendRawItem writes an item of payload_raw as PARENT.KEY=VALUE, KEY
+// the field's name when the schema has it, else its number.
+func appendRawItem(b []byte, item dissect.Value) []byte {
+	var key, val dissect.Value
+	parent := ""
+	for _, f := range item.Items() {
+		switch f.Key {
+		case "parent":
+			parent = f.Value.Str()
+		case "field":
+			if key.Kind() == dissect.KindNull {
+				key = f.Value
+			}
+		case "name":
+			key = f.Value
+		case "uint", "text", "bytes":
+			val = f.Value
+		}
+	}
+	if parent != "" {
+		b = append(b, parent...)
+		b = append(b, '.')
+	}
+	if key.Kind() == dissect.KindString {
+		b = append(b, key.Str()...)
+	} else {
+		b = strconv.AppendInt(b, key.Int(), 10)
+	}
+	b = append(b, '=')
+	return appendShort(b, val)
 }
 
 func cutSuffix(s, suffix string) (string, bool) {

@@ -129,13 +129,13 @@ func FuzzPayload(f *testing.F) {
 		m := msgs[int(pick)%len(msgs)]
 		var rec dissect.Record
 		d := pbwalk.Decoder{WarnPrefix: "payload: "}
-		fields, issues, err := d.Decode(&rec, m, data, true)
+		fields, raw, issues, err := d.Decode(&rec, m, data, true)
 		if err != nil {
 			var we *pbwalk.Error
-			if !errors.As(err, &we) || we.Offset < 0 || we.Offset > len(data) || fields != nil {
+			if !errors.As(err, &we) || we.Offset < 0 || we.Offset > len(data) || fields != nil || raw != nil {
 				t.Fatalf("decode failed with %v, fields %v", err, fields)
 			}
-		} else if n := countFields(dissect.Object(fields)); n > 2*len(data)+64 {
+		} else if n := countFields(dissect.Object(fields)) + len(raw); n > 2*len(data)+64 {
 			t.Fatalf("%d fields for %d bytes", n, len(data))
 		}
 		if len(rec.Warnings) > pbwalk.MaxWarnings+1 {
@@ -147,7 +147,7 @@ func FuzzPayload(f *testing.F) {
 		// Building nothing gives the same verdict.
 		var rec2 dissect.Record
 		d2 := pbwalk.Decoder{WarnPrefix: "payload: "}
-		_, issues2, err2 := d2.Decode(&rec2, m, data, false)
+		_, _, issues2, err2 := d2.Decode(&rec2, m, data, false)
 		if (err2 == nil) != (err == nil) || err != nil && err2.Error() != err.Error() || issues2 != issues || !slices.Equal(rec.Warnings, rec2.Warnings) {
 			t.Fatalf("build=false: %v issues %d %q; build=true: %v issues %d %q", err2, issues2, rec2.Warnings, err, issues, rec.Warnings)
 		}

@@ -2,7 +2,6 @@ package handcontrol
 
 import (
 	"bytes"
-	"strings"
 
 	"github.com/dissect-tools/dissect/dissect"
 )
@@ -105,9 +104,8 @@ type Options struct {
 
 type protocol struct {
 	schema *schemaSet
-	// missingNoted is set once the run was told about messages a user
-	// schema lacks.
-	missingNoted bool
+	// noted is set once the run was told the schema set's notes.
+	noted bool
 }
 
 // New returns the HandControl protocol for one run. It compiles the
@@ -120,6 +118,9 @@ type protocol struct {
 func New(opt Options) (dissect.Protocol, error) {
 	s, err := newSchemaSet(opt)
 	if err != nil {
+		return nil, err
+	}
+	if _, err := s.types(); err != nil {
 		return nil, err
 	}
 	return &protocol{schema: s}, nil
@@ -135,8 +136,18 @@ func (p *protocol) Info() dissect.Info {
 		Detection: "the start-of-frame delimiter fd ba dc 01 50 b4 11 ff followed by a frame with a valid CRC-8 (over type, size and payload, or over the SFD too) " +
 			"(serial: within the first 512 bytes of a direction; TCP: at its start); " +
 			"mid-stream, a delimiter followed by two whole frames",
-		// TODO(decl): Types: declarations replace fieldInfo()
+		Types: p.types(),
 	}
+}
+
+// types declares the records (a new slice on each call, sharing nothing):
+// New checked that the schema set declares without error.
+func (p *protocol) types() []dissect.TypeDecl {
+	t, err := p.schema.types()
+	if err != nil {
+		panic(err) // New returned this error already
+	}
+	return t
 }
 
 // Detection bounds.
@@ -204,13 +215,12 @@ func (p *protocol) NewParser(s *dissect.StreamInfo) dissect.Parser {
 	return newParser(p, s)
 }
 
-// missingNote returns the note about messages a user schema lacks, once per
-// run.
-func (p *protocol) missingNote() (string, bool) {
-	if p.missingNoted || len(p.schema.missing) == 0 {
-		return "", false
+// runNotes returns the notes of the schema set (messages a user schema
+// lacks, ...), once per run.
+func (p *protocol) runNotes() []string {
+	if p.noted {
+		return nil
 	}
-	p.missingNoted = true
-	return protoName + ": the user schema has no message " + strings.Join(p.schema.missing, ", ") +
-		"; the built-in v2 messages are used for them", true
+	p.noted = true
+	return p.schema.notes
 }

@@ -1,6 +1,7 @@
 package handcontrol
 
 import (
+	"strconv"
 	"testing"
 
 	"github.com/dissect-tools/dissect/dissect"
@@ -83,7 +84,7 @@ func TestTelemetryV1WithV2(t *testing.T) {
 	}
 	var rec dissect.Record
 	var d pbwalk.Decoder
-	_, issues, err := d.Decode(&rec, v2[msgTelemetry], telemetryV1, true)
+	_, _, issues, err := d.Decode(&rec, v2[msgTelemetry], telemetryV1, true)
 	if err != nil {
 		t.Fatalf("v2 walk failed: %s", err)
 	}
@@ -143,7 +144,8 @@ func TestSettingsV1(t *testing.T) {
 		t.Fatalf("Parse = %d, %v", n, err)
 	}
 	checkWarnings(t, s.rec.Warnings, []string{noRequest, "settings.GetSettings has no field 9 (varint); shown raw"})
-	checkFields(t, s.rec.Fields[5:], []kv{{"payload", obj(kv{"enable_emg", dissect.Bool(true)}, kv{"9", dissect.Uint(1)})}, {"schema", str("v2")}})
+	checkFields(t, s.rec.Fields[5:], []kv{{"payload", obj(kv{"enable_emg", dissect.Bool(true)})},
+		{"payload_raw", arr(rawItem("", 9, "", "varint", "uint", dissect.Uint(1)))}, {"schema", str("v2")}})
 }
 
 func TestRawMode(t *testing.T) {
@@ -152,16 +154,27 @@ func TestRawMode(t *testing.T) {
 	if n, err := s.parse(1, t0, f); n != len(f) || err != nil {
 		t.Fatalf("Parse = %d, %v", n, err)
 	}
+	// Every field is an item of payload_raw, in wire order; parent says
+	// where: the §1.9 vector holds field 2 twice (gestures), each with
+	// field 6 twice (actions {1,1,1,1,1, delay 1} and {2,2,2,2,2, delay 1}).
 	u := dissect.Uint
-	rawAction := func(p uint64) dissect.Value {
-		return obj(kv{"1", u(p)}, kv{"2", u(p)}, kv{"3", u(p)}, kv{"4", u(p)}, kv{"5", u(p)}, kv{"6", u(1)})
+	varint := func(parent string, num int, v uint64) dissect.Value {
+		return rawItem(parent, num, "", "varint", "uint", u(v))
 	}
-	rawGesture := func(id string) dissect.Value {
-		return obj(kv{"1", obj(kv{"1", str(id)})}, kv{"2", str("name_gesture")}, kv{"3", u(155)}, kv{"4", u(1)}, kv{"5", u(6)},
-			kv{"6", arr(rawAction(1), rawAction(2))})
+	text := func(parent string, num int, s string) dissect.Value {
+		return rawItem(parent, num, "", "length-delimited", "text", str(s))
+	}
+	items := []dissect.Value{varint("", 1, 1605088323)}
+	for g, id := range []string{"1", "2"} {
+		gp := "2[" + strconv.Itoa(g) + "]"
+		items = append(items, text(gp+".1", 1, id), text(gp, 2, "name_gesture"), varint(gp, 3, 155), varint(gp, 4, 1), varint(gp, 5, 6))
+		for a, p := range []uint64{1, 2} {
+			ap := gp + ".6[" + strconv.Itoa(a) + "]"
+			items = append(items, varint(ap, 1, p), varint(ap, 2, p), varint(ap, 3, p), varint(ap, 4, p), varint(ap, 5, p), varint(ap, 6, 1))
+		}
 	}
 	checkWarnings(t, s.rec.Warnings, []string{noRequest})
-	checkFields(t, s.rec.Fields[5:], []kv{{"payload", obj(kv{"1", u(1605088323)}, kv{"2", arr(rawGesture("1"), rawGesture("2"))})}, {"schema", str("raw")}})
+	checkFields(t, s.rec.Fields[5:], []kv{{"payload", obj()}, {"payload_raw", arr(items...)}, {"schema", str("raw")}})
 
 	// Fixed-width values, non-UTF-8 bytes, an empty string, a group, and a
 	// group whose start tag is not minimally encoded (ab 00 = field 5, group).
@@ -170,8 +183,9 @@ func TestRawMode(t *testing.T) {
 	if n, err := s.parse(0, t0, f); n != len(f) || err != nil {
 		t.Fatalf("Parse = %d, %v", n, err)
 	}
-	checkFields(t, s.rec.Fields[5:], []kv{{"payload", obj(kv{"1", u(1)}, kv{"2", u(0x8000000000000002)}, kv{"3", dissect.Bytes([]byte{0xff, 0xfe})},
-		kv{"4", str("")}, kv{"5", arr(obj(kv{"1", u(7)}), obj(kv{"1", u(9)}))})}, {"schema", str("raw")}})
+	checkFields(t, s.rec.Fields[5:], []kv{{"payload", obj()}, {"payload_raw", arr(rawItem("", 1, "", "fixed32", "uint", u(1)),
+		rawItem("", 2, "", "fixed64", "uint", u(0x8000000000000002)), rawItem("", 3, "", "length-delimited", "bytes", dissect.Bytes([]byte{0xff, 0xfe})),
+		text("", 4, ""), varint("5[0]", 1, 7), varint("5[1]", 1, 9))}, {"schema", str("raw")}})
 }
 
 // Unknown codes are decoded raw, also in schema mode.
@@ -186,7 +200,8 @@ func TestUnknownCode(t *testing.T) {
 	}
 	checkWarnings(t, s.rec.Warnings, []string{"unknown code 32"})
 	checkFields(t, s.rec.Fields, []kv{{"code", i64(32)}, {"role", str("response")}, {"crc", i64(int64(f[len(f)-1]))}, {"crc_ok", dissect.Bool(true)}, {"crc_scope", str(scopeHeader)},
-		{"payload", obj(kv{"1", dissect.Uint(5)}, kv{"2", str("hello")})}, {"schema", str("raw")}})
+		{"payload", obj()}, {"payload_raw", arr(rawItem("", 1, "", "varint", "uint", dissect.Uint(5)), rawItem("", 2, "", "length-delimited", "text", str("hello")))},
+		{"schema", str("raw")}})
 
 	// A payload on a code that carries none is decoded raw too.
 	f = frame(codeGetSettings, h("08 01"))
@@ -194,7 +209,7 @@ func TestUnknownCode(t *testing.T) {
 		t.Fatalf("Parse = %d, %v", n, err)
 	}
 	checkWarnings(t, s.rec.Warnings, []string{"code 4 (GetSettings) from the host carries no payload, yet has 2 bytes; decoded raw"})
-	checkFields(t, s.rec.Fields[5:], []kv{{"payload", obj(kv{"1", dissect.Uint(1)})}, {"schema", str("raw")}})
+	checkFields(t, s.rec.Fields[5:], []kv{{"payload", obj()}, {"payload_raw", arr(rawItem("", 1, "", "varint", "uint", dissect.Uint(1)))}, {"schema", str("raw")}})
 }
 
 // Schema decoding details: repeated fields interleaved with others,
@@ -212,9 +227,9 @@ func TestWalkerDetails(t *testing.T) {
 		t.Fatalf("Parse = %d, %v", n, err)
 	}
 	checkWarnings(t, s.rec.Warnings, []string{"patterns.GetMioPatterns has no field 3 (varint)"})
-	checkFields(t, s.rec.Fields[5:7], []kv{{"payload", obj(
-		kv{"patterns", arr(obj(kv{"pattern", i64(7)}, kv{"gesture_id", str("a")}), obj(kv{"pattern", i64(8)}, kv{"gesture_id", str("b")}))},
-		kv{"3", dissect.Uint(9)})}, {"schema", str("v2")}})
+	checkFields(t, s.rec.Fields[5:8], []kv{{"payload", obj(
+		kv{"patterns", arr(obj(kv{"pattern", i64(7)}, kv{"gesture_id", str("a")}), obj(kv{"pattern", i64(8)}, kv{"gesture_id", str("b")}))})},
+		{"payload_raw", arr(rawItem("", 3, "", "varint", "uint", dissect.Uint(9)))}, {"schema", str("v2")}})
 
 	s = newSession(t, Options{}, true)
 	// SetPositions: a negative int32 (10-byte varint) and a field sent twice.
@@ -227,12 +242,17 @@ func TestWalkerDetails(t *testing.T) {
 	checkFields(t, s.rec.Fields[5:7], []kv{{"payload", obj(kv{"pointer_finger_position", i64(-1)}, kv{"middle_finger_position", i64(6)})}, {"schema", str("v2")}})
 
 	s = newSession(t, Options{}, true)
-	// A UUID message with more than its string is shown as a message.
+	// A UUID message with more than its string is shown raw: its fields,
+	// with parent "id".
 	payload = pbytes(1, cat(pstr(1, "x"), pvar(2, 3)))
 	f = frame(codePerformById, payload)
 	if n, err := s.parse(0, t0, f); n != len(f) || err != nil {
 		t.Fatalf("Parse = %d, %v", n, err)
 	}
-	checkWarnings(t, s.rec.Warnings, []string{"uuid.UUID has no field 2 (varint)"})
-	checkFields(t, s.rec.Fields[5:7], []kv{{"payload", obj(kv{"id", obj(kv{"value", str("x")}, kv{"2", dissect.Uint(3)})})}, {"schema", str("v2")}})
+	checkWarnings(t, s.rec.Warnings, []string{"telemetry.PerformGestureById.id: a uuid.UUID holding more than its string (field 1); shown raw"})
+	checkFields(t, s.rec.Fields[5:8], []kv{{"payload", obj()}, {"payload_raw", arr(rawItem("id", 1, "", "length-delimited", "text", str("x")),
+		rawItem("id", 2, "", "varint", "uint", dissect.Uint(3)))}, {"schema", str("v2")}})
+	if s.rec.Summary != "→ PerformGestureId id.1=\"x\" id.2=3" {
+		t.Errorf("summary %q", s.rec.Summary)
+	}
 }

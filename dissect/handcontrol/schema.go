@@ -96,6 +96,8 @@ type schemaSet struct {
 	// missing lists the code messages a user schema lacks (built-in v2
 	// messages are used for them).
 	missing []string
+	// notes are told to the run once (see protocol.runNotes).
+	notes []string
 }
 
 // builtin holds the compiled v2 and v1 schemas, shared by all runs.
@@ -276,5 +278,15 @@ func newSchemaSet(opt Options) (*schemaSet, error) {
 		s.resp[c], s.respName[c], s.respV1[c] = pick(responseMsg[c])
 	}
 	s.quirk, s.quirkName, s.quirkV1 = pick(msgGetMioPatterns)
+	if len(s.missing) > 0 {
+		s.notes = append(s.notes, protoName+": the user schema has no message "+strings.Join(s.missing, ", ")+
+			"; the built-in v2 messages are used for them")
+	}
+	if err := s.checkQuirk(); err != nil {
+		// A record type declares one payload shape: the quirk's message
+		// cannot share the GetTelemetry reply's, so it is not used.
+		s.quirk, s.quirkName, s.quirkV1 = nil, schemaRaw, nil
+		s.notes = append(s.notes, protoName+": a type-13 reply to GetMioPatterns is decoded raw: "+err.Error())
+	}
 	return s, nil
 }

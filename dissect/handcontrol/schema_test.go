@@ -151,7 +151,7 @@ func TestBuiltinSchema(t *testing.T) {
 	// driver_status (4) = 5 is DRIVER_STATUS_SETTING_POSITION (§1.6).
 	var rec dissect.Record
 	var d pbwalk.Decoder
-	got, _, err := d.Decode(&rec, v2[msgTelemetry], pvar(4, 5), true)
+	got, _, _, err := d.Decode(&rec, v2[msgTelemetry], pvar(4, 5), true)
 	if err != nil {
 		t.Fatal(err)
 	}

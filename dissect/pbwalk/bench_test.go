@@ -9,9 +9,9 @@ import (
 // allMessage is a t.All with every kind of field, written by protowire.
 func allMessage() []byte {
 	return cat(tagv(1, 1<<20), tagv(2, 1<<40), tagv(5, 3), tag32(7, 7), tag64(8, 8), tag32(11, 0x3fc00000),
-		tagv(13, 1), tags(14, "name_gesture"), tagv(16, 2), tagb(17, cat(tagv(1, 5), tags(14, "x"))),
+		tagv(13, 1), tags(14, "name_gesture"), tagv(16, 2), tagb(27, cat(tagv(1, 5), tagv(2, 1))),
 		tagb(18, packedVarints(1, 2, 3, 300, 70000)), tagv(18, 9), tags(22, "a"), tags(22, "b"),
-		tagb(23, tagv(1, 1)), tagb(23, tagv(1, 2)), tagg(24, tagv(1, 5)),
+		tagb(28, tagv(1, 1)), tagb(28, tagv(1, 2)), tagg(24, tagv(1, 5)),
 		tagb(25, cat(tags(1, "k"), tagv(2, 1))), tagb(26, tags(1, uuid)), tagv(300, 1))
 }
 
@@ -19,7 +19,7 @@ func allMessage() []byte {
 // vectors (raw) and over messages of the test schema (both decode paths).
 func BenchmarkDecode(b *testing.B) {
 	msgs := compileTest(b)
-	simple := cat(tagv(1, 150), tags(2, "telemetry"), tagb(3, cat(tagv(1, 7), tagb(4, tags(1, uuid)))), tagb(4, tags(1, uuid)))
+	simple := cat(tagv(1, 150), tags(2, "telemetry"), tagb(5, cat(tagv(1, 7), tagb(3, tags(1, uuid)))), tagb(4, tags(1, uuid)))
 	cases := []struct {
 		name string
 		m    *Message
@@ -52,7 +52,7 @@ func BenchmarkDecode(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {
 					rec.Reset()
-					if _, issues, err := d.Decode(&rec, c.m, c.in, build); err != nil || issues != 0 {
+					if _, _, issues, err := d.Decode(&rec, c.m, c.in, build); err != nil || issues != 0 {
 						b.Fatalf("%d issues %v %q", issues, err, rec.Warnings)
 					}
 				}

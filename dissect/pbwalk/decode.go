@@ -31,18 +31,29 @@ type Decoder struct {
 	budget int // output fields left
 	slots  []slot
 	tags   []tag
+
+	top    *Message // the message of the payload (nil: raw)
+	path   []seg    // the messages being decoded below the top, outermost first
+	leaves []leaf   // the fields shown raw, in the order they were met
+	parent string   // the path of path, when parentOK
+	// parentOK says that parent is up to date with path.
+	parentOK bool
 }
 
-// slot is one output entry of a message being decoded: a field number
-// (negated when the occurrences are shown raw: an unknown number or a wire
-// type that does not match the schema), how many values it holds, and
-// where they go.
+// slot is one field number of a message being decoded: the number
+// (negated when its occurrences are shown raw: an unknown number or a
+// wire type that does not match the schema), how many values it holds,
+// and where they go. A slot of a known field is one output entry; a raw
+// slot only makes its issue be reported once.
 type slot struct {
 	key   int64
 	count int32
-	fill  int32
+	fill  int32 // values written so far (items of an array)
+	occ   int32 // occurrences met so far
 	item  int32 // first item in the message's item block
+	out   int32 // index of the entry in the message's fields
 	arr   bool  // shown as an array of items
+	seen  bool  // its issues have been reported
 }
 
 // tag is one field occurrence found by scan, kept for fill. It holds no
@@ -62,29 +73,38 @@ type tag struct {
 // scanned is what scan found: the number of slots and of tags it appended.
 type scanned struct{ slots, tags int }
 
-// Decode decodes b as message m, or raw when m is nil. Fields come in the
-// order their numbers first appear on the wire; nested values are
-// allocated from rec (see dissect.Record.Alloc) and warnings are written to
-// rec, prefixed with WarnPrefix. issues counts the signs that m does not
-// fit b (each with a warning, up to MaxWarnings). When build is false
-// nothing is built (fields is nil) but the checks, issues and warnings are
-// the same.
+// Decode decodes b as message m, or raw when m is nil. fields holds the
+// fields of m, in the order their numbers first appear on the wire, each
+// of the kind [Message.Decl] declares. Whatever m cannot hold (a field
+// number m lacks, a wire type that does not fit, an enum value the enum
+// lacks, a nested message that does not parse, ...: with m nil, every
+// field) is in raw instead: one item per field occurrence, as
+// [RawDecl] declares. Nested values are allocated from rec (see
+// dissect.Record.Alloc) and warnings are written to rec, prefixed with
+// WarnPrefix. issues counts the signs that m does not fit b (each with a
+// warning, up to MaxWarnings). When build is false nothing is built
+// (fields and raw are nil) but the checks, issues and warnings are the
+// same.
 //
 // rec may be nil: warnings are then dropped (and, when build is true,
 // values are allocated on their own).
 //
 // err is non-nil, an *Error, when b is not protobuf wire data (or a bound
-// was reached); then fields is nil and the warnings of the attempt are
-// kept. Byte values in fields alias b; strings are copies.
-func (d *Decoder) Decode(rec *dissect.Record, m *Message, b []byte, build bool) (fields []dissect.Field, issues int, err error) {
+// was reached); then fields and raw are nil and the warnings of the
+// attempt are kept. Byte values alias b; strings are copies.
+func (d *Decoder) Decode(rec *dissect.Record, m *Message, b []byte, build bool) (fields, raw []dissect.Field, issues int, err error) {
 	d.build, d.warn = build, rec != nil
 	if rec == nil && build {
 		rec = new(dissect.Record)
 	}
 	d.rec = rec
 	fields, e := d.decode(m, b)
+	if !e.failed() && build {
+		raw = d.buildRaw()
+	}
 	d.rec = nil
-	return fields, d.issues, e.public()
+	d.clearPath()
+	return fields, raw, d.issues, e.public()
 }
 
 // Check reports whether b decodes as m (nil: raw) with no error and no
@@ -92,12 +112,14 @@ func (d *Decoder) Decode(rec *dissect.Record, m *Message, b []byte, build bool) 
 func (d *Decoder) Check(m *Message, b []byte) bool {
 	d.build, d.warn = false, false
 	_, e := d.decode(m, b)
+	d.clearPath()
 	return !e.failed() && d.issues == 0
 }
 
 // decode decodes b as m (nil: raw) with the current mode.
 func (d *Decoder) decode(m *Message, b []byte) ([]dissect.Field, wireErr) {
 	d.reset(len(b))
+	d.top = m
 	if len(b) > maxInput {
 		return nil, limit(0, "message over "+strconv.Itoa(maxInput)+" bytes")
 	}
@@ -114,11 +136,26 @@ func (d *Decoder) reset(n int) {
 	d.issues, d.nwarn, d.extra = 0, 0, 0
 	d.budget = 2*n + 64
 	d.slots, d.tags = d.slots[:0], d.tags[:0]
+	d.path, d.leaves, d.parentOK = d.path[:0], d.leaves[:0], false
 }
 
 // issue counts a sign that the schema does not fit, with a warning.
 func (d *Decoder) issue(format string, args ...any) {
 	d.issues++
+	if !d.warn {
+		return
+	}
+	if d.nwarn >= MaxWarnings {
+		d.extra++
+		return
+	}
+	d.nwarn++
+	d.rec.Warn(d.WarnPrefix + fmt.Sprintf(format, args...))
+}
+
+// warnf writes a warning that is not an issue (it says how the schema
+// was applied, not that it does not fit), within MaxWarnings.
+func (d *Decoder) warnf(format string, args ...any) {
 	if !d.warn {
 		return
 	}
@@ -216,7 +253,7 @@ func (d *Decoder) message(m *Message, b []byte, depth int) ([]dissect.Field, wir
 // case). Otherwise it undoes what it did and returns false, and the two
 // passes of scan and fill take over.
 func (d *Decoder) fast(m *Message, b []byte, depth int) ([]dissect.Field, bool) {
-	issues, nwarn, extra, budget := d.issues, d.nwarn, d.extra, d.budget
+	issues, nwarn, extra, budget, leaves := d.issues, d.nwarn, d.extra, d.budget, len(d.leaves)
 	nw := 0
 	if d.warn {
 		nw = len(d.rec.Warnings)
@@ -235,6 +272,7 @@ func (d *Decoder) fast(m *Message, b []byte, depth int) ([]dissect.Field, bool) 
 		}
 		if fi < 0 || seen&(1<<fi) != 0 || !wireOK(&m.fields[fi], typ) || d.budget < 1 {
 			d.issues, d.nwarn, d.extra, d.budget = issues, nwarn, extra, budget
+			d.leaves = d.leaves[:leaves]
 			if d.warn {
 				d.rec.Warnings = d.rec.Warnings[:nw]
 			}
@@ -243,11 +281,12 @@ func (d *Decoder) fast(m *Message, b []byte, depth int) ([]dissect.Field, bool) 
 		seen |= 1 << fi
 		d.budget--
 		f := &m.fields[fi]
-		val := d.value(m, f, v, data, depth)
-		if d.build {
-			out[n] = dissect.Field{Key: f.name, Value: val}
+		if val, ok := d.value(m, f, typ, v, data, depth, -1); ok {
+			if d.build {
+				out[n] = dissect.Field{Key: f.name, Value: val}
+			}
+			n++
 		}
-		n++
 		i = next
 	}
 	if !d.build {
@@ -290,9 +329,13 @@ func (d *Decoder) scan(m *Message, b []byte, depth int) (scanned, wireErr) {
 	}
 	cost := 0
 	for _, s := range d.slots[base:] {
-		cost++
-		if s.count > 1 || s.key > 0 && m.field(protowire.Number(s.key)).list {
-			cost += int(s.count)
+		switch {
+		case s.key < 0:
+			cost += int(s.count) // one item of raw per occurrence
+		case s.count > 1 || m.field(protowire.Number(s.key)).list:
+			cost += 1 + int(s.count)
+		default:
+			cost++
 		}
 	}
 	if cost > d.budget {
@@ -303,29 +346,31 @@ func (d *Decoder) scan(m *Message, b []byte, depth int) (scanned, wireErr) {
 }
 
 // fill is the second pass: it decodes the values of a scanned message b
-// into fields, in the order their numbers first appear on the wire. It
-// removes the message's slots and tags.
+// into fields, in the order their numbers first appear on the wire, and
+// the occurrences shown raw into d.leaves. It removes the message's slots
+// and tags.
 func (d *Decoder) fill(m *Message, b []byte, depth int, sc scanned) []dissect.Field {
 	base, tbase := len(d.slots)-sc.slots, len(d.tags)-sc.tags
-	n := sc.slots
+	// One entry per known field; arrays get their items from one block.
+	nout, total := 0, 0
+	for k := range sc.slots {
+		s := &d.slots[base+k]
+		if s.key < 0 {
+			continue
+		}
+		s.out = int32(nout)
+		nout++
+		if s.arr = m.field(protowire.Number(s.key)).list; s.arr {
+			s.item = int32(total)
+			total += int(s.count)
+		}
+	}
 	var out, items []dissect.Field
-	if d.build {
-		out = d.rec.Alloc(n)
-		// Name every entry; arrays get their items from one block.
-		total := 0
-		for k := range n {
-			s := &d.slots[base+k]
-			var f *fieldInfo
-			if s.key > 0 {
-				f = m.field(protowire.Number(s.key))
-				out[k].Key = f.name
-			} else {
-				out[k].Key = d.numKey(-s.key)
-			}
-			s.arr = f != nil && f.list || f == nil && s.count > 1
-			if s.arr {
-				s.item = int32(total)
-				total += int(s.count)
+	if d.build && nout > 0 {
+		out = d.rec.Alloc(nout)
+		for k := range sc.slots {
+			if s := &d.slots[base+k]; s.key > 0 {
+				out[s.out].Key = m.field(protowire.Number(s.key)).name
 			}
 		}
 		if total > 0 {
@@ -342,18 +387,35 @@ func (d *Decoder) fill(m *Message, b []byte, depth int, sc scanned) []dissect.Fi
 		if t.fi >= 0 {
 			f = &m.fields[t.fi]
 		}
-		if d.slots[k].fill == 0 {
+		if !d.slots[k].seen {
+			d.slots[k].seen = true
 			d.slotIssues(m, f, t.num, t.typ, d.slots[k].count)
 		}
 		var data []byte
 		if t.typ == protowire.BytesType || t.typ == protowire.StartGroupType {
 			data = b[t.off : t.off+t.n]
 		}
-		if f != nil && f.packed && t.typ == protowire.BytesType {
+		// A nested message's place in paths: its occurrence of the field
+		// on the wire, when the field is repeated or comes more than once.
+		idx := int32(-1)
+		if s := &d.slots[k]; s.arr || s.count > 1 {
+			idx = s.occ
+		}
+		d.slots[k].occ++
+		if f == nil {
+			name := ""
+			if fi := m.field(t.num); fi != nil {
+				name = fi.name // a wire type that does not fit
+			}
+			d.rawLeaf(name, t.num, t.typ, t.v, data, depth, idx)
+			continue
+		}
+		if f.packed && t.typ == protowire.BytesType {
 			s := &d.slots[k]
 			for j := 0; j < len(data); {
 				var x uint64
-				switch wireOf(f.kind) {
+				typ := wireOf(f.kind)
+				switch typ {
 				case protowire.Fixed32Type:
 					x = uint64(le32(data[j:]))
 					j += 4
@@ -365,36 +427,46 @@ func (d *Decoder) fill(m *Message, b []byte, depth int, sc scanned) []dissect.Fi
 					x, w = protowire.ConsumeVarint(data[j:])
 					j += w
 				}
-				val := d.scalar(m, f, x)
-				if d.build {
-					items[s.item+s.fill] = dissect.Elem(val)
+				if val, ok := d.scalar(m, f, typ, x); ok {
+					if d.build {
+						items[s.item+s.fill] = dissect.Elem(val)
+					}
+					s.fill++
 				}
-				s.fill++
 			}
 			continue
 		}
-		var val dissect.Value
-		if f != nil {
-			val = d.value(m, f, t.v, data, depth)
-		} else {
-			val = d.raw(t.typ, t.v, data, depth)
+		val, ok := d.value(m, f, t.typ, t.v, data, depth, idx)
+		if !ok {
+			continue
 		}
 		s := &d.slots[k] // after the value: nested messages may grow d.slots
 		if d.build {
 			if s.arr {
 				items[s.item+s.fill] = dissect.Elem(val)
 			} else {
-				out[k-base].Value = val
+				out[s.out].Value = val
 			}
 		}
 		s.fill++
 	}
-	if d.build {
-		for k := range n {
-			if s := &d.slots[base+k]; s.arr {
-				out[k].Value = dissect.Array(items[s.item : s.item+s.count : s.item+s.count])
+	if d.build && nout > 0 {
+		// Arrays take the items written; an entry all of whose values
+		// were shown raw is dropped (an empty packed run stays []).
+		n := 0
+		for k := range sc.slots {
+			s := &d.slots[base+k]
+			if s.key < 0 || s.fill == 0 && s.count > 0 {
+				continue
 			}
+			e := out[s.out]
+			if s.arr {
+				e.Value = dissect.Array(items[s.item : s.item+s.fill : s.item+s.fill])
+			}
+			out[n] = e
+			n++
 		}
+		out = out[:n:n]
 	}
 	d.slots, d.tags = d.slots[:base], d.tags[:tbase]
 	return out
@@ -408,7 +480,7 @@ func (d *Decoder) slotIssues(m *Message, f *fieldInfo, num protowire.Number, typ
 	case m == nil:
 	case f == nil:
 		if fi := m.field(num); fi != nil {
-			d.issue("%s.%s (field %d): wire type %s does not fit %s; shown raw as %q", m.name, fi.name, num, wireName(typ), fi.kind, strconv.Itoa(int(num)))
+			d.issue("%s.%s (field %d): wire type %s does not fit %s; shown raw", m.name, fi.name, num, wireName(typ), fi.kind)
 		} else {
 			d.issue("%s has no field %d (%s); shown raw", m.name, num, wireName(typ))
 		}

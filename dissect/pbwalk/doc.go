@@ -19,15 +19,26 @@
 // sign-extended, float and double from their bits, nested messages and
 // groups as objects, repeated fields (packed or not, or both mixed) and
 // maps as arrays at the position of their first occurrence; a singular
-// field sent several times shows its last value. A field number the
-// message lacks, or a wire type that does not fit the field, is shown raw
-// under its number as a string key ("14"). A message named in
+// field sent several times shows its last value. A message named in
 // [BuildOptions].StringWrappers is shown as its string when it holds only
-// field 1. Without a Message (raw), field numbers are the keys; varints and
-// fixed values are unsigned integers; length-delimited values are text when
-// printable UTF-8, else a nested message when they parse as one, else text
-// when UTF-8, else bytes; groups are nested messages; a number seen more
-// than once gives an array.
+// field 1 (or nothing: ""). Every value has the kind [Message.Decl]
+// declares for its field, so a consumer can build a typed schema of the
+// fields from the descriptors alone.
+//
+// What the message cannot hold under its declaration is shown raw, in a
+// list beside the fields, one item per field occurrence ([RawItemDecl]):
+// a field number the message lacks, a wire type that does not fit the
+// field, an enum value the enum lacks (as protobuf's closed enums keep
+// them with the unknown fields), a nested message that does not parse or
+// is nested deeper than [MaxDepth], a string wrapper holding more than
+// its string, and a message nested inside a message of its own type (its
+// declaration would never end). Each item names where its message sits
+// (parent: "gestures[1]"), its number, its name when the message has it,
+// its wire type and its value. Without a Message (raw), every field is
+// such an item: varints and fixed values unsigned integers;
+// length-delimited values text when printable UTF-8, else the items of a
+// nested message when they parse as one (down to [MaxRawDepth]), else text
+// when UTF-8, else bytes; groups the items of their body.
 //
 // Signs that a Message does not fit the bytes (an unknown field number, a
 // wrong wire type, an enum value the enum lacks, an int32, uint32, sint32 or
@@ -39,13 +50,13 @@
 // # Bounds
 //
 //   - Messages and groups together nest at most [MaxDepth] (32) deep: a
-//     deeper message is shown as bytes (an issue), a deeper group fails
-//     with ErrLimit. Raw decoding tries length-delimited values as messages
-//     down to [MaxRawDepth] (8).
+//     deeper message is shown raw (an issue), a deeper group fails with
+//     ErrLimit. Raw decoding walks length-delimited values and groups as
+//     messages down to [MaxRawDepth] (8).
 //   - A message has at most [MaxFieldNumbers] (256) distinct field
 //     numbers, else it fails with ErrLimit.
-//   - A payload of n bytes yields at most 2n+64 output fields, else it
-//     fails with ErrLimit.
+//   - A payload of n bytes yields at most 2n+64 output fields (an item of
+//     the raw list counts as one), else it fails with ErrLimit.
 //   - At most [MaxWarnings] (8) warnings per Decode, then one warning
 //     counting the others.
 //   - Nothing is allocated from a length or count read from the input:
@@ -61,18 +72,18 @@
 // reason ("truncated tag", "length 9 runs past the end"). They unwrap to
 // [ErrTruncated], [ErrMalformed] or [ErrLimit], for errors.Is. When Decode
 // fails it returns no fields. Only a failure of the top-level message
-// fails Decode: a nested message that fails (a limit included) is shown as
-// bytes, with an issue warning giving the reason and its offset within that
+// fails Decode: a nested message that fails (a limit included) is shown
+// raw, with an issue warning giving the reason and its offset within that
 // nested value; raw decoding shows such a value as text or bytes.
 //
 // # Ownership
 //
 // The walker never modifies its input and keeps no reference to it after a
 // call returns, except through its results: [Field].Bytes and the byte
-// values of decoded fields are sub-slices of the input, valid as long as
-// the caller keeps it unchanged; strings are copies. Nested objects and
-// arrays are allocated from the dissect.Record given to Decode and live as
-// long as that record's scratch area (until its Reset).
+// values of decoded fields and raw items are sub-slices of the input, valid
+// as long as the caller keeps it unchanged; strings are copies. Nested
+// objects and arrays are allocated from the dissect.Record given to Decode
+// and live as long as that record's scratch area (until its Reset).
 //
 // # Robustness
 //

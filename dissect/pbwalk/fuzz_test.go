@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"testing"
+	"unsafe"
 
 	"github.com/dissect-tools/dissect/dissect"
 
@@ -47,7 +48,7 @@ func FuzzWalk(f *testing.F) {
 	b, _ := sample()
 	f.Add(b)
 	msgs := compileTest(f)
-	schemas := []*Message{nil, EmptyMessage("e"), msgs["t.All"], msgs["t.Simple"]}
+	schemas := []*Message{nil, EmptyMessage("e"), msgs["t.All"], msgs["t.Simple"], msgs["t.Inner"]}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		walkErr := checkWalk(t, data)
 		for _, m := range schemas {
@@ -97,6 +98,19 @@ func within(s, b []byte) bool {
 	return off >= 0 && off <= len(b)-len(s) && &b[off] == &s[0]
 }
 
+// inside reports whether the bytes of s lie within b (s's capacity may
+// end before b's: it compares addresses).
+func inside(s, b []byte) bool {
+	if len(s) == 0 {
+		return true
+	}
+	if len(b) == 0 {
+		return false
+	}
+	p, lo := uintptr(unsafe.Pointer(&s[0])), uintptr(unsafe.Pointer(&b[0]))
+	return p >= lo && p+uintptr(len(s)) <= lo+uintptr(len(b))
+}
+
 func sameErr(a, b error) bool {
 	return a == nil && b == nil || a != nil && b != nil && a.Error() == b.Error()
 }
@@ -118,7 +132,7 @@ func checkPublic(t *testing.T, err error, n int) {
 func checkDecode(t *testing.T, m *Message, data []byte, walkErr error) {
 	var rec dissect.Record
 	d := Decoder{WarnPrefix: "p: "}
-	fields, issues, err := d.Decode(&rec, m, data, true)
+	fields, raw, issues, err := d.Decode(&rec, m, data, true)
 	checkPublic(t, err, len(data))
 	switch {
 	case walkErr != nil:
@@ -128,23 +142,34 @@ func checkDecode(t *testing.T, m *Message, data []byte, walkErr error) {
 	case err != nil && !errors.Is(err, ErrLimit):
 		t.Fatalf("Walk fine; Decode: %v", err)
 	}
-	if err != nil && fields != nil {
+	if err != nil && (fields != nil || raw != nil) {
 		t.Fatal("fields on error")
 	}
-	if n := countFields(dissect.Object(fields)); n > 2*len(data)+64 {
+	// An item of the raw list counts as one field.
+	if n := countFields(dissect.Object(fields)) + len(raw); n > 2*len(data)+64 {
 		t.Fatalf("%d fields for %d bytes", n, len(data))
 	}
 	if len(rec.Warnings) > MaxWarnings+1 {
 		t.Fatalf("%d warnings", len(rec.Warnings))
 	}
-	if m == nil && err == nil && issues != 0 {
-		t.Fatalf("raw decoding has issues: %q", rec.Warnings)
+	if m == nil && err == nil && (issues != 0 || len(fields) != 0) {
+		t.Fatalf("raw decoding has issues or fields: %q %s", rec.Warnings, show(dissect.Object(fields)))
+	}
+	if err == nil && m != nil {
+		checkConforms(t, m, fields, raw)
+	}
+	for _, it := range raw {
+		for _, f := range it.Value.Items() {
+			if f.Key == keyBytes && !inside(f.Value.Raw(), data) {
+				t.Fatal("raw bytes outside the input")
+			}
+		}
 	}
 	// Building nothing gives the same verdict.
 	var rec2 dissect.Record
 	d2 := Decoder{WarnPrefix: "p: "}
-	got2, issues2, err2 := d2.Decode(&rec2, m, data, false)
-	if got2 != nil || !sameErr(err, err2) || issues2 != issues || !slices.Equal(rec.Warnings, rec2.Warnings) {
+	got2, raw2, issues2, err2 := d2.Decode(&rec2, m, data, false)
+	if got2 != nil || raw2 != nil || !sameErr(err, err2) || issues2 != issues || !slices.Equal(rec.Warnings, rec2.Warnings) {
 		t.Fatalf("build=false: %v issues %d %q; build=true: %v issues %d %q", err2, issues2, rec2.Warnings, err, issues, rec.Warnings)
 	}
 	if d2.Check(m, data) != (err == nil && issues == 0) {
@@ -155,14 +180,17 @@ func checkDecode(t *testing.T, m *Message, data []byte, walkErr error) {
 		var rec3 dissect.Record
 		d3 := Decoder{WarnPrefix: "p: ", rec: &rec3, build: true, warn: true}
 		d3.reset(len(data))
+		d3.top = m
 		sc, e3 := d3.scan(m, data, 0)
 		if e3.failed() {
 			t.Fatalf("two passes fail where Decode worked: %s", e3)
 		}
 		slow := d3.fill(m, data, 0, sc)
 		d3.finish()
-		if !dissect.Object(slow).Equal(dissect.Object(fields)) || d3.issues != issues || !slices.Equal(rec3.Warnings, rec.Warnings) {
-			t.Fatalf("two passes: %s %q\none pass: %s %q", show(dissect.Object(slow)), rec3.Warnings, show(dissect.Object(fields)), rec.Warnings)
+		slowRaw := d3.buildRaw()
+		if !dissect.Object(slow).Equal(dissect.Object(fields)) || !dissect.Array(slowRaw).Equal(dissect.Array(raw)) || d3.issues != issues || !slices.Equal(rec3.Warnings, rec.Warnings) {
+			t.Fatalf("two passes: %s %s %q\none pass: %s %s %q", show(dissect.Object(slow)), show(dissect.Array(slowRaw)), rec3.Warnings,
+				show(dissect.Object(fields)), show(dissect.Array(raw)), rec.Warnings)
 		}
 	}
 }
@@ -295,7 +323,7 @@ func roundTrip(t *testing.T, data []byte) {
 	for _, m := range []*Message{nil, EmptyMessage("e")} {
 		var d Decoder
 		var rec dissect.Record
-		if _, _, err := d.Decode(&rec, m, b, true); err != nil {
+		if _, _, _, err := d.Decode(&rec, m, b, true); err != nil {
 			t.Fatalf("written message: %v", err)
 		}
 	}

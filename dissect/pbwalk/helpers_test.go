@@ -15,7 +15,7 @@ import (
 // testProto is the schema of the decoder tests: every scalar kind, packed
 // and unpacked repeated fields, a map, a group (proto2), an enum with
 // values outside 0-255, a string wrapper, a field number above the dense
-// table, and recursive messages.
+// table, nested messages, and messages nested in themselves.
 const testProto = `syntax = "proto2";
 package t;
 
@@ -50,7 +50,16 @@ message All {
   optional group G = 24 { optional int32 a = 1; }
   map<string, int32> m = 25;
   optional Wrap w = 26;
+  optional Inner in = 27;
+  repeated Inner ins = 28;
   optional uint32 big = 300;
+}
+
+message Inner {
+  optional int32 a = 1;
+  optional Color c = 2;
+  optional Wrap w = 3;
+  repeated Color cs = 4 [packed = true];
 }
 
 message Simple {
@@ -58,6 +67,7 @@ message Simple {
   optional string b = 2;
   optional Simple c = 3;
   optional Wrap w = 4;
+  optional Inner i = 5;
 }
 `
 
@@ -137,6 +147,17 @@ func arr(vs ...dissect.Value) dissect.Value {
 }
 
 func show(v dissect.Value) string { return dissecttest.DescribeValue(v) }
+
+// leafv is an expected item of the raw list: a field occurrence shown
+// raw, in message parent, named name ("" for none), with one value under
+// key as ("uint", "text" or "bytes").
+func leafv(parent string, num int, name, wire, as string, v dissect.Value) dissect.Value {
+	fs := []kv{{"parent", dissect.Str(parent)}, {"field", dissect.Int(int64(num))}}
+	if name != "" {
+		fs = append(fs, kv{"name", dissect.Str(name)})
+	}
+	return obj(append(fs, kv{"wire_type", dissect.Str(wire)}, kv{as, v})...)
+}
 
 // countFields counts the fields of a value, nested ones included.
 func countFields(v dissect.Value) int {

@@ -96,10 +96,11 @@ func (m *Message) field(num protowire.Number) *fieldInfo {
 
 // BuildOptions configure a Builder.
 type BuildOptions struct {
-	// StringWrappers are messages shown as a string when all their
-	// occurrences on the wire are length-delimited field 1 holding valid
-	// UTF-8 (the last one wins), e.g. a UUID message wrapping its text
-	// form. Otherwise they are decoded as messages.
+	// StringWrappers are messages shown as a string, e.g. a UUID message
+	// wrapping its text form: the value of their field 1 when it is all
+	// they hold on the wire, length-delimited (the last occurrence wins;
+	// "" when they hold nothing; a value that is not UTF-8 is an issue).
+	// One that holds anything else is shown raw, with an issue.
 	StringWrappers []protoreflect.FullName
 }
 

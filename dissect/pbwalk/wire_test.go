@@ -125,7 +125,7 @@ func TestErrors(t *testing.T) {
 			checkErr(t, Walk(c.in, func(int, Field) bool { return true }), c.kind, c.off, c.reason)
 			var d Decoder
 			for _, m := range []*Message{nil, EmptyMessage("e")} {
-				fields, _, err := d.Decode(nil, m, c.in, false)
+				fields, _, _, err := d.Decode(nil, m, c.in, false)
 				checkErr(t, err, c.kind, c.off, c.reason)
 				if fields != nil {
 					t.Fatal("fields on error")
@@ -252,8 +252,8 @@ func TestTruncation(t *testing.T) {
 		n := 0
 		err := Walk(cut, func(int, Field) bool { n++; return true })
 		var d Decoder
-		_, _, errRaw := d.Decode(nil, nil, cut, false)
-		_, _, errAll := d.Decode(nil, msgs["t.All"], cut, false)
+		_, _, _, errRaw := d.Decode(nil, nil, cut, false)
+		_, _, _, errAll := d.Decode(nil, msgs["t.All"], cut, false)
 		for _, err := range []error{err, errRaw, errAll} {
 			if boundary {
 				if err != nil {
