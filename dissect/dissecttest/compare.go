@@ -81,13 +81,17 @@ const detectTail = 70000
 func (c *checker) checkDetect(tr dissect.Transport, inputs []Input, rng *rand.Rand) {
 	info := c.streamInfo(tr)
 	buf := make([]byte, c.bound+detectTail)
+	noise := make([]byte, 2*len(buf)) // random bytes, made once: tails are copied from it
+	for i := range noise {
+		noise[i] = byte(rng.Uint32())
+	}
 	for _, in := range inputs {
 		if c.stopped() {
 			return
 		}
 		where := fmt.Sprintf("%s input %q, Detect", tr, in.Name)
 		c.try(where, func() {
-			p := newChecked(c.s.New(), func(format string, args ...any) {
+			p := newChecked(c.s.New(), c.info, func(format string, args ...any) {
 				c.errorf("%s: %s", where, fmt.Sprintf(format, args...))
 				panic(abortRun{})
 			}, false)
@@ -108,18 +112,12 @@ func (c *checker) checkDetect(tr dissect.Transport, inputs []Input, rng *rand.Ra
 					p.Detect(&info, d, pre[:n])
 				}
 				n := copy(buf, pre)
-				for i := n; i < c.bound; i++ {
-					buf[i] = byte(rng.Uint32())
-				}
+				copy(buf[n:c.bound], noise[rng.IntN(len(buf)):])
 				v := p.Detect(&info, d, buf[:c.bound])
 				for k, fill := range []func([]byte){
 					func(b []byte) { b[0] = byte(rng.Uint32()) },
 					func(b []byte) { clear(b) },
-					func(b []byte) {
-						for i := range b {
-							b[i] = byte(rng.Uint32())
-						}
-					},
+					func(b []byte) { copy(b, noise[rng.IntN(len(buf)):]) },
 					func(b []byte) {
 						for i := 0; i < len(b); i += c.bound {
 							copy(b[i:], buf[:c.bound])

@@ -135,6 +135,11 @@ type checker struct {
 	records int // records checked against their declarations
 	// seen counts the records of the valid inputs per declaration table.
 	seen map[string]int
+	// proto is the protocol the registry forces on every test stream: each
+	// run puts a new value of the protocol in it, and how it is checked.
+	// Registries are made once, since a protocol's Info may be costly.
+	proto *checkedProto
+	reg   *dissect.Registry
 }
 
 // maxFailures stops a Conformance call: past it, more reports would only
@@ -147,10 +152,16 @@ func newChecker(t testing.TB, s Suite) *checker {
 		t.Fatal("dissecttest.Suite: New is nil")
 	}
 	p := s.New()
-	if _, err := dissect.NewRegistry(p); err != nil {
+	c := &checker{t: t, s: s, info: p.Info(), seed: s.Seed, random: s.Random, mutated: s.Mutated, bound: s.DetectBound, seen: map[string]int{}}
+	c.proto = newChecked(p, c.info, nil, false)
+	reg, err := dissect.NewRegistry(c.proto)
+	if err != nil {
 		t.Fatalf("the protocol's declarations are not well formed: %v", err)
 	}
-	c := &checker{t: t, s: s, info: p.Info(), seed: s.Seed, random: s.Random, mutated: s.Mutated, bound: s.DetectBound, seen: map[string]int{}}
+	for _, tr := range c.info.Transports {
+		reg.AddRule(dissect.Rule{Transport: tr, Port: c.streamInfo(tr).Addr[1].Port(), Proto: c.proto})
+	}
+	c.reg = reg
 	if env := os.Getenv("DISSECTTEST_SEED"); env != "" {
 		v, err := strconv.ParseUint(env, 0, 64)
 		if err != nil {
@@ -234,7 +245,7 @@ func (c *checker) runCase(tr dissect.Transport, class string, in Input, valid bo
 		if diff := diffRuns(a, b); diff != "" {
 			c.errorf("%s: the records change when the caller's buffers are overwritten after each call (Parse or Sync keeps its input): %s", where, diff)
 		}
-		seen := CheckDeclared(t, a.reg, a.recs)
+		seen := CheckDeclared(t, c.reg, a.recs)
 		c.records += len(a.recs)
 		switch d.name {
 		case inUnits, asDatagrams:
@@ -264,7 +275,6 @@ type result struct {
 	recs  []*dissect.Record
 	notes []string
 	names [2]string
-	reg   *dissect.Registry
 }
 
 // dirOf tells a record's direction by its source.
@@ -283,7 +293,7 @@ type mode struct {
 }
 
 // run feeds p to a new stream decoding with a new value of the protocol,
-// checked by the contract. It returns nil when the run failed (reported
+// checked by the contract, in mode m. It returns nil when the run failed (reported
 // with where).
 func (c *checker) run(where string, tr dissect.Transport, p plan, m mode) *result {
 	var r *result
@@ -292,15 +302,11 @@ func (c *checker) run(where string, tr dissect.Transport, p plan, m mode) *resul
 			c.errorf("%s: %s", where, fmt.Sprintf(format, args...))
 			panic(abortRun{})
 		}
-		proto := newChecked(c.s.New(), fail, m.copies)
-		reg, err := dissect.NewRegistry(proto)
-		if err != nil {
-			fail("%v", err)
-		}
+		c.proto.Protocol = c.s.New()
+		c.proto.k.fail, c.proto.k.copyInput = fail, m.copies
 		info := c.streamInfo(tr)
-		reg.AddRule(dissect.Rule{Transport: tr, Port: info.Addr[1].Port(), Proto: proto})
 		var sink Collector
-		st := dissect.NewStream(info, reg, &sink, dissect.StreamOptions{Decode: !m.noDecode})
+		st := dissect.NewStream(info, c.reg, &sink, dissect.StreamOptions{Decode: !m.noDecode})
 		at := time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC)
 		for _, u := range p.steps {
 			data := u.Data
@@ -330,7 +336,7 @@ func (c *checker) run(where string, tr dissect.Transport, p plan, m mode) *resul
 			fail("the stream stopped: %v", st.Err())
 		}
 		c.runs++
-		r = &result{recs: sink.Records, notes: st.Notes(), names: info.Name, reg: reg}
+		r = &result{recs: sink.Records, notes: st.Notes(), names: info.Name}
 	})
 	return r
 }

@@ -28,7 +28,7 @@ import (
 // A protocol's own rules for Parse come as checks (also), run after the
 // contract's on every call.
 func Checked(t testing.TB, p dissect.Protocol, also ...ParseCheck) dissect.Protocol {
-	cp := newChecked(p, func(format string, args ...any) {
+	cp := newChecked(p, p.Info(), func(format string, args ...any) {
 		t.Helper()
 		t.Fatalf(format, args...)
 	}, false)
@@ -55,9 +55,15 @@ type checkedProto struct {
 	k *contract
 }
 
-func newChecked(p dissect.Protocol, fail func(string, ...any), copyInput bool) *checkedProto {
-	return &checkedProto{Protocol: p, k: &contract{fail: fail, info: p.Info(), copyInput: copyInput}}
+// newChecked wraps p, whose Info is info: the wrapper answers Info with
+// it, so that a protocol whose declarations are costly to build (made
+// from schemas) builds them once per test, not once per stream.
+func newChecked(p dissect.Protocol, info dissect.Info, fail func(string, ...any), copyInput bool) *checkedProto {
+	return &checkedProto{Protocol: p, k: &contract{fail: fail, info: info, copyInput: copyInput}}
 }
+
+// Info returns the wrapped protocol's Info, as read when it was wrapped.
+func (p *checkedProto) Info() dissect.Info { return p.k.info }
 
 // Detect checks the verdict.
 func (p *checkedProto) Detect(s *dissect.StreamInfo, dir dissect.Dir, b []byte) (v dissect.Verdict) {
