@@ -11,6 +11,7 @@ import (
 
 	"github.com/dissect-tools/dissect/dissect"
 	"github.com/dissect-tools/dissect/dissect/all"
+	"github.com/dissect-tools/dissect/dissect/handcontrol"
 	"github.com/dissect-tools/dissect/internal/duckdb"
 )
 
@@ -80,21 +81,65 @@ func jsonTable(t *testing.T, reg *dissect.Registry, proto string, r jsonRecord) 
 }
 
 // TestParquetLakeMatchesJSON writes every shipped capture (pcaps/ and the
-// real VRPN captures) into one lake and checks with DuckDB that every
-// record has its typed columns (no row has an extra_json), that the rows
-// per capture, protocol and table are the records of -o json, and the
-// types of some columns.
+// real VRPN captures) into one lake, and the HandControl captures again
+// with --handcontrol-raw (other declarations) into another, and checks
+// with DuckDB that every record has its typed columns (no row has an
+// extra_json), that the rows per capture, protocol and table are the
+// records of -o json, and the types of some columns.
 func TestParquetLakeMatchesJSON(t *testing.T) {
 	if err := duckdb.Available(); err != nil {
 		t.Skip(err.Error())
 	}
-	reg, err := all.Registry(all.Options{})
+	caps := shippedCaptures(t)
+	var raw []shippedCapture
+	for _, c := range caps {
+		if strings.Contains(filepath.Base(c.path), "handcontrol") {
+			raw = append(raw, shippedCapture{c.path, append([]string{"--handcontrol-raw"}, c.args...)})
+		}
+	}
+	if len(raw) == 0 {
+		t.Fatal("no HandControl capture")
+	}
+	lake := t.TempDir()
+	checkLakeMatchesJSON(t, lake, caps, all.Options{})
+	checkLakeMatchesJSON(t, t.TempDir(), raw, all.Options{HandControl: handcontrol.Options{Raw: true}})
+
+	// Column types, as DuckDB sees them.
+	dir := filepath.Join(lake, "proto=deltarobot", "type=actuator_position", "*.parquet")
+	types := map[string]string{}
+	_, rows := duckdb.Query(t, "SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM read_parquet("+duckdb.Quote(dir)+", hive_partitioning=true, union_by_name=true))")
+	for _, r := range rows {
+		types[fmt.Sprint(r[0])] = fmt.Sprint(r[1])
+	}
+	for col, typ := range map[string]string{
+		"x": "FLOAT", "y": "FLOAT", "time": "TIMESTAMP_NS", "capture": "VARCHAR", "stream": "BIGINT",
+		"offset": "BIGINT", "warnings": "VARCHAR[]", "proto": "VARCHAR", "type": "VARCHAR", "extra_json": "VARCHAR",
+	} {
+		if types[col] != typ {
+			t.Errorf("deltarobot actuator_position column %s: %q, want %s (all: %v)", col, types[col], typ, types)
+		}
+	}
+	// Nested fields are structs and lists.
+	pq := filepath.Join(lake, "proto=vrpn", "type=vrpn_Tracker Pos_Quat", "*.parquet")
+	_, rows = duckdb.Query(t, "SELECT typeof(pos), typeof(quat) FROM read_parquet("+
+		duckdb.Quote(pq)+", hive_partitioning=true, union_by_name=true) GROUP BY ALL")
+	if len(rows) != 1 || rows[0][0] != "DOUBLE[]" || !strings.HasPrefix(fmt.Sprint(rows[0][1]), "STRUCT(") {
+		t.Errorf("vrpn pos, quat: %v", rows)
+	}
+}
+
+// checkLakeMatchesJSON writes caps into lake and checks it against -o
+// json: no extra_json, and the rows per capture, protocol and table.
+// opt are the protocol options the runs' flags select (for the tables of
+// variants).
+func checkLakeMatchesJSON(t *testing.T, lake string, caps []shippedCapture, opt all.Options) {
+	t.Helper()
+	reg, err := all.Registry(opt)
 	if err != nil {
 		t.Fatal(err)
 	}
-	lake := t.TempDir()
 	want := map[string]int{}
-	for _, c := range shippedCaptures(t) {
+	for _, c := range caps {
 		out, errOut, code := cli(t, append([]string{"-o", "json", "--no-summary", "-r", c.path}, c.args...)...)
 		if code != 0 {
 			t.Fatalf("%s: json exit %d: %s", c.path, code, errOut)
@@ -140,29 +185,6 @@ func TestParquetLakeMatchesJSON(t *testing.T) {
 		if _, ok := want[k]; !ok {
 			t.Errorf("%s: %d rows in the lake, no JSON records", k, got[k])
 		}
-	}
-
-	// Column types, as DuckDB sees them.
-	dir := filepath.Join(lake, "proto=deltarobot", "type=actuator_position", "*.parquet")
-	types := map[string]string{}
-	_, rows = duckdb.Query(t, "SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM read_parquet("+duckdb.Quote(dir)+", hive_partitioning=true, union_by_name=true))")
-	for _, r := range rows {
-		types[fmt.Sprint(r[0])] = fmt.Sprint(r[1])
-	}
-	for col, typ := range map[string]string{
-		"x": "FLOAT", "y": "FLOAT", "time": "TIMESTAMP_NS", "capture": "VARCHAR", "stream": "BIGINT",
-		"offset": "BIGINT", "warnings": "VARCHAR[]", "proto": "VARCHAR", "type": "VARCHAR", "extra_json": "VARCHAR",
-	} {
-		if types[col] != typ {
-			t.Errorf("deltarobot actuator_position column %s: %q, want %s (all: %v)", col, types[col], typ, types)
-		}
-	}
-	// Nested fields are structs and lists.
-	pq := filepath.Join(lake, "proto=vrpn", "type=vrpn_Tracker Pos_Quat", "*.parquet")
-	_, rows = duckdb.Query(t, "SELECT typeof(pos), typeof(quat) FROM read_parquet("+
-		duckdb.Quote(pq)+", hive_partitioning=true, union_by_name=true) GROUP BY ALL")
-	if len(rows) != 1 || rows[0][0] != "DOUBLE[]" || !strings.HasPrefix(fmt.Sprint(rows[0][1]), "STRUCT(") {
-		t.Errorf("vrpn pos, quat: %v", rows)
 	}
 }
 
