@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 
 	"github.com/dissect-tools/dissect/dissect"
-	"github.com/dissect-tools/dissect/dissect/all"
 	"github.com/dissect-tools/dissect/output/parquetout"
 	"github.com/dissect-tools/dissect/pipeline"
 )
@@ -14,18 +13,9 @@ import (
 // docs/scale.md and package parquetout), its tables typed from the
 // protocols' declarations. The capture column is set by nameCaptures as
 // the files are read.
-//
-// The declarations come from a registry of its own, made with the run's
-// protocol options: declarations do not depend on -d rules, so its Decl
-// answers as the run's registry would. (The run's registry is not passed
-// here yet.)
-func (o *readOpts) parquetOutput() (sink, error) {
+func (o *readOpts) parquetOutput(reg *dissect.Registry) (sink, error) {
 	if o.outPath == "" {
 		return nil, usageError{errors.New("-o parquet needs --out DIR, the lake's directory")}
-	}
-	reg, err := all.Registry(o.protocolOptions())
-	if err != nil {
-		return nil, err
 	}
 	w, err := parquetout.New(o.outPath, parquetout.Options{Decl: reg.Decl})
 	if err != nil {

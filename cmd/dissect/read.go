@@ -166,7 +166,7 @@ func (o *readOpts) output(stdout io.Writer, reg *dissect.Registry, tf output.Tim
 	case "fields":
 		return o.q.fieldsWriter(stdout, reg)
 	case "parquet":
-		return o.parquetOutput()
+		return o.parquetOutput(reg)
 	case "mcap":
 		return o.mcapOutput(stdout, reg)
 	}
