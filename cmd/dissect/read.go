@@ -14,7 +14,6 @@ import (
 
 	"github.com/dissect-tools/dissect/dissect"
 	"github.com/dissect-tools/dissect/dissect/all"
-	"github.com/dissect-tools/dissect/dissect/handcontrol"
 	"github.com/dissect-tools/dissect/output"
 	"github.com/dissect-tools/dissect/pipeline"
 	"github.com/dissect-tools/dissect/stats"
@@ -37,11 +36,7 @@ type readOpts struct {
 	query      *querySink         // the run's filter and statistics, when asked for
 	statsTable stats.TableOptions // how statistics tables are laid out
 	count      int64              // -c: stop after this many packets (on the root command, a live flag)
-
-	neptuneInt16 bool
-	protoPaths   []string
-	protoFiles   []string
-	hcRaw        bool
+	proto      protoFlags         // what the protocols decode (schema.go)
 }
 
 func addReadFlags(cmd *cobra.Command, o *readOpts) {
@@ -57,10 +52,7 @@ func addReadFlags(cmd *cobra.Command, o *readOpts) {
 	f.IntVar(&o.threads, "threads", 0, "goroutines to keep busy: json formats records beside the decoder, -q dissects beside reading (0: one per CPU; 1: everything in one goroutine); the output is the same")
 	addQueryFlags(cmd, &o.q)
 	f.StringVar(&o.outPath, "out", "", "-o parquet: the lake's directory (created if needed; runs may share one); -o mcap: the file")
-	f.BoolVar(&o.neptuneInt16, "neptune-int16", false, "neptune-wiki: read the wiki's \"int\" fields as int16 (AVR layout) instead of int32")
-	f.StringArrayVar(&o.protoFiles, "proto", nil, "handcontrol: decode payloads with this .proto file (messages replace the built-in ones by name; see docs/handcontrol.md); may be repeated")
-	f.StringArrayVar(&o.protoPaths, "proto-path", nil, "handcontrol: directory to resolve --proto imports from; may be repeated")
-	f.BoolVar(&o.hcRaw, "handcontrol-raw", false, "handcontrol: show payloads as raw protobuf wire fields (like protoc --decode_raw), without a schema")
+	o.proto.add(cmd)
 	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a Go CPU profile to this file (for performance work)")
 	_ = f.MarkHidden("cpuprofile")
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"table", "json", "fields", "parquet", "mcap"}, cobra.ShellCompDirectiveNoFileComp))
@@ -100,7 +92,7 @@ type sink interface {
 // decoding has caught up with the capture, so a pipe (| jq) sees each
 // message at once without a write per record.
 func (o *readOpts) setup(stdout io.Writer) (*dissect.Registry, sink, error) {
-	reg, err := all.Registry(o.protocolOptions())
+	reg, err := all.Registry(o.proto.options())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -208,14 +200,6 @@ func (o *readOpts) startProfile() (stop func(), err error) {
 		pprof.StopCPUProfile()
 		pf.Close()
 	}, nil
-}
-
-// protocolOptions returns the protocol preferences given by the flags.
-func (o *readOpts) protocolOptions() all.Options {
-	return all.Options{
-		NeptuneInt16: o.neptuneInt16,
-		HandControl:  handcontrol.Options{ProtoPaths: o.protoPaths, ProtoFiles: o.protoFiles, Raw: o.hcRaw},
-	}
 }
 
 func runRead(cmd *cobra.Command, o *readOpts, files []string, stdin io.Reader, stderr io.Writer) error {
