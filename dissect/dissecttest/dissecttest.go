@@ -197,6 +197,16 @@ func CheckTiling(t testing.TB, recs []*dissect.Record, size [2]int64, dirOf func
 	}
 }
 
+// CountFields returns how many fields v holds, nested ones included: the
+// bound fuzz targets put on what a record of n bytes may hold.
+func CountFields(v dissect.Value) int {
+	n := 0
+	for _, f := range v.Items() {
+		n += 1 + CountFields(f.Value)
+	}
+	return n
+}
+
 // DescribeRecord renders a record's type, offset, length, fields and
 // warnings on one line, for failure messages.
 func DescribeRecord(r *dissect.Record) string {

@@ -114,3 +114,16 @@ func TestCheckedParseCheck(t *testing.T) {
 		}
 	}
 }
+
+func TestCountFields(t *testing.T) {
+	v := dissect.Object([]dissect.Field{
+		{Key: "a", Value: dissect.Int(1)},
+		{Key: "b", Value: dissect.Array([]dissect.Field{dissect.Elem(dissect.Int(2)), dissect.Elem(dissect.Object([]dissect.Field{{Key: "c", Value: dissect.Str("x")}}))})},
+	})
+	if n := CountFields(v); n != 5 {
+		t.Errorf("CountFields = %d, want 5 (a, b, b[0], b[1], b[1].c)", n)
+	}
+	if n := CountFields(dissect.Int(3)); n != 0 {
+		t.Errorf("CountFields(3) = %d", n)
+	}
+}

@@ -36,8 +36,8 @@ func BenchmarkParse(b *testing.B) {
 			for b.Loop() {
 				for rest := in; len(rest) > 0; {
 					n, err := s.parse(1, t0, rest)
-					if err != nil || s.rec.Type != TypeTelemetry || len(s.rec.Warnings) != 0 {
-						b.Fatalf("Parse = %d, %v, %q %q", n, err, s.rec.Type, s.rec.Warnings)
+					if err != nil || s.Rec.Type != TypeTelemetry || len(s.Rec.Warnings) != 0 {
+						b.Fatalf("Parse = %d, %v, %q %q", n, err, s.Rec.Type, s.Rec.Warnings)
 					}
 					rest = rest[n:]
 				}

@@ -44,26 +44,26 @@ func TestCRCScope(t *testing.T) {
 		if n != len(c.b) || err != nil {
 			t.Fatalf("%s: Parse = %d, %v", c.name, n, err)
 		}
-		ok, _ := s.rec.Fields.Get("crc_ok")
-		scope, has := s.rec.Fields.Get("crc_scope")
+		ok, _ := s.Rec.Fields.Get("crc_ok")
+		scope, has := s.Rec.Fields.Get("crc_scope")
 		if ok.Bool() != c.ok || has != (c.scope != "") || has && scope.Str() != c.scope {
 			t.Errorf("%s: crc_ok %v, crc_scope %v %v; want %v %q", c.name, ok.Bool(), has, scope, c.ok, c.scope)
 		}
 		crcWarn := false
-		for _, w := range s.rec.Warnings {
+		for _, w := range s.Rec.Warnings {
 			crcWarn = crcWarn || strings.HasPrefix(w, "crc ")
 		}
 		if crcWarn == c.ok {
-			t.Errorf("%s: warnings %q", c.name, s.rec.Warnings)
+			t.Errorf("%s: warnings %q", c.name, s.Rec.Warnings)
 		}
 		if want := []string{"code", "role", "crc", "crc_ok"}; c.ok {
-			if s.rec.Fields[4].Key != "crc_scope" {
+			if s.Rec.Fields[4].Key != "crc_scope" {
 				t.Errorf("%s: crc_scope is field %d", c.name, 4)
 			}
 		} else {
 			for i, k := range want {
-				if s.rec.Fields[i].Key != k {
-					t.Errorf("%s: field %d is %s", c.name, i, s.rec.Fields[i].Key)
+				if s.Rec.Fields[i].Key != k {
+					t.Errorf("%s: field %d is %s", c.name, i, s.Rec.Fields[i].Key)
 				}
 			}
 		}
@@ -205,7 +205,7 @@ func TestImplausibleSize(t *testing.T) {
 // the search resumes where it stopped (see parser.inner).
 func TestInnerLinear(t *testing.T) {
 	s := newSession(t, Options{}, true)
-	p := s.p.(*parser)
+	p := s.P.(*parser)
 	b := append(h("fd ba dc 01 50 b4 11 ff 03 ff ff"), bytes.Repeat([]byte{0x5a}, 65535)...)
 	for n := 11; n < len(b); n++ {
 		if got, err := s.parse(1, t0, b[:n]); got != len(b)+1 || err != dissect.ErrNeedMore {

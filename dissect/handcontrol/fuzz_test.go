@@ -5,7 +5,6 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sort"
-	"strings"
 	"testing"
 
 	"github.com/dissect-tools/dissect/dissect"
@@ -15,28 +14,12 @@ import (
 
 var recordTypes = append(typeNames[:], TypeUnknown, dissect.TypeSkipped, dissect.TypeGap)
 
-// line is what must not depend on chunking or on decoding.
-type line struct {
-	dir      dissect.Dir
-	typ      string
-	off, len int64
-	warn     string
-}
-
-func lines(recs []*dissect.Record) []line {
-	out := make([]line, len(recs))
-	for i, r := range recs {
-		out[i] = line{dirOf(r), r.Type, r.Offset, r.Length, strings.Join(r.Warnings, "|")}
-		if r.Type == dissect.TypeSkipped {
-			v, _ := r.Fields.Get("reason")
-			out[i].warn = v.Str()
-		}
-	}
-	return out
-}
-
 // FuzzFrame feeds arbitrary bytes to both directions of a serial stream
-// (whole, and in random chunks), with and without decoding.
+// (whole, and in random chunks), with and without decoding. Invariants:
+// Parse and Sync keep their contract (dissecttest.Checked); the records
+// tile the bytes; their types, places, warnings and skipped reasons depend
+// neither on the chunking nor on decoding; a frame's fields start with
+// code, role, crc, crc_ok (crc_scope) and a payload, bounded by its size.
 func FuzzFrame(f *testing.F) {
 	for _, v := range frameVectors {
 		f.Add(h(v.hex), uint64(1))
@@ -44,14 +27,18 @@ func FuzzFrame(f *testing.F) {
 	f.Add(cat(garbage8, vGetSettingsReq, garbage10, vBadPerform, badSFD, vBadSetSettings, vSetPositions), uint64(2))
 	f.Add(cat(frame(codeTelemetry, telemetryV1), frame(codeGetGestures, getGestures118), h("fd ba dc 01 50 b4 11 ff 05 3b 01")), uint64(3))
 	f.Add(cat(badFrame(0x20, nil), vACK, frame(codeGetMioPatterns, nil), frame(codeGetTelemetry, h("0a 04 08 05 12 00"))), uint64(4))
-	reg := registry(f, Options{})
+	p, err := New(Options{})
+	if err != nil {
+		f.Fatal(err)
+	}
 	f.Fuzz(func(t *testing.T, data []byte, seed uint64) {
+		reg := dissecttest.Registry(t, []string{"serial,handcontrol"}, dissecttest.Checked(t, p))
 		evs := []event{{dir: 0, at: t0, data: data}, {dir: 1, at: t0.Add(ms(1)), data: data}, {dir: 0, at: t0.Add(ms(2))}, {dir: 1, at: t0.Add(ms(2))}}
 		if len(data) == 0 {
 			evs = evs[2:]
 		}
 		size := [2]int64{int64(len(data)), int64(len(data))}
-		var ref []line
+		var ref []*dissect.Record
 		for k, decode := range []bool{true, false, true} {
 			var rng *rand.Rand
 			if k > 0 {
@@ -77,27 +64,17 @@ func FuzzFrame(f *testing.F) {
 					(p == 5 && r.Fields[4].Key != "crc_scope") || (r.Fields[p].Key != "payload" && r.Fields[p].Key != "payload_hex") {
 					t.Fatalf("fields %s", showFields(r.Fields))
 				}
-				if n := countFields(dissect.Object(r.Fields)); n > 2*int(r.Length)+80 {
+				if n := dissecttest.CountFields(dissect.Object(r.Fields)); n > 2*int(r.Length)+80 {
 					t.Fatalf("%d fields for %d bytes", n, r.Length)
 				}
 			}
-			l := lines(recs)
 			if k == 0 {
-				ref = l
-			} else if !slices.Equal(l, ref) {
-				t.Fatalf("records differ (decode %v, chunked):\n%v\nwhole, decoded:\n%v", decode, l, ref)
+				ref = recs
+			} else if d := dissecttest.DiffLines(ref, recs); d != "" {
+				t.Fatalf("records differ from those of the whole bytes, decoded (decode %v, chunked): %s", decode, d)
 			}
 		}
 	})
-}
-
-// countFields counts the fields of a value, nested ones included.
-func countFields(v dissect.Value) int {
-	n := 0
-	for _, f := range v.Items() {
-		n += 1 + countFields(f.Value)
-	}
-	return n
 }
 
 // FuzzPayload runs the payload decoder over arbitrary bytes against every
@@ -135,7 +112,7 @@ func FuzzPayload(f *testing.F) {
 			if !errors.As(err, &we) || we.Offset < 0 || we.Offset > len(data) || fields != nil || raw != nil {
 				t.Fatalf("decode failed with %v, fields %v", err, fields)
 			}
-		} else if n := countFields(dissect.Object(fields)) + len(raw); n > 2*len(data)+64 {
+		} else if n := dissecttest.CountFields(dissect.Object(fields)) + len(raw); n > 2*len(data)+64 {
 			t.Fatalf("%d fields for %d bytes", n, len(data))
 		}
 		if len(rec.Warnings) > pbwalk.MaxWarnings+1 {

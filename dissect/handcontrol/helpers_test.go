@@ -87,22 +87,14 @@ func showFields(fs dissect.Fields) string { return dissecttest.DescribeValue(dis
 
 func checkFields(t testing.TB, got dissect.Fields, want []kv) {
 	t.Helper()
-	w := obj(want...)
-	if !dissect.Object(got).Equal(w) {
-		t.Fatalf("fields:\n got  %s\n want %s", showFields(got), dissecttest.DescribeValue(w))
-	}
+	dissecttest.CheckFields(t, got, obj(want...).Items()...)
 }
 
 // checkWarnings wants one warning per substring, in order.
 var checkWarnings = dissecttest.CheckWarnings
 
-// session is one parser with a context, for direct Parse calls.
-type session struct {
-	p    dissect.Parser
-	info dissect.StreamInfo
-	rec  dissect.Record
-	c    dissect.Ctx
-}
+// session is one parser of a serial link, for direct Parse calls.
+type session struct{ *dissecttest.Session }
 
 func newSession(t testing.TB, opt Options, decode bool) *session {
 	t.Helper()
@@ -110,17 +102,16 @@ func newSession(t testing.TB, opt Options, decode bool) *session {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &session{}
-	s.info = dissect.StreamInfo{StreamID: dissect.StreamID{ID: 1, Transport: dissect.Serial, Link: "/dev/rfcomm0"}, Name: [2]string{"host", "/dev/rfcomm0"}}
-	s.p = proto.NewParser(&s.info)
-	s.c = dissect.Ctx{Stream: &s.info, Decode: decode, Rec: &s.rec, Time: t0}
+	info := dissect.StreamInfo{StreamID: dissect.StreamID{ID: 1, Transport: dissect.Serial, Link: "/dev/rfcomm0"}, Name: [2]string{"host", "/dev/rfcomm0"}}
+	s := &session{dissecttest.NewSession(proto, info, decode)}
+	s.Ctx.Time = t0
 	return s
 }
 
+// parse parses b as direction dir, read at time at.
 func (s *session) parse(dir dissect.Dir, at time.Time, b []byte) (int, error) {
-	s.rec.Reset()
-	s.c.Dir, s.c.Time = dir, at
-	return s.p.Parse(&s.c, b)
+	s.Ctx.Time = at
+	return s.Parse(dir, b)
 }
 
 var t0 = time.Date(2021, 5, 8, 12, 0, 0, 0, time.UTC)
@@ -154,22 +145,12 @@ var chunkSizes = []int{1, 2, 3, 5, 8, 11, 12, 13, 17, 64, 1000}
 // random chunks drawn from rng (nil: whole), and returns the records and the
 // stream's notes.
 func feedStream(t testing.TB, reg *dissect.Registry, decode bool, evs []event, rng *rand.Rand) ([]*dissect.Record, []string) {
-	var sink dissecttest.Collector
-	s := dissect.NewStream(serialInfo(), reg, &sink, dissect.StreamOptions{Decode: decode})
-	for _, e := range evs {
-		switch {
-		case e.data != nil:
-			dissecttest.Data(s, e.dir, e.at, e.data, rng, chunkSizes)
-		case e.gap > 0:
-			s.Gap(e.dir, e.at, e.gap)
-		default:
-			s.End(e.dir, e.at)
-		}
+	t.Helper()
+	units := make([]dissecttest.Event, len(evs))
+	for i, e := range evs {
+		units[i] = dissecttest.Event{Dir: e.dir, At: e.at, Data: e.data, Gap: e.gap}
 	}
-	if s.Err() != nil {
-		t.Fatal(s.Err())
-	}
-	return sink.Records, s.Notes()
+	return dissecttest.Feed(t, reg, serialInfo(), dissect.StreamOptions{Decode: decode}, units, rng, chunkSizes)
 }
 
 func dirOf(r *dissect.Record) dissect.Dir {

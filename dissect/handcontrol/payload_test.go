@@ -35,8 +35,8 @@ func TestGetGestures118(t *testing.T) {
 	if n, err := s.parse(1, t0, f); n != len(f) || err != nil {
 		t.Fatalf("Parse = %d, %v", n, err)
 	}
-	checkWarnings(t, s.rec.Warnings, []string{noRequest})
-	checkFields(t, s.rec.Fields, []kv{{"code", i64(6)}, {"role", str("response")}, {"crc", i64(int64(f[len(f)-1]))}, {"crc_ok", dissect.Bool(true)}, {"crc_scope", str(scopeHeader)},
+	checkWarnings(t, s.Rec.Warnings, []string{noRequest})
+	checkFields(t, s.Rec.Fields, []kv{{"code", i64(6)}, {"role", str("response")}, {"crc", i64(int64(f[len(f)-1]))}, {"crc_ok", dissect.Bool(true)}, {"crc_scope", str(scopeHeader)},
 		{"payload", obj(kv{"last_time_sync", i64(1605088323)}, kv{"gestures", arr(gesture("1"), gesture("2"))})},
 		{"schema", str("v2")}})
 }
@@ -63,12 +63,12 @@ func TestTelemetryV1(t *testing.T) {
 			if n, err := s.parse(1, t0, f); n != len(f) || err != nil {
 				t.Fatalf("Parse = %d, %v", n, err)
 			}
-			if s.rec.Type != TypeTelemetry {
-				t.Errorf("type %q", s.rec.Type)
+			if s.Rec.Type != TypeTelemetry {
+				t.Errorf("type %q", s.Rec.Type)
 			}
-			checkWarnings(t, s.rec.Warnings, nil) // v1 decodes cleanly: no v2 warning is left
+			checkWarnings(t, s.Rec.Warnings, nil) // v1 decodes cleanly: no v2 warning is left
 			if decode {
-				checkFields(t, s.rec.Fields, []kv{{"code", i64(3)}, {"role", str("telemetry")}, {"crc", i64(int64(f[len(f)-1]))}, {"crc_ok", dissect.Bool(true)}, {"crc_scope", str(scopeHeader)},
+				checkFields(t, s.Rec.Fields, []kv{{"code", i64(3)}, {"role", str("telemetry")}, {"crc", i64(int64(f[len(f)-1]))}, {"crc_ok", dissect.Bool(true)}, {"crc_scope", str(scopeHeader)},
 					{"payload", v1Telemetry(c.sync)}, {"schema", str("v1")}})
 			}
 		}
@@ -111,16 +111,16 @@ func TestTelemetryV2(t *testing.T) {
 	if n, err := s.parse(1, t0, f); n != len(f) || err != nil {
 		t.Fatalf("Parse = %d, %v", n, err)
 	}
-	checkWarnings(t, s.rec.Warnings, nil)
-	checkFields(t, s.rec.Fields, []kv{{"code", i64(3)}, {"role", str("telemetry")}, {"crc", i64(int64(f[len(f)-1]))}, {"crc_ok", dissect.Bool(true)}, {"crc_scope", str(scopeHeader)},
+	checkWarnings(t, s.Rec.Warnings, nil)
+	checkFields(t, s.Rec.Fields, []kv{{"code", i64(3)}, {"role", str("telemetry")}, {"crc", i64(int64(f[len(f)-1]))}, {"crc_ok", dissect.Bool(true)}, {"crc_scope", str(scopeHeader)},
 		{"payload", obj(kv{"emg_status", str("MODULE_STATUS_WORK")}, kv{"display_status", str("MODULE_STATUS_DISABLED")},
 			kv{"gyro_status", str("MODULE_STATUS_INITIALIZATION")}, kv{"driver_status", str("DRIVER_STATUS_SETTING_POSITION")},
 			kv{"last_time_sync", i64(1620000000)}, kv{"emg", i64(512)}, kv{"executable_gesture", str("97f72d84-b856-4934-8d80-2b3ff5ad41d5")},
 			kv{"power", i64(87)}, kv{"pointer_finger_position", i64(10)}, kv{"middle_finger_position", i64(20)},
 			kv{"ring_finger_position", i64(30)}, kv{"little_finger_position", i64(40)}, kv{"thumb_finger_position", i64(50)})},
 		{"schema", str("v2")}})
-	if s.rec.Summary != "← Telemetry emg_status=MODULE_STATUS_WORK display_status=MODULE_STATUS_DISABLED gyro_status=MODULE_STATUS_INITIALIZATION driver_status=DRIVER_STATUS_SETTING_POSITION last_time_sync=1620000000 emg=512 …" {
-		t.Errorf("summary %q", s.rec.Summary)
+	if s.Rec.Summary != "← Telemetry emg_status=MODULE_STATUS_WORK display_status=MODULE_STATUS_DISABLED gyro_status=MODULE_STATUS_INITIALIZATION driver_status=DRIVER_STATUS_SETTING_POSITION last_time_sync=1620000000 emg=512 …" {
+		t.Errorf("summary %q", s.Rec.Summary)
 	}
 }
 
@@ -133,8 +133,8 @@ func TestSettingsV1(t *testing.T) {
 	if n, err := s.parse(1, t0, f); n != len(f) || err != nil {
 		t.Fatalf("Parse = %d, %v", n, err)
 	}
-	checkWarnings(t, s.rec.Warnings, []string{noRequest})
-	checkFields(t, s.rec.Fields[5:], []kv{{"payload", obj(kv{"type_work", str("MODE_AUTO")}, kv{"enable_emg", dissect.Bool(true)}, kv{"enable_driver", dissect.Bool(true)})},
+	checkWarnings(t, s.Rec.Warnings, []string{noRequest})
+	checkFields(t, s.Rec.Fields[5:], []kv{{"payload", obj(kv{"type_work", str("MODE_AUTO")}, kv{"enable_emg", dissect.Bool(true)}, kv{"enable_driver", dissect.Bool(true)})},
 		{"schema", str("v1")}})
 
 	// When v1 does not fit either, v2 is kept with its warnings.
@@ -143,8 +143,8 @@ func TestSettingsV1(t *testing.T) {
 	if n, err := s.parse(1, t0, f); n != len(f) || err != nil {
 		t.Fatalf("Parse = %d, %v", n, err)
 	}
-	checkWarnings(t, s.rec.Warnings, []string{noRequest, "settings.GetSettings has no field 9 (varint); shown raw"})
-	checkFields(t, s.rec.Fields[5:], []kv{{"payload", obj(kv{"enable_emg", dissect.Bool(true)})},
+	checkWarnings(t, s.Rec.Warnings, []string{noRequest, "settings.GetSettings has no field 9 (varint); shown raw"})
+	checkFields(t, s.Rec.Fields[5:], []kv{{"payload", obj(kv{"enable_emg", dissect.Bool(true)})},
 		{"payload_raw", arr(rawItem("", 9, "", "varint", "uint", dissect.Uint(1)))}, {"schema", str("v2")}})
 }
 
@@ -173,8 +173,8 @@ func TestRawMode(t *testing.T) {
 			items = append(items, varint(ap, 1, p), varint(ap, 2, p), varint(ap, 3, p), varint(ap, 4, p), varint(ap, 5, p), varint(ap, 6, 1))
 		}
 	}
-	checkWarnings(t, s.rec.Warnings, []string{noRequest})
-	checkFields(t, s.rec.Fields[5:], []kv{{"payload", obj()}, {"payload_raw", arr(items...)}, {"schema", str("raw")}})
+	checkWarnings(t, s.Rec.Warnings, []string{noRequest})
+	checkFields(t, s.Rec.Fields[5:], []kv{{"payload", obj()}, {"payload_raw", arr(items...)}, {"schema", str("raw")}})
 
 	// Fixed-width values, non-UTF-8 bytes, an empty string, a group, and a
 	// group whose start tag is not minimally encoded (ab 00 = field 5, group).
@@ -183,7 +183,7 @@ func TestRawMode(t *testing.T) {
 	if n, err := s.parse(0, t0, f); n != len(f) || err != nil {
 		t.Fatalf("Parse = %d, %v", n, err)
 	}
-	checkFields(t, s.rec.Fields[5:], []kv{{"payload", obj()}, {"payload_raw", arr(rawItem("", 1, "", "fixed32", "uint", u(1)),
+	checkFields(t, s.Rec.Fields[5:], []kv{{"payload", obj()}, {"payload_raw", arr(rawItem("", 1, "", "fixed32", "uint", u(1)),
 		rawItem("", 2, "", "fixed64", "uint", u(0x8000000000000002)), rawItem("", 3, "", "length-delimited", "bytes", dissect.Bytes([]byte{0xff, 0xfe})),
 		text("", 4, ""), varint("5[0]", 1, 7), varint("5[1]", 1, 9))}, {"schema", str("raw")}})
 }
@@ -195,11 +195,11 @@ func TestUnknownCode(t *testing.T) {
 	if n, err := s.parse(1, t0, f); n != len(f) || err != nil {
 		t.Fatalf("Parse = %d, %v", n, err)
 	}
-	if s.rec.Type != TypeUnknown {
-		t.Errorf("type %q", s.rec.Type)
+	if s.Rec.Type != TypeUnknown {
+		t.Errorf("type %q", s.Rec.Type)
 	}
-	checkWarnings(t, s.rec.Warnings, []string{"unknown code 32"})
-	checkFields(t, s.rec.Fields, []kv{{"code", i64(32)}, {"role", str("response")}, {"crc", i64(int64(f[len(f)-1]))}, {"crc_ok", dissect.Bool(true)}, {"crc_scope", str(scopeHeader)},
+	checkWarnings(t, s.Rec.Warnings, []string{"unknown code 32"})
+	checkFields(t, s.Rec.Fields, []kv{{"code", i64(32)}, {"role", str("response")}, {"crc", i64(int64(f[len(f)-1]))}, {"crc_ok", dissect.Bool(true)}, {"crc_scope", str(scopeHeader)},
 		{"payload", obj()}, {"payload_raw", arr(rawItem("", 1, "", "varint", "uint", dissect.Uint(5)), rawItem("", 2, "", "length-delimited", "text", str("hello")))},
 		{"schema", str("raw")}})
 
@@ -208,8 +208,8 @@ func TestUnknownCode(t *testing.T) {
 	if n, err := s.parse(0, t0, f); n != len(f) || err != nil {
 		t.Fatalf("Parse = %d, %v", n, err)
 	}
-	checkWarnings(t, s.rec.Warnings, []string{"code 4 (GetSettings) from the host carries no payload, yet has 2 bytes; decoded raw"})
-	checkFields(t, s.rec.Fields[5:], []kv{{"payload", obj()}, {"payload_raw", arr(rawItem("", 1, "", "varint", "uint", dissect.Uint(1)))}, {"schema", str("raw")}})
+	checkWarnings(t, s.Rec.Warnings, []string{"code 4 (GetSettings) from the host carries no payload, yet has 2 bytes; decoded raw"})
+	checkFields(t, s.Rec.Fields[5:], []kv{{"payload", obj()}, {"payload_raw", arr(rawItem("", 1, "", "varint", "uint", dissect.Uint(1)))}, {"schema", str("raw")}})
 }
 
 // Schema decoding details: repeated fields interleaved with others,
@@ -226,8 +226,8 @@ func TestWalkerDetails(t *testing.T) {
 	if n, err := s.parse(1, t0, f); n != len(f) || err != nil {
 		t.Fatalf("Parse = %d, %v", n, err)
 	}
-	checkWarnings(t, s.rec.Warnings, []string{"patterns.GetMioPatterns has no field 3 (varint)"})
-	checkFields(t, s.rec.Fields[5:8], []kv{{"payload", obj(
+	checkWarnings(t, s.Rec.Warnings, []string{"patterns.GetMioPatterns has no field 3 (varint)"})
+	checkFields(t, s.Rec.Fields[5:8], []kv{{"payload", obj(
 		kv{"patterns", arr(obj(kv{"pattern", i64(7)}, kv{"gesture_id", str("a")}), obj(kv{"pattern", i64(8)}, kv{"gesture_id", str("b")}))})},
 		{"payload_raw", arr(rawItem("", 3, "", "varint", "uint", dissect.Uint(9)))}, {"schema", str("v2")}})
 
@@ -238,8 +238,8 @@ func TestWalkerDetails(t *testing.T) {
 	if n, err := s.parse(0, t0, f); n != len(f) || err != nil {
 		t.Fatalf("Parse = %d, %v", n, err)
 	}
-	checkWarnings(t, s.rec.Warnings, []string{"telemetry.SetPositions.middle_finger_position appears 2 times; the last is shown"})
-	checkFields(t, s.rec.Fields[5:7], []kv{{"payload", obj(kv{"pointer_finger_position", i64(-1)}, kv{"middle_finger_position", i64(6)})}, {"schema", str("v2")}})
+	checkWarnings(t, s.Rec.Warnings, []string{"telemetry.SetPositions.middle_finger_position appears 2 times; the last is shown"})
+	checkFields(t, s.Rec.Fields[5:7], []kv{{"payload", obj(kv{"pointer_finger_position", i64(-1)}, kv{"middle_finger_position", i64(6)})}, {"schema", str("v2")}})
 
 	s = newSession(t, Options{}, true)
 	// A UUID message with more than its string is shown raw: its fields,
@@ -249,10 +249,10 @@ func TestWalkerDetails(t *testing.T) {
 	if n, err := s.parse(0, t0, f); n != len(f) || err != nil {
 		t.Fatalf("Parse = %d, %v", n, err)
 	}
-	checkWarnings(t, s.rec.Warnings, []string{"telemetry.PerformGestureById.id: a uuid.UUID holding more than its string (field 1); shown raw"})
-	checkFields(t, s.rec.Fields[5:8], []kv{{"payload", obj()}, {"payload_raw", arr(rawItem("id", 1, "", "length-delimited", "text", str("x")),
+	checkWarnings(t, s.Rec.Warnings, []string{"telemetry.PerformGestureById.id: a uuid.UUID holding more than its string (field 1); shown raw"})
+	checkFields(t, s.Rec.Fields[5:8], []kv{{"payload", obj()}, {"payload_raw", arr(rawItem("id", 1, "", "length-delimited", "text", str("x")),
 		rawItem("id", 2, "", "varint", "uint", dissect.Uint(3)))}, {"schema", str("v2")}})
-	if s.rec.Summary != "→ PerformGestureId id.1=\"x\" id.2=3" {
-		t.Errorf("summary %q", s.rec.Summary)
+	if s.Rec.Summary != "→ PerformGestureId id.1=\"x\" id.2=3" {
+		t.Errorf("summary %q", s.Rec.Summary)
 	}
 }

@@ -286,12 +286,12 @@ func TestUnansweredAtEnd(t *testing.T) {
 	if _, err := s.parse(0, t0, vSetPositions); err != nil {
 		t.Fatal(err)
 	}
-	p := s.p.(*parser)
+	p := s.P.(*parser)
 	got := p.unanswered()
 	if len(got) != 1 || got[0] != "handcontrol: stream 1: request SetPositions at offset 0 was never answered" {
 		t.Fatalf("unanswered = %q", got)
 	}
-	p.End(&s.c)
+	p.End(&s.Ctx)
 	if got := p.unanswered(); len(got) != 0 {
 		t.Fatalf("after End: %q", got)
 	}

@@ -183,14 +183,14 @@ func TestFrameVectors(t *testing.T) {
 				if err != nil || n != len(b) {
 					t.Fatalf("Parse = %d, %v; want %d, nil", n, err, len(b))
 				}
-				if s.rec.Type != v.typ {
-					t.Errorf("type %q, want %q", s.rec.Type, v.typ)
+				if s.Rec.Type != v.typ {
+					t.Errorf("type %q, want %q", s.Rec.Type, v.typ)
 				}
-				checkWarnings(t, s.rec.Warnings, v.warn)
+				checkWarnings(t, s.Rec.Warnings, v.warn)
 				if decode {
-					checkFields(t, s.rec.Fields, v.fields)
-				} else if len(s.rec.Fields) != 0 {
-					t.Errorf("fields without Decode: %s", showFields(s.rec.Fields))
+					checkFields(t, s.Rec.Fields, v.fields)
+				} else if len(s.Rec.Fields) != 0 {
+					t.Errorf("fields without Decode: %s", showFields(s.Rec.Fields))
 				}
 			}
 		})
@@ -258,7 +258,7 @@ func TestSync(t *testing.T) {
 		{"fd ba dc 01 50 b4 11", 0, false},
 		{"", 0, false},
 	} {
-		k, ok := s.p.Sync(&s.c, h(c.hex))
+		k, ok := s.P.Sync(&s.Ctx, h(c.hex))
 		if k != c.k || ok != c.ok {
 			t.Errorf("Sync(%s) = %d, %v; want %d, %v", c.hex, k, ok, c.k, c.ok)
 		}
