@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/dissect-tools/dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect/dissecttest"
 
 	"google.golang.org/protobuf/encoding/protowire"
 )
@@ -146,7 +147,7 @@ func checkDecode(t *testing.T, m *Message, data []byte, walkErr error) {
 		t.Fatal("fields on error")
 	}
 	// An item of the raw list counts as one field.
-	if n := countFields(dissect.Object(fields)) + len(raw); n > 2*len(data)+64 {
+	if n := dissecttest.CountFields(dissect.Object(fields)) + len(raw); n > 2*len(data)+64 {
 		t.Fatalf("%d fields for %d bytes", n, len(data))
 	}
 	if len(rec.Warnings) > MaxWarnings+1 {

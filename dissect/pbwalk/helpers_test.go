@@ -158,12 +158,3 @@ func leafv(parent string, num int, name, wire, as string, v dissect.Value) disse
 	}
 	return obj(append(fs, kv{"wire_type", dissect.Str(wire)}, kv{as, v})...)
 }
-
-// countFields counts the fields of a value, nested ones included.
-func countFields(v dissect.Value) int {
-	n := 0
-	for _, f := range v.Items() {
-		n += 1 + countFields(f.Value)
-	}
-	return n
-}
