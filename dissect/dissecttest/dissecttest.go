@@ -197,6 +197,16 @@ func CheckTiling(t testing.TB, recs []*dissect.Record, size [2]int64, dirOf func
 	}
 }
 
+// Array returns the array value of vs, in order: expected values in
+// tests.
+func Array(vs ...dissect.Value) dissect.Value {
+	items := make([]dissect.Field, len(vs))
+	for i, v := range vs {
+		items[i] = dissect.Elem(v)
+	}
+	return dissect.Array(items)
+}
+
 // CountFields returns how many fields v holds, nested ones included: the
 // bound fuzz targets put on what a record of n bytes may hold.
 func CountFields(v dissect.Value) int {

@@ -120,6 +120,9 @@ func TestCountFields(t *testing.T) {
 		{Key: "a", Value: dissect.Int(1)},
 		{Key: "b", Value: dissect.Array([]dissect.Field{dissect.Elem(dissect.Int(2)), dissect.Elem(dissect.Object([]dissect.Field{{Key: "c", Value: dissect.Str("x")}}))})},
 	})
+	if w := dissect.Array([]dissect.Field{dissect.Elem(dissect.Int(2)), dissect.Elem(dissect.Str("x"))}); !Array(dissect.Int(2), dissect.Str("x")).Equal(w) {
+		t.Errorf("Array: %s", DescribeValue(Array(dissect.Int(2), dissect.Str("x"))))
+	}
 	if n := CountFields(v); n != 5 {
 		t.Errorf("CountFields = %d, want 5 (a, b, b[0], b[1], b[1].c)", n)
 	}

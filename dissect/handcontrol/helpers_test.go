@@ -75,13 +75,9 @@ func obj(fs ...kv) dissect.Value {
 	}
 	return dissect.Object(out)
 }
-func arr(vs ...dissect.Value) dissect.Value {
-	out := make([]dissect.Field, len(vs))
-	for i, v := range vs {
-		out[i] = dissect.Elem(v)
-	}
-	return dissect.Array(out)
-}
+
+// arr is an expected array.
+var arr = dissecttest.Array
 
 func showFields(fs dissect.Fields) string { return dissecttest.DescribeValue(dissect.Object(fs)) }
 
