@@ -33,8 +33,8 @@ with their kinds and units, for every protocol or for the one named
 whole -o json record of that type. T "*" stands for the types a protocol
 names on the wire but does not know (VRPN); P "*" for the records any
 stream may carry (gap, skipped). Every record dissect writes validates
-against its line: look up (proto, type), else (proto, "*"), else
-("*", type). Give the same --proto, --proto-path, --handcontrol-raw and
+against its line: look up (proto, type), else ("*", type), else
+(proto, "*"). Give the same --proto, --proto-path, --handcontrol-raw and
 --neptune-int16 flags as the run whose records you check.`,
 		Example: `  dissect protocols
   dissect protocols --fields vrpn

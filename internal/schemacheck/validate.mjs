@@ -2,7 +2,7 @@
 // `dissect protocols --schema` with Ajv (JSON Schema draft 2020-12, strict
 // mode, which also checks each schema against the meta-schema),
 // independently of dissect's Go code. A record's schema is the line of its
-// (proto, type), else (proto, "*"), else ("*", type).
+// (proto, type), else ("*", type), else (proto, "*").
 //
 // Usage: node validate.mjs SCHEMA.jsonl RECORDS.jsonl...
 // Prints one JSON object: {schemas, records, per_type: {"proto type": n},
@@ -43,8 +43,8 @@ for (const file of recordFiles) {
     records++;
     const rec = JSON.parse(text);
     const v = validators.get(`${rec.proto}\u0000${rec.type}`) ??
-      validators.get(`${rec.proto}\u0000*`) ??
-      validators.get(`*\u0000${rec.type}`);
+      validators.get(`*\u0000${rec.type}`) ??
+      validators.get(`${rec.proto}\u0000*`);
     const where = { file, line: i + 1, proto: rec.proto, type: rec.type };
     if (!v) {
       problem({ ...where, error: 'no schema line for this record' });
