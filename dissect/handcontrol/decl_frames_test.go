@@ -12,6 +12,7 @@ import (
 
 	"github.com/dissect-tools/dissect/dissect"
 	"github.com/dissect-tools/dissect/dissect/dissecttest"
+	"github.com/dissect-tools/dissect/dissect/pbwalk"
 	enc "github.com/dissect-tools/dissect/internal/testenc/handcontrolenc"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -362,4 +363,65 @@ func randProto(rng *rand.Rand, depth int) []byte {
 		}
 	}
 	return b
+}
+
+// FuzzDeclared: arbitrary bytes decoded with any built-in message give a
+// payload and a payload_raw as the message's declaration says; sent as
+// frames of any code from both sides (and as a stream of their own), they
+// give only declared records.
+func FuzzDeclared(f *testing.F) {
+	f.Add(getGestures118, uint8(codeGetGestures))
+	f.Add(telemetryV1, uint8(codeTelemetry))
+	f.Add(h("0a 03 0a 01 31 08 07"), uint8(codePerformById))
+	f.Add(h("2b 08 07 2c 0d 01 00 00 00 12 00"), uint8(0x20))
+	f.Add(h("08 28 10 09 3a 02 08 01"), uint8(codeTelemetry))
+	v2, v1, err := loadBuiltin()
+	if err != nil {
+		f.Fatal(err)
+	}
+	var msgs []*pbwalk.Message
+	for _, set := range []map[string]*pbwalk.Message{v2, v1} {
+		for _, n := range slices.Sorted(maps.Keys(set)) {
+			msgs = append(msgs, set[n])
+		}
+	}
+	reg := declRegistry(f, Options{})
+	f.Fuzz(func(t *testing.T, data []byte, code uint8) {
+		m := msgs[int(code)%len(msgs)]
+		var rec dissect.Record
+		var d pbwalk.Decoder
+		if fields, raw, _, err := d.Decode(&rec, m, data, true); err == nil {
+			checkPayloadDecl(t, m, fields, raw)
+		}
+		evs := []event{
+			{dir: 0, at: t0, data: cat(frame(code, data), data)},
+			{dir: 1, at: t0.Add(time.Millisecond), data: cat(frame(code, data), data)},
+			{dir: 0, at: t0}, {dir: 1, at: t0},
+		}
+		recs, _ := feedStream(t, reg, true, evs, nil)
+		dissecttest.CheckDeclared(t, reg, recs)
+	})
+}
+
+// checkPayloadDecl checks that a payload decoded with m is as m.Decl and
+// pbwalk.RawItemDecl declare it.
+func checkPayloadDecl(t *testing.T, m *pbwalk.Message, fields, raw []dissect.Field) {
+	t.Helper()
+	decl, err := m.Decl(pbwalk.DeclOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	item := pbwalk.RawItemDecl()
+	td := dissect.TypeDecl{Type: "x", Fields: []dissect.FieldDecl{
+		{Name: "payload", Kind: dissect.KindObject, Fields: decl},
+		{Name: "payload_raw", Kind: dissect.KindArray, Elem: &item},
+	}}
+	r := &dissect.Record{Type: "x"}
+	r.Add("payload", dissect.Object(fields))
+	if raw != nil {
+		r.Add("payload_raw", dissect.Array(raw))
+	}
+	if err := td.Check(r); err != nil {
+		t.Fatalf("%s: %v: %s", m.Name(), err, showFields(r.Fields))
+	}
 }
