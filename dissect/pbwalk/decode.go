@@ -79,7 +79,7 @@ type scanned struct{ slots, tags int }
 // number m lacks, a wire type that does not fit, an enum value the enum
 // lacks, a nested message that does not parse, ...: with m nil, every
 // field) is in raw instead: one item per field occurrence, as
-// [RawDecl] declares. Nested values are allocated from rec (see
+// [RawItemDecl] declares. Nested values are allocated from rec (see
 // dissect.Record.Alloc) and warnings are written to rec, prefixed with
 // WarnPrefix. issues counts the signs that m does not fit b (each with a
 // warning, up to MaxWarnings). When build is false nothing is built

@@ -2,7 +2,6 @@ package pbwalk
 
 import (
 	"math"
-	"strconv"
 	"unicode/utf8"
 
 	"github.com/dissect-tools/dissect/dissect"
@@ -166,15 +165,6 @@ func wrappedString(b []byte) ([]byte, bool) {
 		i = next
 	}
 	return s, true
-}
-
-// numKey returns the key of a raw field: its number in decimal.
-func (d *Decoder) numKey(n int64) string {
-	if n < 100 {
-		return strconv.FormatInt(n, 10) // no allocation below 100
-	}
-	var buf [20]byte
-	return d.intern(strconv.AppendInt(buf[:0], n, 10))
 }
 
 // intern returns b as a string, reusing the string of an earlier equal
