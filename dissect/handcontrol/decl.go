@@ -115,9 +115,13 @@ func declDoc(code byte, host bool) string {
 // payloadDecl declares the payload of code from that side, and lists the
 // schema names it may be written with.
 func (s *schemaSet) payloadDecl(code byte, host bool) ([]dissect.FieldDecl, []string, error) {
-	var msgs []*pbwalk.Message
+	type msg struct {
+		m   *pbwalk.Message
+		doc string // prefix of its fields' docs
+	}
+	var msgs []msg
 	var names []string
-	add := func(m *pbwalk.Message, name string, alt *pbwalk.Message) {
+	add := func(m *pbwalk.Message, name string, alt *pbwalk.Message, doc string) {
 		if m == nil || m == emptyMsg {
 			// No schema, or a code without payload: bytes are decoded raw.
 			names = appendNew(names, schemaRaw)
@@ -125,28 +129,46 @@ func (s *schemaSet) payloadDecl(code byte, host bool) ([]dissect.FieldDecl, []st
 				return
 			}
 		}
-		msgs = append(msgs, m)
+		msgs = append(msgs, msg{m, doc})
 		names = appendNew(names, name)
 		if alt != nil {
-			msgs = append(msgs, alt)
+			msgs = append(msgs, msg{alt, "v1: "})
 			names = appendNew(names, schemaV1)
 		}
 	}
-	add(s.message(code, host, false))
+	m, name, alt := s.message(code, host, false)
+	add(m, name, alt, "")
 	if !host && code == codeGetTelemetry && !s.raw {
-		add(s.message(code, host, true))
+		m, name, alt := s.message(code, host, true)
+		add(m, name, alt, "") // the device answers GetMioPatterns with type 13
 	}
 	var fields []dissect.FieldDecl
 	for _, m := range msgs {
-		d, err := m.Decl(pbwalk.DeclOptions{Max: maxDeclFields, Unit: unit})
+		d, err := m.m.Decl(pbwalk.DeclOptions{Max: maxDeclFields, Unit: unit})
 		if err != nil {
 			return nil, nil, fmt.Errorf("handcontrol: %s %s: %v", typeName(code), roleOf(code, host), err)
 		}
+		prefixDocs(d, m.doc)
 		if fields, err = mergeFields(fields, d, "payload"); err != nil {
 			return nil, nil, fmt.Errorf("handcontrol: %s %s: %v", typeName(code), roleOf(code, host), err)
 		}
 	}
 	return fields, names, nil
+}
+
+// prefixDocs starts the docs of fs (and of their nested fields) with
+// prefix.
+func prefixDocs(fs []dissect.FieldDecl, prefix string) {
+	if prefix == "" {
+		return
+	}
+	for i := range fs {
+		fs[i].Doc = prefix + fs[i].Doc
+		if e := fs[i].Elem; e != nil {
+			prefixDocs(e.Fields, prefix)
+		}
+		prefixDocs(fs[i].Fields, prefix)
+	}
 }
 
 func appendNew(list []string, s string) []string {
@@ -200,7 +222,7 @@ func mergeField(a, b dissect.FieldDecl, path string) (dissect.FieldDecl, error) 
 		a.Unit = ""
 	}
 	if a.Doc != b.Doc {
-		a.Doc += " or " + b.Doc // v1 numbers fields differently
+		a.Doc += "; " + b.Doc // v1 numbers fields differently
 	}
 	switch a.Kind {
 	case dissect.KindObject:
