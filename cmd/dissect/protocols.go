@@ -157,7 +157,14 @@ func writeFields(w io.Writer, protos []dissect.Protocol, only string, width int,
 			nameW = max(nameW, utf8.RuneCountInString(text(in.Proto+"."+f.Name)))
 			typeW = max(typeW, utf8.RuneCountInString(text(f.Type)))
 		}
+		// A name longer than the room left beside its type and 20 columns
+		// of description goes on a line of its own.
+		nameW = min(nameW, max(len("FIELD"), width-typeW-26))
 		label := func(name, typ string) string {
+			if utf8.RuneCountInString(name) > nameW {
+				fmt.Fprintln(w, fitLine("  "+name, width))
+				name = ""
+			}
 			return fmt.Sprintf("  %-*s  %-*s  ", nameW, name, typeW, typ)
 		}
 		writeWrapped(w, label("FIELD", "TYPE"), "DESCRIPTION [RECORD TYPES]", width)

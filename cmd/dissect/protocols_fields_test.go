@@ -47,8 +47,12 @@ func TestProtocolsFields(t *testing.T) {
 		for _, f := range fields {
 			name := in.Proto + "." + f.Name
 			found := false
-			for _, l := range lines {
-				if fs := strings.Fields(l); len(fs) > 1 && fs[0] == name && strings.HasPrefix(strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(l), name)), f.Type) {
+			for i, l := range lines {
+				fs := strings.Fields(l)
+				// the name and its type on one line, or a long name
+				// alone and the type first on the next
+				if len(fs) > 1 && fs[0] == name && strings.HasPrefix(strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(l), name)), f.Type) ||
+					len(fs) == 1 && fs[0] == name && i+1 < len(lines) && strings.HasPrefix(strings.TrimSpace(lines[i+1]), f.Type) {
 					found = true
 					break
 				}
