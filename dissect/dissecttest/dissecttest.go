@@ -3,8 +3,9 @@
 // the parser contract it checks ([Checked]); a parser session for direct
 // Parse calls; a sink that keeps records and a feeder that cuts data into
 // random chunks; byte-accounting, field and declaration checks;
-// registries with decode-as rules; and text renderings of records and
-// values for failure messages.
+// registries with decode-as rules; the shipped captures with what their
+// truth sidecars say, and runs of a capture through the pipeline; and
+// text renderings of records and values for failure messages.
 //
 // It is imported only from _test.go files.
 package dissecttest
