@@ -7,14 +7,9 @@ package deltarobot_test
 // produce, so that a type no input reaches is a visible, explained gap.
 
 import (
-	"context"
-	"encoding/json"
 	"math/rand/v2"
 	"net/netip"
-	"os"
-	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -22,105 +17,32 @@ import (
 	"github.com/dissect-tools/dissect/dissect/deltarobot"
 	"github.com/dissect-tools/dissect/dissect/dissecttest"
 	"github.com/dissect-tools/dissect/internal/testenc/deltaenc"
-	"github.com/dissect-tools/dissect/pipeline"
 )
 
 // declRule decodes the test streams (server port 4000) as deltarobot.
 const declRule = "tcp.port==4000,deltarobot"
 
-// declNever returns, in declaration order, the tables declared for the
-// "deltarobot" proto key and the event tables that seen (from
-// CheckDeclared) holds no record of.
-func declNever(reg *dissect.Registry, seen map[string]int) []string {
-	var out []string
-	for _, proto := range []string{"deltarobot", "*"} {
-		for _, d := range reg.Types(proto) {
-			if seen["deltarobot "+d.Table()] == 0 {
-				out = append(out, d.Table())
-			}
-		}
-	}
-	return out
-}
-
-func addSeen(all, seen map[string]int) {
-	for k, n := range seen {
-		all[k] += n
-	}
-}
-
-// declSidecar is what this test reads of a capture's truth file: the
-// decode-as rule and the types of the records the encoder expects.
-type declSidecar struct {
-	DecodeAs string `json:"decode_as"`
-	Streams  []struct {
-		Directions []struct {
-			Records []struct {
-				Type string `json:"type"`
-			} `json:"records"`
-		} `json:"directions"`
-	} `json:"streams"`
-}
-
-func (s *declSidecar) types() []string {
-	var out []string
-	for _, st := range s.Streams {
-		for _, d := range st.Directions {
-			for _, r := range d.Records {
-				if !slices.Contains(out, r.Type) {
-					out = append(out, r.Type)
-				}
-			}
-		}
-	}
-	slices.Sort(out)
-	return out
-}
-
 // TestDeclaredCaptures runs every shipped Deltarobot capture through the
 // pipeline: every record matches its declaration, and the types decoded
 // are exactly the types its truth file (written by the encoder) lists.
 func TestDeclaredCaptures(t *testing.T) {
-	files, err := filepath.Glob("../../pcaps/deltarobot_*.pcap*")
-	if err != nil {
-		t.Fatal(err)
+	caps := dissecttest.Captures(t, "../../pcaps/deltarobot_*.pcap*")
+	if len(caps) != 6 {
+		t.Fatalf("found %d Deltarobot captures, want the 6 pcaps/README.md lists", len(caps))
 	}
-	if len(files) != 6 {
-		t.Fatalf("found %d Deltarobot captures, want the 6 pcaps/README.md lists", len(files))
-	}
-	all := map[string]int{}
+	all := dissecttest.Seen{}
 	var reg *dissect.Registry
-	for _, name := range files {
-		base := strings.TrimSuffix(strings.TrimSuffix(name, ".pcapng"), ".pcap")
-		b, err := os.ReadFile(base + ".truth.json")
-		if err != nil {
-			t.Fatal(err)
-		}
-		var truth declSidecar
-		if err := json.Unmarshal(b, &truth); err != nil {
-			t.Fatalf("%s.truth.json: %v", base, err)
-		}
-		reg = dissecttest.Registry(t, []string{truth.DecodeAs}, deltarobot.New())
-		var sink dissecttest.Collector
-		if _, err := pipeline.Run(context.Background(), pipeline.NewFiles([]string{name}, nil), pipeline.Config{Registry: reg, Sink: &sink}); err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		seen := dissecttest.CheckDeclared(t, reg, sink.Records)
-		addSeen(all, seen)
-		var got []string
-		for _, r := range sink.Records {
-			if !slices.Contains(got, r.Type) {
-				got = append(got, r.Type)
-			}
-		}
-		slices.Sort(got)
-		if want := truth.types(); !slices.Equal(got, want) {
-			t.Errorf("%s: record types %v, the truth file's %v", filepath.Base(name), got, want)
+	for _, c := range caps {
+		reg = dissecttest.Registry(t, []string{c.DecodeAs}, deltarobot.New())
+		recs := dissecttest.Decode(t, reg, c.Path)
+		all.Add(dissecttest.CheckDeclared(t, reg, recs))
+		if got := dissecttest.Types(recs); !slices.Equal(got, c.Types) {
+			t.Errorf("%s: record types %v, the truth file's %v", c.Name(), got, c.Types)
 		}
 	}
 	// Every type occurs in the captures (deltarobot_garbage has the
 	// unknown ids, deltarobot_loss the gap): none is left out.
-	if never := declNever(reg, all); len(never) != 0 {
+	if never := all.Never(reg, "deltarobot"); len(never) != 0 {
 		t.Errorf("declared types no capture produced: %v, want none", never)
 	}
 }
@@ -222,14 +144,14 @@ func declConversation(t testing.TB) *deltaenc.Session {
 func TestDeclaredEncoder(t *testing.T) {
 	s := declConversation(t)
 	reg := dissecttest.Registry(t, []string{declRule}, deltarobot.New())
-	all := map[string]int{}
+	all := dissecttest.Seen{}
 	whole := declFeed(t, reg, s, nil, 0, 0)
-	addSeen(all, dissecttest.CheckDeclared(t, reg, whole))
-	addSeen(all, dissecttest.CheckDeclared(t, reg, declFeed(t, reg, s, rand.New(rand.NewPCG(1, 2)), 0, 0)))
+	all.Add(dissecttest.CheckDeclared(t, reg, whole))
+	all.Add(dissecttest.CheckDeclared(t, reg, declFeed(t, reg, s, rand.New(rand.NewPCG(1, 2)), 0, 0)))
 	// A gap inside the server's first actuator position.
 	pos := slices.IndexFunc(s.Truth[deltaenc.Server], func(m deltaenc.Message) bool { return m.Type == deltaenc.TypeActuatorPosition })
 	at := s.Truth[deltaenc.Server][pos].Offset + 5
-	addSeen(all, dissecttest.CheckDeclared(t, reg, declFeed(t, reg, s, nil, at, 9)))
+	all.Add(dissecttest.CheckDeclared(t, reg, declFeed(t, reg, s, nil, at, 9)))
 
 	// The optional rtt_ms: present on the pong that answers the ping,
 	// absent on the other.
@@ -243,7 +165,7 @@ func TestDeclaredEncoder(t *testing.T) {
 	if !slices.Equal(rtt, []bool{true, false}) {
 		t.Errorf("pongs with rtt_ms: %v, want [true false]", rtt)
 	}
-	if never := declNever(reg, all); len(never) != 0 {
+	if never := all.Never(reg, "deltarobot"); len(never) != 0 {
 		t.Errorf("declared types the encoder's messages never produced: %v, want none", never)
 	}
 }
@@ -254,7 +176,7 @@ func TestDeclaredHostile(t *testing.T) {
 	reg := dissecttest.Registry(t, []string{declRule}, deltarobot.New())
 	base := declConversation(t)
 	rng := rand.New(rand.NewPCG(20, 6))
-	all := map[string]int{}
+	all := dissecttest.Seen{}
 	for i := range 300 {
 		s := &deltaenc.Session{}
 		for d := range 2 {
@@ -272,13 +194,13 @@ func TestDeclaredHostile(t *testing.T) {
 			s.Stream[d] = b
 		}
 		gapAt := int64(rng.IntN(len(s.Stream[deltaenc.Server]) + 1))
-		addSeen(all, dissecttest.CheckDeclared(t, reg, declFeed(t, reg, s, rng, gapAt, int64(rng.IntN(3)*7))))
+		all.Add(dissecttest.CheckDeclared(t, reg, declFeed(t, reg, s, rng, gapAt, int64(rng.IntN(3)*7))))
 		if t.Failed() {
 			t.Fatalf("input %d: client %x, server %x", i, s.Stream[0], s.Stream[1])
 		}
 	}
 	// With fixed seeds, the mutated conversations reach every type.
-	if never := declNever(reg, all); len(never) != 0 {
+	if never := all.Never(reg, "deltarobot"); len(never) != 0 {
 		t.Errorf("declared types the random inputs never produced: %v, want none", never)
 	}
 }

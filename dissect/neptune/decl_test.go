@@ -7,12 +7,8 @@ package neptune_test
 // Each test also names the declared types its inputs never produce.
 
 import (
-	"context"
-	"encoding/json"
 	"math/rand/v2"
 	"net/netip"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -22,7 +18,6 @@ import (
 	"github.com/dissect-tools/dissect/dissect/dissecttest"
 	"github.com/dissect-tools/dissect/dissect/neptune"
 	"github.com/dissect-tools/dissect/internal/testenc/neptuneenc"
-	"github.com/dissect-tools/dissect/pipeline"
 )
 
 const (
@@ -43,27 +38,6 @@ func declRegistry(t testing.TB, int16 bool) *dissect.Registry {
 	t.Helper()
 	return dissecttest.Registry(t, []string{declDeviceRule, declWikiRule},
 		neptune.New(), neptune.NewWiki(neptune.WikiOptions{Int16: int16}))
-}
-
-// declNever returns, in declaration order, the tables declared for the
-// "neptune" proto key (both modes) and the event tables that seen (from
-// CheckDeclared) holds no record of.
-func declNever(reg *dissect.Registry, seen map[string]int) []string {
-	var out []string
-	for _, proto := range []string{"neptune", "*"} {
-		for _, d := range reg.Types(proto) {
-			if seen["neptune "+d.Table()] == 0 {
-				out = append(out, d.Table())
-			}
-		}
-	}
-	return out
-}
-
-func addSeen(all, seen map[string]int) {
-	for k, n := range seen {
-		all[k] += n
-	}
 }
 
 // TestDeclaredTypesOnce checks how the two modes share the proto key:
@@ -87,85 +61,27 @@ func TestDeclaredTypesOnce(t *testing.T) {
 	declRegistry(t, false) // fails t if the registry refuses them
 }
 
-// declSidecar is what this test reads of a capture's truth file.
-type declSidecar struct {
-	DecodeAs       string `json:"decode_as"`
-	DecoderOptions string `json:"decoder_options"`
-	Streams        []struct {
-		Directions []struct {
-			Records []struct {
-				Type string `json:"type"`
-			} `json:"records"`
-		} `json:"directions"`
-	} `json:"streams"`
-}
-
-func (s *declSidecar) types() []string {
-	var out []string
-	for _, st := range s.Streams {
-		for _, d := range st.Directions {
-			for _, r := range d.Records {
-				if !slices.Contains(out, r.Type) {
-					out = append(out, r.Type)
-				}
-			}
-		}
-	}
-	slices.Sort(out)
-	return out
-}
-
 // TestDeclaredCaptures runs every shipped Neptune capture through the
 // pipeline: every record matches its declaration, and the types decoded
 // are exactly those its truth file (written by the encoder) lists.
 func TestDeclaredCaptures(t *testing.T) {
-	files, err := filepath.Glob("../../pcaps/neptune_*.pcap*")
-	if err != nil {
-		t.Fatal(err)
+	caps := dissecttest.Captures(t, "../../pcaps/neptune_*.pcap*")
+	if len(caps) != 3 {
+		t.Fatalf("found %d Neptune captures, want the 3 pcaps/README.md lists", len(caps))
 	}
-	if len(files) != 3 {
-		t.Fatalf("found %d Neptune captures, want the 3 pcaps/README.md lists", len(files))
-	}
-	all := map[string]int{}
+	all := dissecttest.Seen{}
 	var reg *dissect.Registry
-	for _, name := range files {
-		base := strings.TrimSuffix(strings.TrimSuffix(name, ".pcapng"), ".pcap")
-		b, err := os.ReadFile(base + ".truth.json")
-		if err != nil {
-			t.Fatal(err)
-		}
-		var truth declSidecar
-		if err := json.Unmarshal(b, &truth); err != nil {
-			t.Fatalf("%s.truth.json: %v", base, err)
-		}
-		int16 := false
-		switch truth.DecoderOptions {
-		case "":
-		case "neptune.WikiOptions{Int16: true}":
-			int16 = true
-		default:
-			t.Fatalf("%s: decoder_options %q unknown to this test", base, truth.DecoderOptions)
-		}
-		reg = dissecttest.Registry(t, []string{truth.DecodeAs}, neptune.New(), neptune.NewWiki(neptune.WikiOptions{Int16: int16}))
-		var sink dissecttest.Collector
-		if _, err := pipeline.Run(context.Background(), pipeline.NewFiles([]string{name}, nil), pipeline.Config{Registry: reg, Sink: &sink}); err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		addSeen(all, dissecttest.CheckDeclared(t, reg, sink.Records))
-		var got []string
-		for _, r := range sink.Records {
-			if !slices.Contains(got, r.Type) {
-				got = append(got, r.Type)
-			}
-		}
-		slices.Sort(got)
-		if want := truth.types(); !slices.Equal(got, want) {
-			t.Errorf("%s: record types %v, the truth file's %v", filepath.Base(name), got, want)
+	for _, c := range caps {
+		reg = dissecttest.Registry(t, []string{c.DecodeAs}, neptune.New(), neptune.NewWiki(neptune.WikiOptions{Int16: c.NeptuneInt16}))
+		recs := dissecttest.Decode(t, reg, c.Path)
+		all.Add(dissecttest.CheckDeclared(t, reg, recs))
+		if got := dissecttest.Types(recs); !slices.Equal(got, c.Types) {
+			t.Errorf("%s: record types %v, the truth file's %v", c.Name(), got, c.Types)
 		}
 	}
 	// No shipped Neptune capture lost bytes: the ROV's TCP stream is
 	// captured whole and the wiki's datagrams need no reassembly.
-	if never, want := declNever(reg, all), []string{"gap"}; !slices.Equal(never, want) {
+	if never, want := all.Never(reg, "neptune"), []string{"gap"}; !slices.Equal(never, want) {
 		t.Errorf("declared types no capture produced: %v, want %v", never, want)
 	}
 }
@@ -303,7 +219,7 @@ func keySet(r *dissect.Record) string {
 // (whole, byte by byte, and with a gap) and wiki flows (both int widths).
 func TestDeclaredEncoder(t *testing.T) {
 	dev := declDevice(t)
-	all := map[string]int{}
+	all := dissecttest.Seen{}
 	var unknowns []string
 	for _, int16 := range []bool{false, true} {
 		reg := declRegistry(t, int16)
@@ -314,7 +230,7 @@ func TestDeclaredEncoder(t *testing.T) {
 		recs := declFeedDevice(t, reg, dev.Stream, nil, 0, 0)
 		recs = append(recs, declFeedDevice(t, reg, dev.Stream, rand.New(rand.NewPCG(3, 4)), 7, 5)...)
 		recs = append(recs, declFeedWiki(t, reg, declDatagrams(declWikiSession(t, w)))...)
-		addSeen(all, dissecttest.CheckDeclared(t, reg, recs))
+		all.Add(dissecttest.CheckDeclared(t, reg, recs))
 		for _, r := range recs {
 			if r.Type == "unknown" && !slices.Contains(unknowns, keySet(r)) {
 				unknowns = append(unknowns, keySet(r))
@@ -328,7 +244,7 @@ func TestDeclaredEncoder(t *testing.T) {
 	if want := []string{"", "data", "priority,sequence,data"}; !slices.Equal(unknowns, want) {
 		t.Errorf("unknown records have the keys %q, want %q", unknowns, want)
 	}
-	if never := declNever(declRegistry(t, false), all); len(never) != 0 {
+	if never := all.Never(declRegistry(t, false), "neptune"); len(never) != 0 {
 		t.Errorf("declared types the encoder's messages never produced: %v, want none", never)
 	}
 }
@@ -337,7 +253,7 @@ func TestDeclaredEncoder(t *testing.T) {
 // and datagrams: whatever the bytes, every record is a declared one.
 func TestDeclaredHostile(t *testing.T) {
 	rng := rand.New(rand.NewPCG(14, 93))
-	all := map[string]int{}
+	all := dissecttest.Seen{}
 	var reg *dissect.Registry
 	for i := range 300 {
 		reg = declRegistry(t, i%2 == 1)
@@ -349,13 +265,13 @@ func TestDeclaredHostile(t *testing.T) {
 			dgs, p = append(dgs, p[:n]), p[n:]
 		}
 		recs = append(recs, declFeedWiki(t, reg, dgs)...)
-		addSeen(all, dissecttest.CheckDeclared(t, reg, recs))
+		all.Add(dissecttest.CheckDeclared(t, reg, recs))
 		if t.Failed() {
 			t.Fatalf("input %d: %x", i, b)
 		}
 	}
 	// With fixed seeds, the random bytes reach every type.
-	if never := declNever(reg, all); len(never) != 0 {
+	if never := all.Never(reg, "neptune"); len(never) != 0 {
 		t.Errorf("declared types the random inputs never produced: %v, want none", never)
 	}
 }

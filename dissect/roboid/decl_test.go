@@ -7,14 +7,9 @@ package roboid_test
 // produce.
 
 import (
-	"context"
-	"encoding/json"
 	"math/rand/v2"
 	"net/netip"
-	"os"
-	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -22,7 +17,6 @@ import (
 	"github.com/dissect-tools/dissect/dissect/dissecttest"
 	"github.com/dissect-tools/dissect/dissect/roboid"
 	"github.com/dissect-tools/dissect/internal/testenc/roboidenc"
-	"github.com/dissect-tools/dissect/pipeline"
 )
 
 const declRule = "udp.port==7681,roboid"
@@ -33,27 +27,6 @@ var (
 	declT0    = time.Date(2024, 4, 18, 10, 0, 0, 0, time.UTC)
 )
 
-// declNever returns, in declaration order, the tables declared for the
-// "roboid" proto key and the event tables that seen (from CheckDeclared)
-// holds no record of.
-func declNever(reg *dissect.Registry, seen map[string]int) []string {
-	var out []string
-	for _, proto := range []string{"roboid", "*"} {
-		for _, d := range reg.Types(proto) {
-			if seen["roboid "+d.Table()] == 0 {
-				out = append(out, d.Table())
-			}
-		}
-	}
-	return out
-}
-
-func addSeen(all, seen map[string]int) {
-	for k, n := range seen {
-		all[k] += n
-	}
-}
-
 // A Roboid stream is UDP only (a decode-as rule over TCP is refused), and
 // every datagram is one message, so nothing is ever skipped.
 const declNeverSkipped = "skipped"
@@ -62,60 +35,18 @@ const declNeverSkipped = "skipped"
 // pipeline: every record matches its declaration, and the types decoded
 // are exactly those its truth file (written by the encoder) lists.
 func TestDeclaredCapture(t *testing.T) {
-	files, err := filepath.Glob("../../pcaps/roboid_*.pcap*")
-	if err != nil {
-		t.Fatal(err)
+	caps := dissecttest.Captures(t, "../../pcaps/roboid_*.pcap*")
+	if len(caps) != 1 {
+		t.Fatalf("found %d Roboid captures, want the one pcaps/README.md lists", len(caps))
 	}
-	if len(files) != 1 {
-		t.Fatalf("found %d Roboid captures, want the one pcaps/README.md lists", len(files))
-	}
-	name := files[0]
-	b, err := os.ReadFile(strings.TrimSuffix(name, ".pcap") + ".truth.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var truth struct {
-		DecodeAs string `json:"decode_as"`
-		Streams  []struct {
-			Directions []struct {
-				Records []struct {
-					Type string `json:"type"`
-				} `json:"records"`
-			} `json:"directions"`
-		} `json:"streams"`
-	}
-	if err := json.Unmarshal(b, &truth); err != nil {
-		t.Fatal(err)
-	}
-	var want []string
-	for _, st := range truth.Streams {
-		for _, d := range st.Directions {
-			for _, r := range d.Records {
-				if !slices.Contains(want, r.Type) {
-					want = append(want, r.Type)
-				}
-			}
-		}
-	}
-	reg := dissecttest.Registry(t, []string{truth.DecodeAs}, roboid.New())
-	var sink dissecttest.Collector
-	if _, err := pipeline.Run(context.Background(), pipeline.NewFiles([]string{name}, nil), pipeline.Config{Registry: reg, Sink: &sink}); err != nil {
-		t.Fatal(err)
-	}
-	seen := dissecttest.CheckDeclared(t, reg, sink.Records)
-	var got []string
-	for _, r := range sink.Records {
-		if !slices.Contains(got, r.Type) {
-			got = append(got, r.Type)
-		}
-	}
-	slices.Sort(got)
-	slices.Sort(want)
-	if !slices.Equal(got, want) {
-		t.Errorf("record types %v, the truth file's %v", got, want)
+	reg := dissecttest.Registry(t, []string{caps[0].DecodeAs}, roboid.New())
+	recs := dissecttest.Decode(t, reg, caps[0].Path)
+	seen := dissecttest.Seen(dissecttest.CheckDeclared(t, reg, recs))
+	if got := dissecttest.Types(recs); !slices.Equal(got, caps[0].Types) {
+		t.Errorf("record types %v, the truth file's %v", got, caps[0].Types)
 	}
 	// The capture is one UDP flow captured whole: no gap.
-	if never, want := declNever(reg, seen), []string{"gap", declNeverSkipped}; !slices.Equal(never, want) {
+	if never, want := seen.Never(reg, "roboid"), []string{"gap", declNeverSkipped}; !slices.Equal(never, want) {
 		t.Errorf("declared types the capture never produced: %v, want %v", never, want)
 	}
 }
@@ -195,7 +126,7 @@ func declFeed(t testing.TB, reg *dissect.Registry, dgs [][]byte, gap int64) []*d
 func TestDeclaredEncoder(t *testing.T) {
 	reg := dissecttest.Registry(t, []string{declRule}, roboid.New())
 	recs := declFeed(t, reg, declFlow(t), 12)
-	seen := dissecttest.CheckDeclared(t, reg, recs)
+	seen := dissecttest.Seen(dissecttest.CheckDeclared(t, reg, recs))
 
 	// The keys a value of a Pose may have, seen together: all of them
 	// occur, and only the five that describe the value occur in every one.
@@ -222,7 +153,7 @@ func TestDeclaredEncoder(t *testing.T) {
 			t.Errorf("values[].%s: in %d of %d values, declared required %v", d.Name, n, values, d.Required)
 		}
 	}
-	if never, want := declNever(reg, seen), []string{declNeverSkipped}; !slices.Equal(never, want) {
+	if never, want := seen.Never(reg, "roboid"), []string{declNeverSkipped}; !slices.Equal(never, want) {
 		t.Errorf("declared types the encoder's messages never produced: %v, want %v", never, want)
 	}
 }
@@ -233,7 +164,7 @@ func TestDeclaredHostile(t *testing.T) {
 	reg := dissecttest.Registry(t, []string{declRule}, roboid.New())
 	ids := []byte{roboidenc.IDPose, roboidenc.IDClient, roboidenc.IDNetworkID, roboidenc.IDNewThing, roboidenc.IDInvestigate, roboidenc.IDModelURL}
 	rng := rand.New(rand.NewPCG(7, 681))
-	all := map[string]int{}
+	all := dissecttest.Seen{}
 	for i := range 300 {
 		var dgs [][]byte
 		for range 1 + rng.IntN(8) {
@@ -246,12 +177,12 @@ func TestDeclaredHostile(t *testing.T) {
 			}
 			dgs = append(dgs, d)
 		}
-		addSeen(all, dissecttest.CheckDeclared(t, reg, declFeed(t, reg, dgs, int64(rng.IntN(2)*3))))
+		all.Add(dissecttest.CheckDeclared(t, reg, declFeed(t, reg, dgs, int64(rng.IntN(2)*3))))
 		if t.Failed() {
 			t.Fatalf("input %d: %x", i, dgs)
 		}
 	}
-	if never, want := declNever(reg, all), []string{declNeverSkipped}; !slices.Equal(never, want) {
+	if never, want := all.Never(reg, "roboid"), []string{declNeverSkipped}; !slices.Equal(never, want) {
 		t.Errorf("declared types the random datagrams never produced: %v, want %v", never, want)
 	}
 }
