@@ -3,21 +3,18 @@ package dissect_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"math/rand"
 	"net/netip"
-	"os"
-	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/dissect-tools/dissect/capture"
 	"github.com/dissect-tools/dissect/dissect"
 	"github.com/dissect-tools/dissect/dissect/all"
+	"github.com/dissect-tools/dissect/dissect/dissecttest"
 	"github.com/dissect-tools/dissect/pipeline"
 	"github.com/dissect-tools/dissect/reassembly"
 )
@@ -185,73 +182,29 @@ func reassemble(t *testing.T, files []string) wire {
 	return w
 }
 
-// rawCaptures returns every shipped capture (pcaps/, dissect/vrpn/testdata/)
-// with the decode-as rule and options of its truth file.
-func rawCaptures(t *testing.T) (runs []struct {
-	file, decodeAs string
-	opt            all.Options
-}) {
-	t.Helper()
-	for _, pat := range []string{"../pcaps/*.pcap*", "vrpn/testdata/*.pcap*"} {
-		names, err := filepath.Glob(pat)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, name := range names {
-			run := struct {
-				file, decodeAs string
-				opt            all.Options
-			}{file: name}
-			base := strings.TrimSuffix(strings.TrimSuffix(name, ".pcapng"), ".pcap")
-			if b, err := os.ReadFile(base + ".truth.json"); err == nil {
-				var truth struct {
-					DecodeAs       string `json:"decode_as"`
-					DecoderOptions string `json:"decoder_options"`
-				}
-				if err := json.Unmarshal(b, &truth); err != nil {
-					t.Fatalf("%s.truth.json: %v", base, err)
-				}
-				run.decodeAs = truth.DecodeAs
-				switch truth.DecoderOptions {
-				case "":
-				case "neptune.WikiOptions{Int16: true}":
-					run.opt.NeptuneInt16 = true
-				default:
-					t.Fatalf("%s.truth.json: decoder_options %q: unknown to this test", base, truth.DecoderOptions)
-				}
-			}
-			runs = append(runs, run)
-		}
-	}
-	if len(runs) < 15 {
-		t.Fatalf("found only %d captures", len(runs))
-	}
-	return runs
-}
-
-// TestRawShippedCaptures runs every shipped capture through the pipeline
-// with Raw on: every record but a gap carries Length bytes, and the Raw of
-// each direction's records, in offset order, is exactly the bytes that
-// the reassembly package, run on its own, gives for that direction.
+// TestRawShippedCaptures runs every shipped capture (pcaps/,
+// dissect/vrpn/testdata/), with the decode-as rule and options of its
+// truth file, through the pipeline with Raw on: every record but a gap
+// carries Length bytes, and the Raw of each direction's records, in
+// offset order, is exactly the bytes that the reassembly package, run on
+// its own, gives for that direction.
 func TestRawShippedCaptures(t *testing.T) {
-	for _, run := range rawCaptures(t) {
-		t.Run(filepath.Base(run.file), func(t *testing.T) {
-			reg, err := all.Registry(run.opt)
+	caps := dissecttest.Captures(t, "../pcaps/*.pcap*", "vrpn/testdata/*.pcap*")
+	if len(caps) < 15 {
+		t.Fatalf("found only %d captures", len(caps))
+	}
+	for _, c := range caps {
+		t.Run(c.Name(), func(t *testing.T) {
+			protos, err := all.Protocols(all.Options{NeptuneInt16: c.NeptuneInt16})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if run.decodeAs != "" {
-				rule, err := reg.ParseDecodeAs(run.decodeAs)
-				if err != nil {
-					t.Fatal(err)
-				}
-				reg.AddRule(rule)
-			}
-			sink := &rawSink{t: t, name: filepath.Base(run.file), recs: map[dirKey][]rawRec{}}
-			if _, err := pipeline.Run(context.Background(), pipeline.NewFiles([]string{run.file}, nil), pipeline.Config{Registry: reg, Sink: sink, Raw: true}); err != nil {
+			reg := dissecttest.Registry(t, c.Rules(), protos...)
+			sink := &rawSink{t: t, name: c.Name(), recs: map[dirKey][]rawRec{}}
+			if _, err := pipeline.Run(context.Background(), pipeline.NewFiles([]string{c.Path}, nil), pipeline.Config{Registry: reg, Sink: sink, Raw: true}); err != nil {
 				t.Fatal(err)
 			}
-			sink.check(reassemble(t, []string{run.file}))
+			sink.check(reassemble(t, []string{c.Path}))
 		})
 	}
 }

@@ -1,66 +1,23 @@
 package all_test
 
 import (
-	"context"
-	"encoding/json"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/dissect-tools/dissect/dissect"
 	"github.com/dissect-tools/dissect/dissect/all"
 	"github.com/dissect-tools/dissect/dissect/dissecttest"
-	"github.com/dissect-tools/dissect/pipeline"
 )
 
-// capture is one shipped capture and how to decode it.
-type captureRun struct {
-	files    []string
-	decodeAs string
-	opt      all.Options
-}
-
-// shippedCaptures returns every shipped capture with the decode-as rule of
-// its truth file (pcaps/*.truth.json "decode_as", "decoder_options"); the
-// VRPN captures need none.
-func shippedCaptures(t *testing.T) []captureRun {
+// shippedCaptures returns every shipped capture with its truth file's
+// decode-as rule and options (pcaps/*.truth.json "decode_as",
+// "decoder_options"); the VRPN captures need none.
+func shippedCaptures(t *testing.T) []dissecttest.Capture {
 	t.Helper()
-	var runs []captureRun
-	for _, pat := range []string{"../../pcaps/*.pcap*", "../vrpn/testdata/*.pcap*"} {
-		names, err := filepath.Glob(pat)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, name := range names {
-			run := captureRun{files: []string{name}}
-			base := strings.TrimSuffix(strings.TrimSuffix(name, ".pcapng"), ".pcap")
-			if b, err := os.ReadFile(base + ".truth.json"); err == nil {
-				var truth struct {
-					DecodeAs       string `json:"decode_as"`
-					DecoderOptions string `json:"decoder_options"`
-				}
-				if err := json.Unmarshal(b, &truth); err != nil {
-					t.Fatalf("%s.truth.json: %v", base, err)
-				}
-				run.decodeAs = truth.DecodeAs
-				switch truth.DecoderOptions {
-				case "":
-				case "neptune.WikiOptions{Int16: true}":
-					run.opt.NeptuneInt16 = true
-				default:
-					t.Fatalf("%s.truth.json: decoder_options %q: unknown to this test", base, truth.DecoderOptions)
-				}
-			} else if !strings.Contains(name, "vrpn") {
-				t.Fatalf("%s: no truth file saying how to decode it: %v", name, err)
-			}
-			runs = append(runs, run)
-		}
+	caps := dissecttest.Captures(t, "../../pcaps/*.pcap*", "../vrpn/testdata/*.pcap*")
+	if len(caps) < 15 {
+		t.Fatalf("found only %d captures", len(caps))
 	}
-	if len(runs) < 15 {
-		t.Fatalf("found only %d captures", len(runs))
-	}
-	return runs
+	return caps
 }
 
 // TestEveryRecordDeclared runs every shipped capture through the pipeline
@@ -68,26 +25,17 @@ func shippedCaptures(t *testing.T) []captureRun {
 // and skipped included. It also checks that the declarations give -Y and
 // -e a name for every top-level key the captures carry.
 func TestEveryRecordDeclared(t *testing.T) {
-	tables := map[string]int{}
-	for _, run := range shippedCaptures(t) {
-		reg, err := all.Registry(run.opt)
+	tables := dissecttest.Seen{}
+	for _, c := range shippedCaptures(t) {
+		protos, err := all.Protocols(all.Options{NeptuneInt16: c.NeptuneInt16})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if run.decodeAs != "" {
-			rule, err := reg.ParseDecodeAs(run.decodeAs)
-			if err != nil {
-				t.Fatalf("%s: %v", run.files[0], err)
-			}
-			reg.AddRule(rule)
-		}
-		where := filepath.Base(run.files[0])
-		var c dissecttest.Collector
-		if _, err := pipeline.Run(context.Background(), pipeline.NewFiles(run.files, nil), pipeline.Config{Registry: reg, Sink: &c}); err != nil {
-			t.Fatalf("%s: %v", where, err)
-		}
+		reg := dissecttest.Registry(t, c.Rules(), protos...)
+		where := c.Name()
+		recs := dissecttest.Decode(t, reg, c.Path)
 		decoded := 0
-		for _, r := range c.Records {
+		for _, r := range recs {
 			if r.Proto == "" || r.Type == dissect.TypeGap || r.Type == dissect.TypeSkipped {
 				continue
 			}
@@ -101,9 +49,7 @@ func TestEveryRecordDeclared(t *testing.T) {
 		if decoded == 0 {
 			t.Errorf("%s: no decoded record", where)
 		}
-		for k, n := range dissecttest.CheckDeclared(t, reg, c.Records) {
-			tables[k] += n
-		}
+		tables.Add(dissecttest.CheckDeclared(t, reg, recs))
 	}
 	t.Logf("records per declaration: %v", tables)
 }
