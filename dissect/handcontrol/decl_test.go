@@ -1,7 +1,6 @@
 package handcontrol
 
 import (
-	"context"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -9,7 +8,6 @@ import (
 
 	"github.com/dissect-tools/dissect/dissect"
 	"github.com/dissect-tools/dissect/dissect/dissecttest"
-	"github.com/dissect-tools/dissect/pipeline"
 )
 
 // rawItem is an expected item of payload_raw: a field occurrence shown
@@ -208,18 +206,6 @@ func schemaNames(table string) string {
 	return "v2"
 }
 
-// decodeFile decodes a capture through the whole pipeline.
-func decodeFile(t *testing.T, reg *dissect.Registry, file string) []*dissect.Record {
-	t.Helper()
-	var col dissecttest.Collector
-	src := pipeline.NewFiles([]string{file}, nil)
-	defer src.Close()
-	if _, err := pipeline.Run(context.Background(), src, pipeline.Config{Registry: reg, Sink: &col}); err != nil {
-		t.Fatalf("%s: %v", file, err)
-	}
-	return col.Records
-}
-
 // TestDeclaredCaptures checks every record of the shipped HandControl
 // captures against its declaration, with the built-in schemas, raw, and a
 // user schema; and that the records the typed writers lost before are
@@ -234,7 +220,7 @@ func TestDeclaredCaptures(t *testing.T) {
 		reg := declRegistry(t, opt)
 		seen := map[string]int{}
 		for _, f := range files {
-			recs := decodeFile(t, reg, f)
+			recs := dissecttest.Decode(t, reg, f)
 			if len(recs) < 10 {
 				t.Fatalf("%s: %d records", f, len(recs))
 			}

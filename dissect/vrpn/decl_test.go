@@ -1,7 +1,6 @@
 package vrpn
 
 import (
-	"context"
 	"encoding/binary"
 	"math"
 	"math/rand/v2"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/dissect-tools/dissect/dissect"
 	"github.com/dissect-tools/dissect/dissect/dissecttest"
-	"github.com/dissect-tools/dissect/pipeline"
 )
 
 // declCaptures lists every VRPN capture: this package's testdata, the
@@ -41,17 +39,6 @@ func declCaptures(t *testing.T) []string {
 	return append(files, m...)
 }
 
-func decodeFile(t *testing.T, reg *dissect.Registry, file string) []*dissect.Record {
-	t.Helper()
-	col := &dissecttest.Collector{}
-	src := pipeline.NewFiles([]string{file}, nil)
-	defer src.Close()
-	if _, err := pipeline.Run(context.Background(), src, pipeline.Config{Registry: reg, Sink: col}); err != nil {
-		t.Fatalf("Run(%s): %v", file, err)
-	}
-	return col.Records
-}
-
 // neverInCaptures are the declared types no real capture holds, and why.
 var neverInCaptures = map[string]string{
 	TypeLogDescription: "only sent when a client asks for remote logging; the capture that does (f) is not in the corpus",
@@ -67,7 +54,7 @@ func TestDeclaredCaptures(t *testing.T) {
 	reg, _ := registry(t)
 	seen := map[string]int{}
 	for _, f := range declCaptures(t) {
-		recs := decodeFile(t, reg, f)
+		recs := dissecttest.Decode(t, reg, f)
 		if len(recs) == 0 {
 			t.Errorf("%s: no records", f)
 		}

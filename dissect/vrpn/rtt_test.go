@@ -65,7 +65,7 @@ func TestCaptureRTT(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			file := filepath.Join("testdata", name)
 			frames := pcapTimes(t, file)
-			recs := decodeFile(t, reg, file)
+			recs := dissecttest.Decode(t, reg, file)
 			firsts := map[[3]string]*dissect.Record{} // first ping/pong per src, sender, type
 			pongs := 0
 			for _, r := range recs {
