@@ -185,17 +185,13 @@ func declFeedWiki(t testing.TB, reg *dissect.Registry, dgs [][]byte) []*dissect.
 	t.Helper()
 	info := dissect.StreamInfo{StreamID: dissect.StreamID{ID: 2, Transport: dissect.UDP, Addr: [2]netip.AddrPort{declHost, declWiki}},
 		Name: [2]string{declHost.String(), declWiki.String()}}
-	var sink dissecttest.Collector
-	st := dissect.NewStream(info, reg, &sink, dissect.StreamOptions{Decode: true})
+	var evs []dissecttest.Event
 	for _, d := range dgs {
-		st.Datagram(0, declT0, d)
+		evs = append(evs, dissecttest.Event{At: declT0, Data: d})
 	}
-	st.End(0, declT0)
-	st.End(1, declT0)
-	if st.Err() != nil {
-		t.Fatal(st.Err())
-	}
-	return sink.Records
+	evs = append(evs, dissecttest.Event{Dir: 0, At: declT0}, dissecttest.Event{Dir: 1, At: declT0})
+	recs, _ := dissecttest.Feed(t, reg, info, dissect.StreamOptions{Decode: true}, evs, nil, nil)
+	return recs
 }
 
 func declDatagrams(s *neptuneenc.WikiSession) [][]byte {

@@ -106,20 +106,16 @@ func declFeed(t testing.TB, reg *dissect.Registry, dgs [][]byte, gap int64) []*d
 	t.Helper()
 	info := dissect.StreamInfo{StreamID: dissect.StreamID{ID: 1, Transport: dissect.UDP, Addr: [2]netip.AddrPort{declRover, declSite}},
 		Name: [2]string{declRover.String(), declSite.String()}}
-	var sink dissecttest.Collector
-	st := dissect.NewStream(info, reg, &sink, dissect.StreamOptions{Decode: true})
+	var evs []dissecttest.Event
 	for i, d := range dgs {
-		st.Datagram(0, declT0, d)
+		evs = append(evs, dissecttest.Event{At: declT0, Data: d})
 		if i == 0 && gap > 0 {
-			st.Gap(0, declT0, gap)
+			evs = append(evs, dissecttest.Event{At: declT0, Gap: gap})
 		}
 	}
-	st.End(0, declT0)
-	st.End(1, declT0)
-	if st.Err() != nil {
-		t.Fatal(st.Err())
-	}
-	return sink.Records
+	evs = append(evs, dissecttest.Event{Dir: 0, At: declT0}, dissecttest.Event{Dir: 1, At: declT0})
+	recs, _ := dissecttest.Feed(t, reg, info, dissect.StreamOptions{Decode: true}, evs, nil, nil)
+	return recs
 }
 
 // TestDeclaredEncoder checks the records of the encoder's messages.
