@@ -3,7 +3,6 @@ package deltarobot_test
 import (
 	"testing"
 
-	"github.com/dissect-tools/dissect/dissect"
 	"github.com/dissect-tools/dissect/dissect/deltarobot"
 	"github.com/dissect-tools/dissect/dissect/dissecttest"
 	"github.com/dissect-tools/dissect/internal/testenc/deltaenc"
@@ -24,9 +23,5 @@ func TestConformance(t *testing.T) {
 
 // deltaInput turns an encoder session into an input: one unit per write.
 func deltaInput(name string, s *deltaenc.Session) dissecttest.Input {
-	in := dissecttest.Input{Name: name}
-	for _, w := range s.Sends {
-		in.Units = append(in.Units, dissecttest.Unit{Dir: dissect.Dir(w.Dir), Data: s.Stream[w.Dir][w.Start:w.End]})
-	}
-	return in
+	return dissecttest.Input{Name: name, Units: dissecttest.Spans(s.Stream, s.Sends, func(w deltaenc.Send) (int, int64, int64) { return w.Dir, w.Start, w.End })}
 }

@@ -69,6 +69,18 @@ type Unit struct {
 	Gap  int64
 }
 
+// Spans returns one unit per piece of a test encoder's session, in order:
+// the bytes stream[dir][start:end] of each write or datagram, where span
+// says where the piece lies.
+func Spans[P any](stream [2][]byte, pieces []P, span func(P) (dir int, start, end int64)) []Unit {
+	units := make([]Unit, 0, len(pieces))
+	for _, p := range pieces {
+		d, start, end := span(p)
+		units = append(units, Unit{Dir: dissect.Dir(d), Data: stream[d][start:end]})
+	}
+	return units
+}
+
 // Conformance runs the checks every protocol package passes, over the
 // suite's valid inputs and over random and mutated bytes made from the
 // seed, on every transport the protocol runs over:

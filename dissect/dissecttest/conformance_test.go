@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -217,3 +218,18 @@ func TestPlans(t *testing.T) {
 }
 
 func newRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0)) }
+
+// TestSpans: one unit per piece, in the pieces' order, each the bytes of
+// its direction that its span names.
+func TestSpans(t *testing.T) {
+	type piece struct {
+		dir        int
+		start, end int64
+	}
+	stream := [2][]byte{[]byte("abcdef"), []byte("XYZ")}
+	got := Spans(stream, []piece{{0, 0, 2}, {1, 0, 3}, {0, 2, 6}, {0, 6, 6}}, func(p piece) (int, int64, int64) { return p.dir, p.start, p.end })
+	want := []Unit{{Dir: 0, Data: []byte("ab")}, {Dir: 1, Data: []byte("XYZ")}, {Dir: 0, Data: []byte("cdef")}, {Dir: 0, Data: []byte{}}}
+	if !slices.EqualFunc(got, want, func(a, b Unit) bool { return a.Dir == b.Dir && string(a.Data) == string(b.Data) && a.Gap == b.Gap }) {
+		t.Errorf("units %+v, want %+v", got, want)
+	}
+}

@@ -26,11 +26,8 @@ func TestConformance(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		in := dissecttest.Input{Name: s.name}
-		for _, w := range sess.Writes {
-			in.Units = append(in.Units, dissecttest.Unit{Dir: dissect.Dir(w.Dir), Data: sess.Stream[w.Dir][w.Start:w.End]})
-		}
-		valid = append(valid, in)
+		valid = append(valid, dissecttest.Input{Name: s.name,
+			Units: dissecttest.Spans(sess.Stream, sess.Writes, func(w enc.Write) (int, int64, int64) { return w.Dir, w.Start, w.End })})
 	}
 	for _, o := range []struct {
 		name string

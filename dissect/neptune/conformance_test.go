@@ -43,18 +43,11 @@ func TestConformance(t *testing.T) {
 // pilotInput turns a pilot session into an input: one unit per write of
 // the host (the device never answers).
 func pilotInput(name string, s *neptuneenc.DeviceSession) dissecttest.Input {
-	in := dissecttest.Input{Name: name}
-	for _, w := range s.Sends {
-		in.Units = append(in.Units, dissecttest.Unit{Dir: 0, Data: s.Stream[w.Start:w.End]})
-	}
-	return in
+	return dissecttest.Input{Name: name, Units: dissecttest.Spans([2][]byte{s.Stream}, s.Sends, func(w neptuneenc.Send) (int, int64, int64) { return 0, w.Start, w.End })}
 }
 
 // wikiInput turns a wiki session into an input: one datagram per packet.
 func wikiInput(name string, s *neptuneenc.WikiSession) dissecttest.Input {
-	in := dissecttest.Input{Name: name, Transport: dissect.UDP}
-	for _, d := range s.Datagrams {
-		in.Units = append(in.Units, dissecttest.Unit{Dir: 0, Data: s.Stream[d.Start:d.End]})
-	}
-	return in
+	return dissecttest.Input{Name: name, Transport: dissect.UDP,
+		Units: dissecttest.Spans([2][]byte{s.Stream}, s.Datagrams, func(d neptuneenc.Datagram) (int, int64, int64) { return 0, d.Start, d.End })}
 }

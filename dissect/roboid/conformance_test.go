@@ -3,7 +3,6 @@ package roboid_test
 import (
 	"testing"
 
-	"github.com/dissect-tools/dissect/dissect"
 	"github.com/dissect-tools/dissect/dissect/dissecttest"
 	"github.com/dissect-tools/dissect/dissect/roboid"
 	"github.com/dissect-tools/dissect/internal/testenc/roboidenc"
@@ -24,9 +23,5 @@ func TestConformance(t *testing.T) {
 
 // roboidInput turns an encoder session into an input: its datagrams.
 func roboidInput(name string, s *roboidenc.Session) dissecttest.Input {
-	in := dissecttest.Input{Name: name}
-	for _, d := range s.Datagrams {
-		in.Units = append(in.Units, dissecttest.Unit{Dir: dissect.Dir(d.Dir), Data: s.Stream[d.Dir][d.Start:d.End]})
-	}
-	return in
+	return dissecttest.Input{Name: name, Units: dissecttest.Spans(s.Stream, s.Datagrams, func(d roboidenc.Datagram) (int, int64, int64) { return d.Dir, d.Start, d.End })}
 }
