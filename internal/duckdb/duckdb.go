@@ -14,14 +14,13 @@ package duckdb
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/dissect-tools/dissect/internal/nodetest"
 )
 
 // Column is a result column: its name and DuckDB's type name, e.g. DOUBLE,
@@ -85,45 +84,5 @@ func run(t testing.TB, sql string) ([]Column, [][]any, error) {
 
 // setup finds node and this directory with its installed node_modules.
 func setup() (node, dir string, err error) {
-	node, err = exec.LookPath("node")
-	if err != nil {
-		return "", "", errors.New("node is not installed: the DuckDB tests run DuckDB through Node (@duckdb/node-api); install Node, then run: npm ci --prefix internal/duckdb")
-	}
-	dir, err = packageDir()
-	if err != nil {
-		return "", "", err
-	}
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@duckdb", "node-api", "package.json")); err != nil {
-		return "", "", fmt.Errorf("@duckdb/node-api is not installed in %s; run: npm ci --prefix internal/duckdb", dir)
-	}
-	return node, dir, nil
-}
-
-// packageDir returns the directory of this package's source (query.mjs and
-// node_modules): where this file was compiled from, or else internal/duckdb
-// under the module root above the working directory (go test runs in the
-// package's own directory).
-func packageDir() (string, error) {
-	if _, file, _, ok := runtime.Caller(0); ok && filepath.IsAbs(file) {
-		d := filepath.Dir(file)
-		if _, err := os.Stat(filepath.Join(d, "query.mjs")); err == nil {
-			return d, nil
-		}
-	}
-	wd, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for d := wd; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			p := filepath.Join(d, "internal", "duckdb")
-			if _, err := os.Stat(filepath.Join(p, "query.mjs")); err == nil {
-				return p, nil
-			}
-			return "", fmt.Errorf("no internal/duckdb/query.mjs under the module root %s", d)
-		}
-		if filepath.Dir(d) == d {
-			return "", fmt.Errorf("no go.mod above %s: cannot find internal/duckdb", wd)
-		}
-	}
+	return nodetest.Find("internal/duckdb", "the DuckDB tests run DuckDB through Node (@duckdb/node-api)", "@duckdb/node-api")
 }

@@ -9,13 +9,12 @@ package mcapcheck
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"testing"
+
+	"github.com/dissect-tools/dissect/internal/nodetest"
 )
 
 // Result is what check.mjs reports about a file.
@@ -117,20 +116,7 @@ func Available() error {
 	return err
 }
 
+// setup finds node and this directory with its installed packages.
 func setup() (node, dir string, err error) {
-	node, err = exec.LookPath("node")
-	if err != nil {
-		return "", "", errors.New("node is not installed: the independent MCAP reader is Foxglove's @mcap/core on Node; install Node, then run: npm ci --prefix internal/mcapcheck")
-	}
-	_, file, _, ok := runtime.Caller(0)
-	if !ok {
-		return "", "", errors.New("mcapcheck: cannot find its own directory")
-	}
-	dir = filepath.Dir(file)
-	for _, p := range []string{"@mcap/core", "ajv", "fzstd"} {
-		if _, err := os.Stat(filepath.Join(dir, "node_modules", p, "package.json")); err != nil {
-			return "", "", fmt.Errorf("%s is not installed in %s; run: npm ci --prefix internal/mcapcheck", p, dir)
-		}
-	}
-	return node, dir, nil
+	return nodetest.Find("internal/mcapcheck", "the independent MCAP reader is Foxglove's @mcap/core on Node", "@mcap/core", "ajv", "fzstd")
 }

@@ -9,13 +9,11 @@ package schemacheck
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
-	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"testing"
+
+	"github.com/dissect-tools/dissect/internal/nodetest"
 )
 
 // Result is what validate.mjs reports.
@@ -38,7 +36,7 @@ type Result struct {
 // lines in schema; it skips the test when Node or Ajv is missing.
 func Check(t testing.TB, schema string, records ...string) *Result {
 	t.Helper()
-	node, dir, err := setup()
+	node, dir, err := nodetest.Find("internal/schemacheck", "the schema validator is Ajv on Node", "ajv")
 	if err != nil {
 		t.Skip(err.Error())
 	}
@@ -53,20 +51,4 @@ func Check(t testing.TB, schema string, records ...string) *Result {
 		t.Fatalf("validate.mjs: output %q: %v", stdout.String(), err)
 	}
 	return &res
-}
-
-func setup() (node, dir string, err error) {
-	node, err = exec.LookPath("node")
-	if err != nil {
-		return "", "", errors.New("node is not installed: the schema validator is Ajv on Node; install Node, then run: npm ci --prefix internal/schemacheck")
-	}
-	_, file, _, ok := runtime.Caller(0)
-	if !ok {
-		return "", "", errors.New("schemacheck: cannot find its own directory")
-	}
-	dir = filepath.Dir(file)
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "ajv", "package.json")); err != nil {
-		return "", "", fmt.Errorf("ajv is not installed in %s; run: npm ci --prefix internal/schemacheck", dir)
-	}
-	return node, dir, nil
 }
