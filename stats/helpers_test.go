@@ -2,7 +2,6 @@ package stats
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -12,34 +11,26 @@ import (
 
 	"github.com/dissect-tools/dissect/dissect"
 	"github.com/dissect-tools/dissect/dissect/all"
-	"github.com/dissect-tools/dissect/pipeline"
+	"github.com/dissect-tools/dissect/dissect/dissecttest"
 )
 
 // runCapture decodes the file with dissect's pipeline (one decode-as rule,
 // or none) and feeds every record to the stats.
 func runCapture(t testing.TB, file, decodeAs string, opt all.Options, ss ...Stat) {
 	t.Helper()
-	reg, err := all.Registry(opt)
+	protos, err := all.Protocols(opt)
 	if err != nil {
 		t.Fatal(err)
 	}
+	var rules []string
 	if decodeAs != "" {
-		ru, err := reg.ParseDecodeAs(decodeAs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		reg.AddRule(ru)
+		rules = []string{decodeAs}
 	}
-	sink := dissect.SinkFunc(func(r *dissect.Record) error {
+	reg := dissecttest.Registry(t, rules, protos...)
+	for _, r := range dissecttest.Decode(t, reg, file) {
 		for _, s := range ss {
 			s.Record(r)
 		}
-		return nil
-	})
-	src := pipeline.NewFiles([]string{file}, nil)
-	defer src.Close()
-	if _, err := pipeline.Run(context.Background(), src, pipeline.Config{Registry: reg, Sink: sink}); err != nil {
-		t.Fatalf("%s: %v", file, err)
 	}
 }
 
