@@ -78,13 +78,15 @@ func Captures(t testing.TB, patterns ...string) []Capture {
 			t.Fatalf("no capture matches %s", pat)
 		}
 		for _, name := range names {
-			out = append(out, readCapture(t, name))
+			out = append(out, ReadCapture(t, name))
 		}
 	}
 	return out
 }
 
-func readCapture(t testing.TB, name string) Capture {
+// ReadCapture returns the capture at name with its sidecar read, failing
+// t as [Captures] does.
+func ReadCapture(t testing.TB, name string) Capture {
 	t.Helper()
 	c := Capture{Path: name}
 	file := strings.TrimSuffix(strings.TrimSuffix(name, ".pcapng"), ".pcap") + ".truth.json"
