@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/dissect-tools/dissect/dissect/dissecttest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -180,12 +182,12 @@ func TestVRPNPayloadBytes(t *testing.T) {
 	}
 }
 
-// sampleTruth is the sidecar written by internal/testenc/mkpcaps from the
-// spec-based encoders.
+// sampleTruth is what these tests read of the sidecars written by
+// internal/testenc/mkpcaps from the spec-based encoders: the records per
+// stream and direction (the flags that decode a capture come from
+// dissecttest.ReadCapture, as truthFlags gives them).
 type sampleTruth struct {
-	DecodeAs       string `json:"decode_as"`
-	DecoderOptions string `json:"decoder_options"`
-	Streams        []struct {
+	Streams []struct {
 		Stream     int `json:"stream"`
 		Directions []struct {
 			Src     string     `json:"src"`
@@ -228,15 +230,8 @@ func TestSamplesMatchEncoderTruth(t *testing.T) {
 			if err := json.Unmarshal(raw, &truth); err != nil {
 				t.Fatal(err)
 			}
-			args := []string{"-o", "json", "-d", truth.DecodeAs, capFile}
-			switch truth.DecoderOptions {
-			case "":
-			case "neptune.WikiOptions{Int16: true}":
-				args = append(args, "--neptune-int16")
-			default:
-				t.Fatalf("decoder options %q: no flag known for them", truth.DecoderOptions)
-			}
-			out, errOut, code := cli(t, args...)
+			args := append([]string{"-o", "json"}, truthFlags(dissecttest.ReadCapture(t, capFile))...)
+			out, errOut, code := cli(t, append(args, capFile)...)
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, errOut)
 			}

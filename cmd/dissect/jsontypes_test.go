@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/dissect-tools/dissect/dissect/dissecttest"
 )
 
 // shippedCapture is a capture shipped with the repository and the flags it
@@ -32,25 +34,23 @@ func shippedCaptures(t *testing.T) []shippedCapture {
 	sort.Strings(files)
 	var out []shippedCapture
 	for _, f := range files {
-		c := shippedCapture{path: f}
-		raw, err := os.ReadFile(strings.TrimSuffix(strings.TrimSuffix(f, ".pcapng"), ".pcap") + ".truth.json")
-		if err == nil {
-			var truth sampleTruth
-			if err := json.Unmarshal(raw, &truth); err != nil {
-				t.Fatalf("%s: %v", f, err)
-			}
-			c.args = []string{"-d", truth.DecodeAs}
-			switch truth.DecoderOptions {
-			case "":
-			case "neptune.WikiOptions{Int16: true}":
-				c.args = append(c.args, "--neptune-int16")
-			default:
-				t.Fatalf("%s: decoder options %q: no flag known for them", f, truth.DecoderOptions)
-			}
-		}
-		out = append(out, c)
+		out = append(out, shippedCapture{path: f, args: truthFlags(dissecttest.ReadCapture(t, f))})
 	}
 	return out
+}
+
+// truthFlags returns the flags that decode c as its truth file says: -d
+// with its decode-as rule, and --neptune-int16 for its decoder options;
+// none for a real VRPN capture.
+func truthFlags(c dissecttest.Capture) []string {
+	var args []string
+	if c.DecodeAs != "" {
+		args = append(args, "-d", c.DecodeAs)
+	}
+	if c.NeptuneInt16 {
+		args = append(args, "--neptune-int16")
+	}
+	return args
 }
 
 // captureJSON runs the CLI with -o json on c and returns its output.

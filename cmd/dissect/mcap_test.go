@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+	"github.com/dissect-tools/dissect/dissect/dissecttest"
 	"github.com/dissect-tools/dissect/internal/mcapcheck"
 	"github.com/foxglove/mcap/go/mcap"
 )
@@ -78,7 +79,7 @@ func writeMCAP(t *testing.T, args ...string) (string, string) {
 // sidecar's decode-as rule and decoder options, then the capture.
 func shipped(t *testing.T, name string) []string {
 	capFile := filepath.Join(pcapDir, name)
-	return append(parquetCaptureArgs(t, capFile), capFile)
+	return append(truthFlags(dissecttest.ReadCapture(t, capFile)), capFile)
 }
 
 func (r schemaRun) name() string {

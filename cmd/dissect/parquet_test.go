@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -11,39 +10,10 @@ import (
 
 	"github.com/dissect-tools/dissect/dissect"
 	"github.com/dissect-tools/dissect/dissect/all"
+	"github.com/dissect-tools/dissect/dissect/dissecttest"
 	"github.com/dissect-tools/dissect/dissect/handcontrol"
 	"github.com/dissect-tools/dissect/internal/duckdb"
 )
-
-// captureArgs returns the decoding flags of a shipped capture, from its
-// truth file (the VRPN captures need none).
-func parquetCaptureArgs(t *testing.T, capFile string) []string {
-	t.Helper()
-	base := strings.TrimSuffix(strings.TrimSuffix(capFile, ".pcapng"), ".pcap")
-	raw, err := os.ReadFile(base + ".truth.json")
-	if os.IsNotExist(err) {
-		return nil
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	var truth sampleTruth
-	if err := json.Unmarshal(raw, &truth); err != nil {
-		t.Fatal(err)
-	}
-	var args []string
-	if truth.DecodeAs != "" {
-		args = append(args, "-d", truth.DecodeAs)
-	}
-	switch truth.DecoderOptions {
-	case "":
-	case "neptune.WikiOptions{Int16: true}":
-		args = append(args, "--neptune-int16")
-	default:
-		t.Fatalf("decoder options %q: no flag known for them", truth.DecoderOptions)
-	}
-	return args
-}
 
 // lakeCounts returns "capture|proto|type" -> rows, from DuckDB.
 func lakeCounts(t *testing.T, lake string) map[string]int {
@@ -200,7 +170,7 @@ func TestParquetRunsIntoOneLake(t *testing.T) {
 	b := filepath.Join(pcapDir, "deltarobot_session.pcap")
 	// The second run reads both files, as arguments: each record is named
 	// after the file it came from.
-	runs := [][]string{{"-r", a}, append([]string{a, b}, parquetCaptureArgs(t, b)...)}
+	runs := [][]string{{"-r", a}, append([]string{a, b}, truthFlags(dissecttest.ReadCapture(t, b))...)}
 	for _, args := range runs {
 		if _, errOut, code := cli(t, append([]string{"-o", "parquet", "--out", lake, "--no-summary"}, args...)...); code != 0 {
 			t.Fatalf("%v: exit %d: %s", args, code, errOut)
@@ -213,7 +183,7 @@ func TestParquetRunsIntoOneLake(t *testing.T) {
 		}
 		return len(parseJSONL(t, out))
 	}
-	na, nb := count("-r", a), count(append([]string{"-r", b}, parquetCaptureArgs(t, b)...)...)
+	na, nb := count("-r", a), count(append([]string{"-r", b}, truthFlags(dissecttest.ReadCapture(t, b))...)...)
 	per := map[string]int{}
 	for k, n := range lakeCounts(t, lake) {
 		per[strings.SplitN(k, "|", 2)[0]] += n

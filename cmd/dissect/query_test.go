@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/dissect-tools/dissect/dissect/dissecttest"
 )
 
 // truthSamples returns each generated sample capture with its truth and
@@ -39,10 +41,7 @@ func truthSamples(t *testing.T) map[string]struct {
 		if err := json.Unmarshal(raw, &truth); err != nil {
 			t.Fatal(err)
 		}
-		args := []string{"-d", truth.DecodeAs, capFile}
-		if truth.DecoderOptions == "neptune.WikiOptions{Int16: true}" {
-			args = append(args, "--neptune-int16")
-		}
+		args := append(truthFlags(dissecttest.ReadCapture(t, capFile)), capFile)
 		out[filepath.Base(capFile)] = struct {
 			truth sampleTruth
 			args  []string

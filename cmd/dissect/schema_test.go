@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -10,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/dissect-tools/dissect/capture"
+	"github.com/dissect-tools/dissect/dissect/dissecttest"
 	"github.com/dissect-tools/dissect/internal/schemacheck"
 	"github.com/dissect-tools/dissect/reassembly"
 )
@@ -28,17 +28,12 @@ type schemaRun struct {
 func sampleRuns(t *testing.T) []schemaRun {
 	var runs []schemaRun
 	for _, f := range pcaps(t) {
-		var truth sampleTruth
-		if raw, err := os.ReadFile(strings.TrimSuffix(strings.TrimSuffix(f, ".pcapng"), ".pcap") + ".truth.json"); err == nil {
-			if err := json.Unmarshal(raw, &truth); err != nil {
-				t.Fatal(err)
-			}
-		}
+		c := dissecttest.ReadCapture(t, f)
 		var flags, args []string
-		if truth.DecodeAs != "" {
-			args = append(args, "-d", truth.DecodeAs)
+		if c.DecodeAs != "" {
+			args = append(args, "-d", c.DecodeAs)
 		}
-		if strings.Contains(truth.DecoderOptions, "Int16: true") {
+		if c.NeptuneInt16 {
 			flags = append(flags, "--neptune-int16")
 		}
 		runs = append(runs, schemaRun{flags, append(args, f)})

@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/creack/pty"
+	"github.com/dissect-tools/dissect/dissect/dissecttest"
 )
 
 // The table on a real terminal: each shipped capture is decoded by a child
@@ -77,23 +78,7 @@ func runInPTY(t *testing.T, cols uint16, lang string, withStderr bool, args ...s
 // truth file (decode_as, decoder_options), and the capture's path.
 func captureArgs(t *testing.T, path string) []string {
 	t.Helper()
-	var truth struct {
-		DecodeAs       string `json:"decode_as"`
-		DecoderOptions string `json:"decoder_options"`
-	}
-	base := strings.TrimSuffix(strings.TrimSuffix(path, ".pcapng"), ".pcap")
-	if raw, err := os.ReadFile(base + ".truth.json"); err == nil {
-		if err := json.Unmarshal(raw, &truth); err != nil {
-			t.Fatalf("%s.truth.json: %v", base, err)
-		}
-	}
-	args := []string{"--no-summary", "--progress", "never"}
-	if truth.DecodeAs != "" {
-		args = append(args, "-d", truth.DecodeAs)
-	}
-	if strings.Contains(truth.DecoderOptions, "Int16: true") {
-		args = append(args, "--neptune-int16")
-	}
+	args := append([]string{"--no-summary", "--progress", "never"}, truthFlags(dissecttest.ReadCapture(t, path))...)
 	return append(args, path)
 }
 
