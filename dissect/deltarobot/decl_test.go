@@ -26,23 +26,12 @@ const declRule = "tcp.port==4000,deltarobot"
 // pipeline: every record matches its declaration, and the types decoded
 // are exactly the types its truth file (written by the encoder) lists.
 func TestDeclaredCaptures(t *testing.T) {
-	caps := dissecttest.Captures(t, "../../pcaps/deltarobot_*.pcap*")
-	if len(caps) != 6 {
-		t.Fatalf("found %d Deltarobot captures, want the 6 pcaps/README.md lists", len(caps))
-	}
-	all := dissecttest.Seen{}
-	var reg *dissect.Registry
-	for _, c := range caps {
-		reg = dissecttest.Registry(t, []string{c.DecodeAs}, deltarobot.New())
-		recs := dissecttest.Decode(t, reg, c.Path)
-		all.Add(dissecttest.CheckDeclared(t, reg, recs))
-		if got := dissecttest.Types(recs); !slices.Equal(got, c.Types) {
-			t.Errorf("%s: record types %v, the truth file's %v", c.Name(), got, c.Types)
-		}
-	}
+	seen := dissecttest.CheckCaptures(t, "../../pcaps/deltarobot_*.pcap*", 6, func(dissecttest.Capture) []dissect.Protocol {
+		return []dissect.Protocol{deltarobot.New()}
+	})
 	// Every type occurs in the captures (deltarobot_garbage has the
 	// unknown ids, deltarobot_loss the gap): none is left out.
-	if never := all.Never(reg, "deltarobot"); len(never) != 0 {
+	if never := seen.Never(dissecttest.Registry(t, []string{declRule}, deltarobot.New()), "deltarobot"); len(never) != 0 {
 		t.Errorf("declared types no capture produced: %v, want none", never)
 	}
 }

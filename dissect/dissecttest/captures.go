@@ -136,6 +136,31 @@ func Decode(t testing.TB, reg *dissect.Registry, files ...string) []*dissect.Rec
 	return c.Records
 }
 
+// CheckCaptures runs each capture matching pattern, of which there must
+// be want (as pcaps/README.md lists them), through the pipeline with a
+// registry of the protocols protos returns for it and its sidecar's
+// decode-as rule. Every record must match its declaration
+// ([CheckDeclared]), and the types decoded must be exactly those the
+// sidecar lists. It returns the records per declaration table over all
+// the captures.
+func CheckCaptures(t testing.TB, pattern string, want int, protos func(Capture) []dissect.Protocol) Seen {
+	t.Helper()
+	caps := Captures(t, pattern)
+	if len(caps) != want {
+		t.Fatalf("found %d captures matching %s, want the %d pcaps/README.md lists", len(caps), pattern, want)
+	}
+	seen := Seen{}
+	for _, c := range caps {
+		reg := Registry(t, []string{c.DecodeAs}, protos(c)...)
+		recs := Decode(t, reg, c.Path)
+		seen.Add(CheckDeclared(t, reg, recs))
+		if got := Types(recs); !slices.Equal(got, c.Types) {
+			t.Errorf("%s: record types %v, the truth file's %v", c.Name(), got, c.Types)
+		}
+	}
+	return seen
+}
+
 // Types returns the distinct types of recs, sorted, to compare with a
 // sidecar's (Capture.Types).
 func Types(recs []*dissect.Record) []string {

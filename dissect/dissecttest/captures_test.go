@@ -87,3 +87,20 @@ func TestTypes(t *testing.T) {
 		t.Errorf("types %q, want %q", got, want)
 	}
 }
+
+// TestCheckCapturesCount: a pattern matching another number of captures
+// than the README lists fails before anything is decoded.
+func TestCheckCapturesCount(t *testing.T) {
+	dir := t.TempDir()
+	for name, text := range map[string]string{"x_1.pcap": "", "x_1.truth.json": `{"decode_as": "udp.port==1,toy"}`} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := run(func(tb testing.TB) {
+		CheckCaptures(tb, filepath.Join(dir, "x_*.pcap"), 2, func(Capture) []dissect.Protocol { return []dissect.Protocol{toy{}} })
+	})
+	if !r.failed || !strings.Contains(r.msg, "found 1 captures") {
+		t.Errorf("failed %v (%q), want a failure counting 1 capture", r.failed, r.msg)
+	}
+}

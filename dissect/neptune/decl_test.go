@@ -65,23 +65,12 @@ func TestDeclaredTypesOnce(t *testing.T) {
 // pipeline: every record matches its declaration, and the types decoded
 // are exactly those its truth file (written by the encoder) lists.
 func TestDeclaredCaptures(t *testing.T) {
-	caps := dissecttest.Captures(t, "../../pcaps/neptune_*.pcap*")
-	if len(caps) != 3 {
-		t.Fatalf("found %d Neptune captures, want the 3 pcaps/README.md lists", len(caps))
-	}
-	all := dissecttest.Seen{}
-	var reg *dissect.Registry
-	for _, c := range caps {
-		reg = dissecttest.Registry(t, []string{c.DecodeAs}, neptune.New(), neptune.NewWiki(neptune.WikiOptions{Int16: c.NeptuneInt16}))
-		recs := dissecttest.Decode(t, reg, c.Path)
-		all.Add(dissecttest.CheckDeclared(t, reg, recs))
-		if got := dissecttest.Types(recs); !slices.Equal(got, c.Types) {
-			t.Errorf("%s: record types %v, the truth file's %v", c.Name(), got, c.Types)
-		}
-	}
+	seen := dissecttest.CheckCaptures(t, "../../pcaps/neptune_*.pcap*", 3, func(c dissecttest.Capture) []dissect.Protocol {
+		return []dissect.Protocol{neptune.New(), neptune.NewWiki(neptune.WikiOptions{Int16: c.NeptuneInt16})}
+	})
 	// No shipped Neptune capture lost bytes: the ROV's TCP stream is
 	// captured whole and the wiki's datagrams need no reassembly.
-	if never, want := all.Never(reg, "neptune"), []string{"gap"}; !slices.Equal(never, want) {
+	if never, want := seen.Never(declRegistry(t, false), "neptune"), []string{"gap"}; !slices.Equal(never, want) {
 		t.Errorf("declared types no capture produced: %v, want %v", never, want)
 	}
 }

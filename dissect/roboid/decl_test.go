@@ -35,17 +35,11 @@ const declNeverSkipped = "skipped"
 // pipeline: every record matches its declaration, and the types decoded
 // are exactly those its truth file (written by the encoder) lists.
 func TestDeclaredCapture(t *testing.T) {
-	caps := dissecttest.Captures(t, "../../pcaps/roboid_*.pcap*")
-	if len(caps) != 1 {
-		t.Fatalf("found %d Roboid captures, want the one pcaps/README.md lists", len(caps))
-	}
-	reg := dissecttest.Registry(t, []string{caps[0].DecodeAs}, roboid.New())
-	recs := dissecttest.Decode(t, reg, caps[0].Path)
-	seen := dissecttest.Seen(dissecttest.CheckDeclared(t, reg, recs))
-	if got := dissecttest.Types(recs); !slices.Equal(got, caps[0].Types) {
-		t.Errorf("record types %v, the truth file's %v", got, caps[0].Types)
-	}
+	seen := dissecttest.CheckCaptures(t, "../../pcaps/roboid_*.pcap*", 1, func(dissecttest.Capture) []dissect.Protocol {
+		return []dissect.Protocol{roboid.New()}
+	})
 	// The capture is one UDP flow captured whole: no gap.
+	reg := dissecttest.Registry(t, []string{declRule}, roboid.New())
 	if never, want := seen.Never(reg, "roboid"), []string{"gap", declNeverSkipped}; !slices.Equal(never, want) {
 		t.Errorf("declared types the capture never produced: %v, want %v", never, want)
 	}
