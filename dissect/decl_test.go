@@ -184,7 +184,8 @@ func TestFieldInfos(t *testing.T) {
 			{Name: "points", Kind: dissect.KindArray, Elem: &dissect.FieldDecl{Kind: dissect.KindArray, Elem: &dissect.FieldDecl{Kind: dissect.KindFloat32}}},
 			{Name: "values", Kind: dissect.KindArray, Elem: &dissect.FieldDecl{Kind: dissect.KindObject, Fields: []dissect.FieldDecl{{Name: "raw", Kind: dissect.KindBytes}}}},
 		}},
-		{Type: "b", Variant: &dissect.Variant{Key: "k", Value: "v"}, Fields: []dissect.FieldDecl{{Name: "k", Kind: dissect.KindString}, {Name: "points", Kind: dissect.KindInt}}},
+		{Type: "b", Variant: &dissect.Variant{Key: "k", Value: "v"}, Fields: []dissect.FieldDecl{{Name: "k", Kind: dissect.KindString, Doc: "plain"}, {Name: "points", Kind: dissect.KindInt}}},
+		{Type: "c", Fields: []dissect.FieldDecl{{Name: "k", Kind: dissect.KindString, Role: dissect.RoleSender, Doc: "sender"}}},
 	}
 	var got []string
 	for _, f := range dissect.FieldInfos(types) {
@@ -195,10 +196,13 @@ func TestFieldInfos(t *testing.T) {
 		"points[]:array of float32:a",
 		"values:array of object:a",
 		"values[].raw:bytes:a",
-		"k:string:b.v",
+		"k:string:b.v|c",
 	}
+	infos := dissect.FieldInfos(types)
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("FieldInfos:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	} else if k := infos[4]; k.Role != dissect.RoleSender || k.Doc != "sender" {
+		t.Errorf("k: role %v doc %q, want the role and doc of the type that gives it a role", k.Role, k.Doc)
 	}
 }
 

@@ -18,8 +18,8 @@ type FieldInfo struct {
 	// Types lists the record types (tables, for variants) that carry it.
 	Types []string
 	Unit  string
-	Role  Role
-	Doc   string // the first declaration's
+	Role  Role   // the first role a declaration gives the path
+	Doc   string // of that declaration, else of the first
 }
 
 // FieldInfos flattens the fields of types into paths, in order of first
@@ -34,6 +34,11 @@ func FieldInfos(types []TypeDecl) []FieldInfo {
 			i = len(out)
 			at[path] = i
 			out = append(out, FieldInfo{Name: path, Type: kindText(d), Unit: d.Unit, Role: d.Role, Doc: d.Doc})
+		}
+		if out[i].Role == RoleNone && d.Role != RoleNone {
+			// the first declaration that gives the path a role says
+			// what it means (VRPN's sender: not the system messages')
+			out[i].Role, out[i].Doc = d.Role, d.Doc
 		}
 		if !slices.Contains(out[i].Types, table) {
 			out[i].Types = append(out[i].Types, table)
