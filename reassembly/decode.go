@@ -46,7 +46,7 @@ const (
 	maxVLANTags     = 8  // more stacked tags than this is malformed
 	maxIP6ExtHeader = 16 // more extension headers than this is malformed
 	maxMPLSLabels   = 16 // a deeper label stack is malformed
-	maxTunnels      = 4  // tunnels (GRE, VXLAN, IP in IP) inside one another
+	maxTunnels      = 4  // tunnels (GRE, VXLAN, IP in IP) inside one another; deeper is counted as other
 )
 
 // outcome classifies a decoded packet.
@@ -395,7 +395,7 @@ func (pk *packet) transport(proto uint8, b []byte, declared int) outcome {
 		return pk.gre(b)
 	case ipProtoIPIP, ipProtoIPv6:
 		if !pk.enter() {
-			return outMalformed
+			return pk.otherIs(otherTooDeep, 0)
 		}
 		if proto == ipProtoIPIP {
 			return pk.ipv4(b)

@@ -24,7 +24,9 @@ const (
 	nflogPayload = 9  // NFULA_PAYLOAD: the packet, from its network header
 )
 
-// enter counts one more tunnel; false when too many are nested.
+// enter counts one more tunnel; false when too many are nested. A packet
+// nested deeper is not malformed: its callers count it as other, under
+// its own name (otherTooDeep).
 func (pk *packet) enter() bool {
 	if pk.tunnels == maxTunnels {
 		return false
@@ -182,7 +184,7 @@ func (pk *packet) gre(b []byte) outcome {
 		return pk.otherIs(otherGREProto, uint32(proto))
 	}
 	if !pk.enter() {
-		return outMalformed
+		return pk.otherIs(otherTooDeep, 0)
 	}
 	b = b[hl:]
 	if proto == etherTEB {
@@ -203,8 +205,11 @@ func isVXLAN(b []byte) bool {
 // vxlan decodes the Ethernet frame inside a VXLAN datagram (captured
 // bytes b, from the VXLAN header).
 func (pk *packet) vxlan(b []byte) outcome {
-	if !pk.enter() || len(b) < 8+14 {
+	if len(b) < 8+14 {
 		return outMalformed
+	}
+	if !pk.enter() {
+		return pk.otherIs(otherTooDeep, 0)
 	}
 	b = b[8:]
 	return pk.ether(be16(b[12:14]), b[14:])

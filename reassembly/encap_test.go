@@ -238,6 +238,16 @@ func TestEncapsulationOther(t *testing.T) {
 	for range 4 {
 		nested4 = outerIP(47, gre(0, 0x0800, nested4))
 	}
+	// Well-formed packets 5 tunnels deep, by IP in IP and by VXLAN: not
+	// malformed, counted under their own name.
+	ipip5 := tcp
+	for range 5 {
+		ipip5 = outerIP(4, ipip5)
+	}
+	vxlan5 := tcp
+	for range 5 {
+		vxlan5 = vxlan(0x08, ether(0x0800, vxlan5))
+	}
 	cases := []struct {
 		name  string
 		lt    capture.LinkType
@@ -249,7 +259,10 @@ func TestEncapsulationOther(t *testing.T) {
 		{"gre routing", capture.LinkRaw, outerIP(47, gre(0x4000, 0x0800, tcp)), "GRE with source routing"},
 		{"gre cut in its header", capture.LinkRaw, outerIP(47, []byte{0x30, 0, 0x08, 0, 1, 2, 3, 4}), ""},
 		{"gre 4 deep", capture.LinkRaw, nested4, "stream"},
-		{"gre 5 deep", capture.LinkRaw, nested, ""},
+		{"gre 5 deep", capture.LinkRaw, nested, "tunnels nested deeper than 4"},
+		{"ip in ip 5 deep", capture.LinkRaw, ipip5, "tunnels nested deeper than 4"},
+		{"vxlan 5 deep", capture.LinkRaw, vxlan5, "tunnels nested deeper than 4"},
+		{"vxlan 5 deep cut short", capture.LinkRaw, vxlan(0x08, ether(0x0800, outerIP(4, outerIP(4, outerIP(4, vxlan(0x08, make([]byte, 10))))))), ""},
 		{"mpls pseudowire", capture.LinkEthernet, ether(0x8847, cat(mplsStack(16), []byte{0, 0, 0, 0}, ether(0x0800, tcp))), "MPLS payload not IP"},
 		{"mpls no bottom", capture.LinkEthernet, ether(0x8847, []byte{0, 1, 0, 64, 0, 1, 0, 64}), ""},
 		{"mpls 17 labels", capture.LinkEthernet, ether(0x8847, cat(mplsStack(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17), tcp)), ""},

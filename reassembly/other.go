@@ -35,6 +35,7 @@ const (
 	otherNFLOGFamily                         // num: the NFLOG address family
 	otherNFLOGNoPayload                      //
 	otherDropped                             // dropped (capture.Packet.Dropped) with no header kept
+	otherTooDeep                             // well-formed, but tunnels nested deeper than maxTunnels
 )
 
 // otherKey identifies a kind of packet that is not TCP/UDP; it is named
@@ -98,6 +99,8 @@ func (k otherKey) String() string {
 		return "NFLOG without payload"
 	case otherDropped:
 		return "dropped (not TCP/UDP, no headers kept)"
+	case otherTooDeep:
+		return "tunnels nested deeper than " + strconv.Itoa(maxTunnels)
 	}
 	return otherRest
 }
