@@ -26,11 +26,16 @@ type Stats struct {
 	Fragments int64 // IP fragments seen
 
 	// IP fragment reassembly: datagrams reassembled and decoded whole;
-	// fragment sets that never completed (timed out, evicted, discarded
-	// for overlaps, lost fragments, or left at Flush); and the IP payload
-	// bytes of those sets not delivered as stream data.
+	// fragment sets that never completed (timed out, evicted, lost
+	// fragments, or left at Flush); sets discarded because fragments
+	// overlapped (RFC 5722); and the IP payload bytes of the sets of both
+	// kinds not delivered as stream data. FragmentConflicts counts the
+	// datagrams whose overlapping fragments had different bytes: discarded
+	// ones, and ones completed with the first copy of a duplicate.
 	FragmentsReassembled int64
 	FragmentsIncomplete  int64
+	FragmentOverlaps     int64
+	FragmentConflicts    int64
 	FragmentBytesLost    int64
 	// FragmentUDPGapBytes are the UDP payload bytes of incomplete
 	// datagrams given to their flow as one Gap each.

@@ -18,7 +18,10 @@ import (
 // Overlaps are treated as Linux does since 4.19 for both IPv4 and IPv6
 // (RFC 5722 with erratum 3089, extended to IPv4): a fragment lying wholly
 // inside one already held is a duplicate and is ignored (the first copy
-// wins); any other overlap discards the whole datagram. A fragment that
+// wins); any other overlap discards the whole datagram. A discarded set
+// is counted as such ([Stats].FragmentOverlaps), not as incomplete, and
+// a set whose overlapping fragments carry different bytes (either kind of
+// overlap) is counted once in [Stats].FragmentConflicts. A fragment that
 // contradicts the known end (a second, different end, or data past it) is
 // dropped, as in Linux's ip_frag_queue. A discarded set stays in
 // the table, absorbing its later fragments without holding their data,
@@ -69,6 +72,8 @@ type fragSet struct {
 	cost    int         // bytes accounted in fragTable.held
 	lossy   bool        // a piece's data is shorter than its n
 	dead    bool        // discarded: data not held, reported as lost
+	overlap bool        // discarded for an overlap (RFC 5722)
+	clash   bool        // overlapping fragments had different bytes (counted once)
 	first   time.Time   // time of the set's first fragment
 	tunnels int
 }
@@ -232,12 +237,14 @@ func (a *Assembler) fragAdd(s *fragSet, f *fragInfo, t time.Time) bool {
 	// pieces[i-1] starts before f, pieces[i] at or after it.
 	if i > 0 {
 		if p := s.pieces[i-1]; p.off+p.n > f.off {
-			return end <= p.off+p.n // a duplicate inside p, else an overlap
+			a.fragClash(s, f, i-1)
+			return a.fragOverlap(s, end <= p.off+p.n) // a duplicate inside p, else an overlap
 		}
 	}
 	if i < len(s.pieces) {
 		if p := s.pieces[i]; p.off < end {
-			return p.off == f.off && end <= p.off+p.n
+			a.fragClash(s, f, i)
+			return a.fragOverlap(s, p.off == f.off && end <= p.off+p.n)
 		}
 	}
 	if len(s.pieces) == fragMaxPieces {
@@ -259,6 +266,36 @@ func (a *Assembler) fragAdd(s *fragSet, f *fragInfo, t time.Time) bool {
 		s.lossy = true
 	}
 	return true
+}
+
+// fragOverlap notes, for an overlapping fragment, whether it is a
+// duplicate (ignored) or an overlap that discards s; it returns dup.
+func (a *Assembler) fragOverlap(s *fragSet, dup bool) bool {
+	if !dup {
+		s.overlap = true
+	}
+	return dup
+}
+
+// fragClash counts s once in FragmentConflicts when fragment f, which
+// overlaps the held pieces from index i on, has bytes that differ from
+// theirs where both were captured.
+func (a *Assembler) fragClash(s *fragSet, f *fragInfo, i int) {
+	if s.clash {
+		return
+	}
+	fEnd := f.off + len(f.data)
+	for _, p := range s.pieces[i:] {
+		if p.off >= f.off+f.n {
+			break
+		}
+		lo, hi := max(p.off, f.off), min(p.off+len(p.data), fEnd)
+		if lo < hi && string(p.data[lo-p.off:hi-p.off]) != string(f.data[lo-f.off:hi-f.off]) {
+			s.clash = true
+			a.stats.FragmentConflicts++
+			return
+		}
+	}
 }
 
 // fragKill discards the data of s, keeping its first fragment's (which
@@ -317,7 +354,11 @@ func (a *Assembler) fragDispatch(pk *packet, out outcome, t time.Time) {
 // fragFinish reports the incomplete set s and removes it.
 func (a *Assembler) fragFinish(s *fragSet, t time.Time) {
 	a.frags.remove(s)
-	a.stats.FragmentsIncomplete++
+	if s.overlap {
+		a.stats.FragmentOverlaps++
+	} else {
+		a.stats.FragmentsIncomplete++
+	}
 	end := s.end
 	if end < 0 {
 		end = s.maxEnd
