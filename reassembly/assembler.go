@@ -22,7 +22,7 @@ type Stats struct {
 	// 0x88cc", "link type 105"...), in order of first appearance; past
 	// 32 kinds the rest share one entry named "other".
 	Other     []NamedCount
-	Malformed int64 // packets with invalid headers, or headers cut short by the snap length
+	Malformed int64 // packets with invalid headers, headers cut short by the snap length, or an IP length past the end of a whole frame
 	Fragments int64 // IP fragments seen
 
 	// IP fragment reassembly: datagrams reassembled and decoded whole;
@@ -199,6 +199,7 @@ type Assembler struct {
 	h     Handler
 	cfg   Config
 	seed  maphash.Seed // hashes delivered segments (half.recent)
+	hkey  hashKey      // hashes delivered blocks (half.hist)
 	stats Stats
 
 	flows  map[flowKey]*conn
@@ -225,7 +226,7 @@ type Assembler struct {
 
 // New returns an assembler that delivers events to h.
 func New(h Handler, cfg Config) *Assembler {
-	return &Assembler{
+	a := &Assembler{
 		h:      h,
 		cfg:    cfg.withDefaults(),
 		flows:  make(map[flowKey]*conn),
@@ -233,6 +234,10 @@ func New(h Handler, cfg Config) *Assembler {
 		frags:  newFragTable(),
 		seed:   maphash.MakeSeed(),
 	}
+	for i := range a.hkey {
+		a.hkey[i] = maphash.Bytes(a.seed, []byte{'k', byte(i)})
+	}
+	return a
 }
 
 // Stats returns the counters so far.
@@ -263,7 +268,15 @@ func (a *Assembler) Packet(p *capture.Packet) {
 		return
 	}
 	var pk packet
-	switch decode(p.LinkType, p.Data, &pk) {
+	out := decode(p.LinkType, p.Data, &pk)
+	if pk.short && (out == outStream || out == outFragment) && !p.Dropped && p.Length <= len(p.Data) {
+		// The frame is whole (not cut by the snap length, nor dropped)
+		// yet an IP header declares more bytes than it holds: the length
+		// lies. Linux drops such packets (ip_rcv_core, ipv6_rcv), and so
+		// do we, as malformed, rather than invent a gap.
+		out = outMalformed
+	}
+	switch out {
 	case outOther:
 		a.countOther(pk.other)
 		return

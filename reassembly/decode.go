@@ -74,6 +74,7 @@ type packet struct {
 	trunc    bool   // UDP: the datagram was cut by the snap length
 	frag     bool   // the IP payload is the start of a datagram that was fragmented
 	tunnels  int    // tunnels entered so far
+	short    bool   // an IP header declares more bytes than were captured (snap-cut, or a lying length)
 	other    otherKey
 	fr       fragInfo // outFragment
 }
@@ -264,6 +265,8 @@ func (pk *packet) ipv4(b []byte) outcome {
 	}
 	if len(b) > total {
 		b = b[:total] // link-layer padding
+	} else if len(b) < total {
+		pk.short = true
 	}
 	pk.v4 = true
 	pk.src = [16]byte{}
@@ -297,6 +300,8 @@ func (pk *packet) ipv6(b []byte) outcome {
 	}
 	if len(b) > end {
 		b = b[:end]
+	} else if len(b) < end {
+		pk.short = true
 	}
 	pk.v4 = false
 	copy(pk.src[:], b[8:24])

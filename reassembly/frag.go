@@ -335,6 +335,9 @@ func (a *Assembler) fragComplete(s *fragSet, t time.Time) {
 // fragDispatch hands a reassembled datagram, decoded into pk with outcome
 // out, to the transport it belongs to.
 func (a *Assembler) fragDispatch(pk *packet, out outcome, t time.Time) {
+	if pk.short && (out == outStream || out == outFragment) {
+		out = outMalformed // an inner IP length past the end of a whole datagram
+	}
 	switch out {
 	case outOther:
 		a.countOther(pk.other)

@@ -402,7 +402,7 @@ func TestFragHostile(t *testing.T) {
 		{"two ends", [][]byte{frs[0], frs[1], otherEnd}, 0, []string{"open 0", "dgram 0/0 " + string(pattern(100, 0)), "close 0/0", "close 0/1"}},
 		{"other end dropped, set kept", [][]byte{frs[1], otherEnd, frs[0]}, 0, []string{"open 0", "dgram 0/0 " + string(pattern(100, 0)), "close 0/0", "close 0/1"}},
 		{"two ends first", [][]byte{otherEnd, frs[1], frs[0]}, 0, []string{"open 0", "gap 0/0 100", "close 0/0", "close 0/1"}},
-		{"lying length", [][]byte{frs[0], lying}, 0, []string{"open 0", "gap 0/0 100", "close 0/0", "close 0/1"}},
+		{"lying length", [][]byte{frs[0], lying}, 1, []string{"open 0", "gap 0/0 100", "close 0/0", "close 0/1"}},
 	}
 	for _, c := range cases {
 		f := &feed{e: eth}

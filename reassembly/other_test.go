@@ -49,6 +49,11 @@ func TestOtherAndMalformed(t *testing.T) {
 		{"ipv6 no next header", capture.LinkRaw, mod(v6, func(b []byte) { b[40] = 59 }), "IPv6 no next header"},
 		{"ipv6 short", capture.LinkRaw, v6[:39], ""},
 		{"icmp", capture.LinkRaw, pktbuild.ICMPEcho(cli4.Addr(), srv4.Addr(), 1, 2).Encode(), "ICMP"},
+		// Whole frames (Length = len(Data)) whose IP header declares more
+		// than they hold: the length lies.
+		{"ipv4 total past a whole frame", capture.LinkRaw, mod(good, func(b []byte) { b[2], b[3] = 0xff, 0xff }), ""},
+		{"ipv4 udp total past a whole frame", capture.LinkRaw, mod(udp, func(b []byte) { b[2], b[3] = 0, byte(len(udp) + 1) }), ""},
+		{"ipv6 payload length past a whole frame", capture.LinkRaw, mod(v6, func(b []byte) { b[4], b[5] = 0xff, 0xff }), ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -74,5 +79,32 @@ func TestOtherAndMalformed(t *testing.T) {
 	}, true)
 	if st.Streams != (StreamCounts{TCP: 1, UDP: 2}) {
 		t.Errorf("stats %+v", st)
+	}
+}
+
+// TestIPLengthPastFrame: an IPv4 total length of 65535 in a 100-byte
+// frame. When the capture says the frame was cut (Length > len(Data), or
+// the packet was dropped), the missing bytes are a snap-length cut: the
+// segment is delivered with a gap of 65535 - 40 - 60 bytes. When the frame
+// is whole, the length lies: the packet is malformed, no stream, no gap.
+func TestIPLengthPastFrame(t *testing.T) {
+	ip := pktbuild.TCPPacket(cli4, srv4, pktbuild.TCP{Seq: 1, Flags: pktbuild.ACK, Payload: pattern(60, 0)}).Encode()
+	if len(ip) != 100 {
+		t.Fatalf("packet of %d bytes", len(ip))
+	}
+	ip[2], ip[3] = 0xff, 0xff
+	for _, c := range []struct {
+		name      string
+		length    int
+		malformed int64
+		gap       int64
+	}{
+		{"whole frame", 100, 1, 0},
+		{"snap-cut frame", 65535, 0, 65535 - 40 - 60},
+	} {
+		_, st := run(t, Config{}, []*capture.Packet{{Time: t0, LinkType: capture.LinkRaw, Data: ip, Length: c.length}}, true)
+		if st.Malformed != c.malformed || st.TCPGapBytes != c.gap || st.Streams.TCP != 1-c.malformed {
+			t.Errorf("%s: stats %+v", c.name, st)
+		}
 	}
 }
