@@ -199,7 +199,6 @@ type Assembler struct {
 	h     Handler
 	cfg   Config
 	seed  maphash.Seed // hashes delivered segments (half.recent)
-	hkey  hashKey      // hashes delivered blocks (half.hist)
 	stats Stats
 
 	flows  map[flowKey]*conn
@@ -226,7 +225,7 @@ type Assembler struct {
 
 // New returns an assembler that delivers events to h.
 func New(h Handler, cfg Config) *Assembler {
-	a := &Assembler{
+	return &Assembler{
 		h:      h,
 		cfg:    cfg.withDefaults(),
 		flows:  make(map[flowKey]*conn),
@@ -234,10 +233,6 @@ func New(h Handler, cfg Config) *Assembler {
 		frags:  newFragTable(),
 		seed:   maphash.MakeSeed(),
 	}
-	for i := range a.hkey {
-		a.hkey[i] = maphash.Bytes(a.seed, []byte{'k', byte(i)})
-	}
-	return a
 }
 
 // Stats returns the counters so far.
