@@ -20,7 +20,12 @@
 // partition discovery both decode %XX. A record without a protocol (a gap
 // or skipped event on an unknown stream) goes to proto=__HIVE_DEFAULT_PARTITION__,
 // Hive's name for a null partition value, which Spark and DuckDB read as NULL.
-// The partition keys are not repeated inside the files.
+// The partition keys are not repeated inside the files, but where the
+// partition does not name the type, its files have a record_type column
+// with each record's type: the names from the wire are bounded in number
+// and length (Options.MaxPartitions; partition.go), and beyond the bounds
+// records go to proto=P/type=__overflow__, and a name too long for a
+// directory is shortened to a prefix and a hash.
 //
 // <run> is the UTC start time of the writer, its process id and 32 random
 // bits (20260102T150405Z-1234-9f86d081); <seq> counts the parts of one
@@ -51,7 +56,7 @@
 // object a struct (group) of its declared keys, each optional. Parquet
 // has no empty group: an object declared without keys is a STRING column
 // holding its JSON, "{}". A field whose name is one of the common columns,
-// "proto" or "type" is written as "f_<name>". Column order within a file
+// "proto", "type" or "record_type" is written as "f_<name>". Column order within a file
 // is alphabetical (the library's groups sort their fields).
 //
 // A record is never lost. An absent field is a null. A field that departs
@@ -85,7 +90,10 @@
 // beyond that the least recently used one is completed and a later record
 // of its partition starts a new part with the same schema; a part that
 // reaches Options.PartRows rows is completed too. Memory is thus bounded
-// by MaxOpen row groups (and their footers) whatever the capture's size.
+// by MaxOpen row groups (and their footers) whatever the capture's size,
+// and the tables the writer knows by the declarations and MaxPartitions
+// (each known by at most 255 bytes of its name) whatever the types the
+// wire names.
 package parquetout
 
 import (
@@ -120,6 +128,11 @@ type Options struct {
 	// each row group's metadata until the footer, so a part of unbounded
 	// length would grow the memory slowly.
 	PartRows int64
+	// MaxPartitions bounds the partitions named by the wire (a "*"
+	// declaration's or undeclared records' own types) in a run (default
+	// DefaultMaxPartitions); the records of further types go to their
+	// protocol's overflow partition (see partition.go's comment).
+	MaxPartitions int
 }
 
 // Writer writes records into a lake. It is not safe for concurrent use.
@@ -128,8 +141,11 @@ type Writer struct {
 	o       Options
 	capture string
 	run     string
-	plans   map[*dissect.TypeDecl]*plan
+	plans   map[pkey]*plan
 	tables  map[tkey]*table
+	wire    int            // tables named by the wire, at most MaxPartitions
+	over    int64          // records written to an overflow partition
+	short   int            // partitions whose name was shortened
 	open    []*table       // the tables with an open part
 	seq     map[string]int // parts so far per partition directory
 	rb      rowBuilder
@@ -139,17 +155,28 @@ type Writer struct {
 }
 
 // tkey names a table: a record's proto and type, and the declaration it
-// matches (variants of one type are different declarations).
+// matches (variants of one type are different declarations). typ is the
+// type's SHA-256 when long is set (keyType); an overflow partition's key
+// has the empty type and overflow set.
 type tkey struct {
-	proto, typ string
-	decl       *dissect.TypeDecl
+	proto, typ     string
+	decl           *dissect.TypeDecl
+	long, overflow bool
+}
+
+// pkey names a plan: a declaration's schema, with or without the
+// record_type column.
+type pkey struct {
+	decl  *dissect.TypeDecl
+	typed bool
 }
 
 // table is one partition of the lake: proto=P/type=T.
 type table struct {
-	plan *plan
-	dir  string
-	part *part // the open part, or nil
+	plan     *plan
+	dir      string
+	part     *part // the open part, or nil
+	overflow bool
 }
 
 // New returns a writer into the lake dir, which is created if missing.
@@ -163,6 +190,9 @@ func New(dir string, o Options) (*Writer, error) {
 	if o.PartRows <= 0 {
 		o.PartRows = 1 << 22
 	}
+	if o.MaxPartitions <= 0 {
+		o.MaxPartitions = DefaultMaxPartitions
+	}
 	if err := os.MkdirAll(dir, 0o777); err != nil {
 		return nil, err
 	}
@@ -170,7 +200,7 @@ func New(dir string, o Options) (*Writer, error) {
 	_, _ = rand.Read(rnd[:])
 	run := fmt.Sprintf("%s-%d-%s", time.Now().UTC().Format("20060102T150405Z"), os.Getpid(), hex.EncodeToString(rnd[:]))
 	return &Writer{dir: dir, o: o, capture: o.Capture, run: run,
-		plans: map[*dissect.TypeDecl]*plan{}, tables: map[tkey]*table{}, seq: map[string]int{},
+		plans: map[pkey]*plan{}, tables: map[tkey]*table{}, seq: map[string]int{},
 		rb: rowBuilder{json: output.NewJSONAppender()}}, nil
 }
 
@@ -183,6 +213,19 @@ func (w *Writer) SetCapture(name string) { w.capture = name }
 // protocol's bug. It is zero when every record is as declared.
 func (w *Writer) ExtraRows() int64 { return w.extra }
 
+// Overflowed returns the number of records written so far to an overflow
+// partition: records of types named by the wire beyond the first
+// Options.MaxPartitions, each with its type in the record_type column.
+func (w *Writer) Overflowed() int64 { return w.over }
+
+// Shortened returns the number of partitions whose name was too long for
+// a directory and was shortened with a hash (their record_type column
+// holds the full type).
+func (w *Writer) Shortened() int { return w.short }
+
+// MaxPartitions returns the bound on the partitions named by the wire.
+func (w *Writer) MaxPartitions() int { return w.o.MaxPartitions }
+
 // Record writes r. It keeps nothing of r after it returns.
 func (w *Writer) Record(r *dissect.Record) error {
 	if w.err != nil {
@@ -192,14 +235,26 @@ func (w *Writer) Record(r *dissect.Record) error {
 	if w.o.Decl != nil {
 		d = w.o.Decl(r)
 	}
-	k := tkey{r.Proto, r.Type, d}
+	k := tkey{proto: r.Proto, decl: d}
+	if wireNamed(d) {
+		k.typ, k.long = keyType(r.Type)
+	} else {
+		k.typ = r.Type
+	}
 	t := w.tables[k]
+	if t == nil && wireNamed(d) && w.wire >= w.o.MaxPartitions {
+		k = tkey{proto: r.Proto, decl: d, overflow: true}
+		t = w.tables[k]
+	}
 	if t == nil {
 		var err error
-		if t, err = w.newTable(k); err != nil {
+		if t, err = w.newTable(k, r.Type); err != nil {
 			w.err = err
 			return err
 		}
+	}
+	if t.overflow {
+		w.over++
 	}
 	p := t.part
 	if p != nil && p.rows >= w.o.PartRows {
@@ -240,18 +295,16 @@ func (w *Writer) Record(r *dissect.Record) error {
 	return nil
 }
 
-// newTable returns the table of k, made from its declaration's plan.
-func (w *Writer) newTable(k tkey) (*table, error) {
-	pl := w.plans[k.decl]
-	if pl == nil {
-		var err error
-		if pl, err = newPlan(k.decl); err != nil {
-			return nil, err
-		}
-		w.plans[k.decl] = pl
-	}
-	proto, typ := k.proto, k.typ
-	if k.decl != nil && k.decl.Type != "*" {
+// newTable returns the table of k, made from its declaration's plan; typ
+// is the record's type.
+func (w *Writer) newTable(k tkey, typ string) (*table, error) {
+	proto := k.proto
+	switch {
+	case k.overflow && k.decl == nil:
+		typ = overflowUndeclaredType
+	case k.overflow:
+		typ = overflowType
+	case !wireNamed(k.decl):
 		typ = k.decl.Table()
 	}
 	if proto == "" {
@@ -260,7 +313,24 @@ func (w *Writer) newTable(k tkey) (*table, error) {
 	if typ == "" {
 		typ = hiveNull
 	}
-	t := &table{plan: pl, dir: filepath.Join(w.dir, "proto="+EscapePartition(proto), "type="+EscapePartition(typ))}
+	pdir, _ := dirName("proto", proto) // protocol names are the registry's
+	tdir, short := dirName("type", typ)
+	pk := pkey{decl: k.decl, typed: short || k.overflow}
+	pl := w.plans[pk]
+	if pl == nil {
+		var err error
+		if pl, err = newPlan(k.decl, pk.typed); err != nil {
+			return nil, err
+		}
+		w.plans[pk] = pl
+	}
+	if short {
+		w.short++
+	}
+	if wireNamed(k.decl) && !k.overflow {
+		w.wire++
+	}
+	t := &table{plan: pl, dir: filepath.Join(w.dir, pdir, tdir), overflow: k.overflow}
 	w.tables[k] = t
 	return t, nil
 }
@@ -387,7 +457,7 @@ func EscapePartition(s string) string {
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if c < 0x20 || c == 0x7f || strings.IndexByte("\"#%'*/:=?[\\]^{", c) >= 0 {
+		if escaped(c) {
 			fmt.Fprintf(&b, "%%%02X", c)
 			continue
 		}
@@ -401,7 +471,7 @@ func EscapePartition(s string) string {
 var reserved = map[string]bool{
 	"capture": true, "time": true, "transport": true, "stream": true, "src": true,
 	"dst": true, "offset": true, "length": true, "warnings": true, "extra_json": true,
-	"proto": true, "type": true,
+	"proto": true, "type": true, typeColumn: true,
 }
 
 func columnName(key string) string {

@@ -39,6 +39,9 @@ func (b *rowBuilder) build(row parquet.Row, p *plan, r *dissect.Record, capture 
 	b.one(p.dst, a.str(r.Dst), 0)
 	b.one(p.offset, parquet.Int64Value(r.Offset), 0)
 	b.one(p.length, parquet.Int64Value(r.Length), 0)
+	if p.rtype >= 0 {
+		b.one(p.rtype, a.str(r.Type), 0)
+	}
 	if len(r.Warnings) == 0 {
 		b.one(p.warnings, parquet.Value{}, 0)
 	}

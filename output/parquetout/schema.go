@@ -19,6 +19,7 @@ type plan struct {
 	// The common columns' indexes.
 	capture, time, transport, stream, src, dst int
 	offset, length, warnings, extra            int
+	rtype                                      int // record_type, or -1
 }
 
 // node is a declared field in the schema: where each of its values goes.
@@ -36,8 +37,9 @@ type node struct {
 }
 
 // newPlan returns the plan of d; nil d (a record no declaration matches)
-// has the common columns only.
-func newPlan(d *dissect.TypeDecl) (*plan, error) {
+// has the common columns only. typed adds the record_type column, for
+// partitions that do not say the type (overflow, shortened names).
+func newPlan(d *dissect.TypeDecl, typed bool) (*plan, error) {
 	g := parquet.Group{
 		"capture":    parquet.String(),
 		"time":       timestamp(),
@@ -57,8 +59,18 @@ func newPlan(d *dissect.TypeDecl) (*plan, error) {
 	for i := range decls {
 		g[columnName(decls[i].Name)] = parquet.Optional(nodeOf(&decls[i]))
 	}
+	if typed {
+		g[typeColumn] = parquet.String()
+	}
 	s := parquet.NewSchema("record", g)
-	p := &plan{schema: s, ncols: len(s.Columns())}
+	p := &plan{schema: s, ncols: len(s.Columns()), rtype: -1}
+	if typed {
+		lc, ok := s.Lookup(typeColumn)
+		if !ok {
+			return nil, fmt.Errorf("parquetout: no column %s", typeColumn)
+		}
+		p.rtype = lc.ColumnIndex
+	}
 	for _, c := range []struct {
 		col  *int
 		path []string
