@@ -125,6 +125,9 @@ func (s *Stream) emitMessage(dir Dir, t time.Time, off int64, b []byte) {
 		s.rec.Type = "unknown"
 	}
 	if s.countOnly && len(s.rec.Warnings) == 0 && len(s.dirs[dir].warn) == 0 {
+		if s.counts == nil {
+			s.counts = &TypeCounts{}
+		}
 		s.counts.Add(s.pname, s.rec.Type)
 		return
 	}

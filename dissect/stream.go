@@ -106,8 +106,9 @@ type Stream struct {
 	parser Parser
 
 	countOnly bool
-	counts    TypeCounts
-	raw       bool // StreamOptions.Raw
+	counts    *TypeCounts // StreamOptions.Counts, or the stream's own, made on first use
+	shared    bool        // counts is StreamOptions.Counts
+	raw       bool        // StreamOptions.Raw
 
 	dirs [2]dirState
 	// rec is filled by the parser; ev holds gap and skipped events, so a
@@ -159,6 +160,11 @@ type StreamOptions struct {
 	// counted in the stream ([Stream.Counts]) instead of being sent to the
 	// sink. Gaps, skipped bytes and messages with warnings are still sent.
 	CountOnly bool
+	// Counts, if set, is where a CountOnly stream counts, shared by the
+	// streams of a run (all driven from one goroutine), so that the rows of
+	// wire-named types are bounded once per run ([MaxTypeRows]) rather than
+	// once per stream; [Stream.Counts] is then nil.
+	Counts *TypeCounts
 	// Raw sets [Record.Raw] on every record sent (tshark's -x): a message
 	// gets its bytes as framed, a skipped record the bytes it passes over,
 	// a gap none. To keep memory bounded by [Limits], a skipped run or an
@@ -173,7 +179,7 @@ type StreamOptions struct {
 // protocol: at once when a decode-as rule matches, else by content and then
 // by default port.
 func NewStream(info StreamInfo, reg *Registry, sink Sink, opt StreamOptions) *Stream {
-	s := &Stream{Info: info, reg: reg, sink: sink, lim: opt.Limits.withDefaults(), decode: opt.Decode, countOnly: opt.CountOnly, raw: opt.Raw}
+	s := &Stream{Info: info, reg: reg, sink: sink, lim: opt.Limits.withDefaults(), decode: opt.Decode, countOnly: opt.CountOnly, counts: opt.Counts, shared: opt.Counts != nil, raw: opt.Raw}
 	s.ctx = Ctx{Stream: &s.Info, Decode: opt.Decode, notes: &s.notes}
 	if e := reg.forced(&s.Info); e != nil {
 		s.choose(e)
@@ -195,9 +201,15 @@ func (s *Stream) Notes() []string { return s.notes }
 
 // Counts returns the messages counted instead of sent, with
 // [StreamOptions.CountOnly], per protocol and type in order of first
-// appearance. The value belongs to the stream: read it or merge it
-// ([TypeCounts.Merge]), do not add to it.
-func (s *Stream) Counts() *TypeCounts { return &s.counts }
+// appearance; nil when nothing was counted, or when [StreamOptions.Counts]
+// was set (they are there). The value belongs to the stream: read it or
+// merge it ([TypeCounts.Merge]), do not add to it.
+func (s *Stream) Counts() *TypeCounts {
+	if s.shared {
+		return nil
+	}
+	return s.counts
+}
 
 // Data gives the next contiguous bytes of direction dir. data is not kept.
 func (s *Stream) Data(dir Dir, t time.Time, data []byte) {

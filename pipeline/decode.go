@@ -63,6 +63,9 @@ func newDecoder(cfg *Config) *decoder {
 		sopt:     dissect.StreamOptions{Limits: cfg.Limits, Decode: !cfg.CountOnly && !cfg.TypesOnly, CountOnly: cfg.CountOnly, Raw: cfg.Raw},
 		seenWarn: map[string]bool{},
 	}
+	if cfg.CountOnly {
+		d.sopt.Counts = &d.counts // one bounded table for the run's streams
+	}
 	d.epoch, _ = cfg.Sink.(EpochSetter)
 	d.asm = reassembly.New((*handler)(d), cfg.Reassembly)
 	return d
