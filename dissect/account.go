@@ -100,6 +100,7 @@ func (s *Stream) end(dir Dir, t time.Time) {
 	}
 	d.warn = nil
 	d.ended = true
+	d.buf, d.raw = nil, nil // never used again: release them (and their share of a budget)
 	if e, ok := s.parser.(Ender); ok && s.dirs[dir^1].ended {
 		s.ctx.Dir, s.ctx.Time = dir, t
 		e.End(&s.ctx)

@@ -121,6 +121,8 @@ type Stream struct {
 	ctx   Ctx
 	notes []string
 	err   error
+
+	bl budgetLink // the run-wide bound on held bytes (budget.go)
 }
 
 // dirState is the framing and accounting state of one direction.
@@ -131,6 +133,8 @@ type dirState struct {
 	skipOff    int64 // pending skipped run [skipOff, skipOff+skipLen)
 	skipLen    int64
 	skipReason string
+
+	want int64 // with bytes in buf and no resync: the length the parser said the message has (0: unknown)
 
 	discard       int64 // bytes of an oversize message still to pass
 	discardOff    int64
@@ -173,6 +177,10 @@ type StreamOptions struct {
 	// segment, read or datagram that crossed that size. Without Raw
 	// nothing is kept and nothing is cut.
 	Raw bool
+	// Budget, when not nil, bounds the bytes held by all the streams that
+	// share it (see [HeldBudget]); nil: only [Limits] bound them, per
+	// direction.
+	Budget *HeldBudget
 }
 
 // NewStream returns the driver for one stream. The registry picks its
@@ -181,6 +189,7 @@ type StreamOptions struct {
 func NewStream(info StreamInfo, reg *Registry, sink Sink, opt StreamOptions) *Stream {
 	s := &Stream{Info: info, reg: reg, sink: sink, lim: opt.Limits.withDefaults(), decode: opt.Decode, countOnly: opt.CountOnly, counts: opt.Counts, shared: opt.Counts != nil, raw: opt.Raw}
 	s.ctx = Ctx{Stream: &s.Info, Decode: opt.Decode, notes: &s.notes}
+	s.bl.b = opt.Budget
 	if e := reg.forced(&s.Info); e != nil {
 		s.choose(e)
 	} else {
@@ -224,6 +233,7 @@ func (s *Stream) Data(dir Dir, t time.Time, data []byte) {
 	if s.raw {
 		s.cutRaw(t)
 	}
+	s.account(t)
 }
 
 // Datagram gives one UDP datagram of direction dir. Datagram boundaries are
@@ -240,6 +250,7 @@ func (s *Stream) Datagram(dir Dir, t time.Time, data []byte) {
 	if s.raw {
 		s.cutRaw(t)
 	}
+	s.account(t)
 }
 
 // Gap reports n bytes of direction dir that were never captured. The parser
@@ -250,9 +261,10 @@ func (s *Stream) Gap(dir Dir, t time.Time, n int64) {
 	}
 	if s.detecting {
 		s.hold(heldUnit{kind: unitGap, dir: dir, t: t, n: n})
-		return
+	} else {
+		s.gap(dir, t, n)
 	}
-	s.gap(dir, t, n)
+	s.account(t)
 }
 
 // End reports that direction dir has ended (FIN, RST, end of capture, idle
@@ -263,9 +275,10 @@ func (s *Stream) End(dir Dir, t time.Time) {
 	}
 	if s.detecting {
 		s.hold(heldUnit{kind: unitEnd, dir: dir, t: t})
-		return
+	} else {
+		s.end(dir, t)
 	}
-	s.end(dir, t)
+	s.account(t)
 }
 
 // feed frames the next bytes of a byte-stream direction once detection is
@@ -403,6 +416,10 @@ func (s *Stream) run(dir Dir, t time.Time, b []byte, final bool) int {
 			s.malformed(d, rest, fmt.Sprintf("%s: no message ends within %d bytes at offset %d", s.pname, len(rest), d.next))
 			i++
 		case errors.Is(err, ErrNeedMore):
+			d.want = 0
+			if n > len(rest) {
+				d.want = int64(n)
+			}
 			return i
 		default:
 			s.malformed(d, rest, s.describe(err, n))

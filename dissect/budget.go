@@ -1,0 +1,248 @@
+package dissect
+
+import (
+	"fmt"
+	"time"
+)
+
+// This file holds the run-wide budget of the bytes Streams hold: the
+// unfinished messages waiting for their end, the bytes held while a parser
+// looks for a place to resynchronise or a protocol's sync point, the
+// prefix held for content detection, and the bytes kept for Raw. Each of
+// these is bounded per direction by [Limits], but a run may have thousands
+// of streams (reassembly's MaxStreams), so the sum needs a bound of its
+// own: 400 VRPN connections each holding all but 8 bytes of a message of
+// 1 MiB − 64 would otherwise hold 400 MiB.
+
+// DefaultHeldBudget is the default of [NewHeldBudget]: 64 MiB. A stream
+// holds a buffer's capacity, and the Go collector lets the heap reach about
+// twice what is live, so the held bytes cost at most about 128 MiB of
+// RSS, well below the 256 MB a run may take, and 64 messages of the
+// largest size (Limits.MaxMessage, 1 MiB) can wait for their end at once.
+const DefaultHeldBudget = 64 << 20
+
+// HeldBudget bounds the bytes held by all the Streams of a run (given to
+// them in [StreamOptions].Budget). After each call to a Stream's entry
+// point ([Stream.Data], [Stream.Datagram], [Stream.Gap], [Stream.End])
+// the stream's share is brought up to date; when the total is over the
+// budget, the stream that has held bytes the longest gives way, and so on
+// until the total fits: its detection is decided with what it holds, an
+// unfinished message becomes a skipped record whose reason names the
+// budget and the rest of that message is passed over as it arrives (as a
+// message over Limits.MaxMessage is), bytes held for a resync or a hunt
+// are skipped, and its buffers are released. Every byte still ends in
+// exactly one record; the messages and bytes given up are counted
+// ([HeldBudget.Dropped]).
+//
+// The work is constant per call: the streams that hold bytes are kept in a
+// list in the order they started to hold, so the one to give way is its
+// head. A HeldBudget is used from one goroutine, with its Streams.
+type HeldBudget struct {
+	max  int64
+	held int64
+	peak int64
+
+	dropped      int64 // unfinished messages given up
+	droppedBytes int64 // their held bytes, and other held bytes given up
+
+	head, tail *Stream // the streams that hold bytes, oldest first
+}
+
+// NewHeldBudget returns a budget of max bytes (0 or less:
+// [DefaultHeldBudget]).
+func NewHeldBudget(max int64) *HeldBudget {
+	if max <= 0 {
+		max = DefaultHeldBudget
+	}
+	return &HeldBudget{max: max}
+}
+
+// Max returns the budget in bytes.
+func (b *HeldBudget) Max() int64 { return b.max }
+
+// Held returns the bytes held now by the budget's streams.
+func (b *HeldBudget) Held() int64 { return b.held }
+
+// Peak returns the most bytes held after any call to a stream's entry
+// point; it never exceeds Max. (Within one call a stream may hold one
+// segment's worth more before it is brought to account.)
+func (b *HeldBudget) Peak() int64 { return b.peak }
+
+// Dropped returns how many unfinished messages were given up to stay
+// within the budget, and how many held bytes were given up in all
+// (unfinished messages, resync and hunt windows).
+func (b *HeldBudget) Dropped() (messages, bytes int64) { return b.dropped, b.droppedBytes }
+
+// budgetLink is a Stream's place in its budget.
+type budgetLink struct {
+	b            *HeldBudget
+	charged      int64 // what the stream is counted for in b.held
+	listed       bool
+	older, newer *Stream
+}
+
+// heldNow is what the stream holds: buffer capacities (what they cost,
+// not what they use) and the detection prefix.
+func (s *Stream) heldNow() int64 {
+	var n int64
+	if s.detecting {
+		n = int64(s.heldBytes[0] + s.heldBytes[1])
+	}
+	for i := range s.dirs {
+		d := &s.dirs[i]
+		n += int64(cap(d.buf) + cap(d.raw))
+	}
+	return n
+}
+
+// account brings the stream's share of its budget up to date and, when the
+// budget is exceeded, makes the oldest holders give way (t is the time of
+// the records that follow).
+func (s *Stream) account(t time.Time) {
+	b := s.bl.b
+	if b == nil {
+		return
+	}
+	s.recharge()
+	for b.held > b.max && b.head != nil {
+		h := b.head
+		h.giveWay(t)
+		h.recharge()
+		if h.bl.listed && b.head == h {
+			b.unlink(h) // cannot happen (giveWay releases everything); never loop
+		}
+	}
+	b.peak = max(b.peak, b.held)
+}
+
+// recharge sets the stream's share to what it holds now and its place in
+// the list.
+func (s *Stream) recharge() {
+	l := &s.bl
+	n := s.heldNow()
+	l.b.held += n - l.charged
+	l.charged = n
+	switch {
+	case n > 0 && !l.listed:
+		l.b.link(s)
+	case n == 0 && l.listed:
+		l.b.unlink(s)
+	}
+}
+
+func (b *HeldBudget) link(s *Stream) {
+	s.bl.listed = true
+	s.bl.older, s.bl.newer = b.tail, nil
+	if b.tail != nil {
+		b.tail.bl.newer = s
+	} else {
+		b.head = s
+	}
+	b.tail = s
+}
+
+func (b *HeldBudget) unlink(s *Stream) {
+	l := &s.bl
+	if l.older != nil {
+		l.older.bl.newer = l.newer
+	} else {
+		b.head = l.newer
+	}
+	if l.newer != nil {
+		l.newer.bl.older = l.older
+	} else {
+		b.tail = l.older
+	}
+	l.older, l.newer, l.listed = nil, nil, false
+	b.held -= l.charged
+	l.charged = 0
+}
+
+// budgetReason is the reason of a skipped record for bytes given up to the
+// budget.
+func (s *Stream) budgetReason(what string) string {
+	return fmt.Sprintf("%s: %s dropped: held-message budget of %d bytes reached", s.pname, what, s.bl.b.max)
+}
+
+// giveWay turns everything the stream holds into records and releases its
+// buffers: the budget is full and this stream has held bytes the longest.
+func (s *Stream) giveWay(t time.Time) {
+	if s.err != nil {
+		s.held = nil
+		s.heldBytes = [2]int{}
+		for i := range s.dirs {
+			s.dirs[i].buf, s.dirs[i].raw = nil, nil
+		}
+		return
+	}
+	if s.detecting {
+		s.detect(true) // decide with what is held, and replay it
+	}
+	b := s.bl.b
+	for dir := Dir(0); dir < 2 && s.err == nil; dir++ {
+		d := &s.dirs[dir]
+		switch {
+		case len(d.buf) == 0:
+		case s.hunt != nil:
+			b.droppedBytes += int64(len(d.buf) - s.hunt.dirs[dir].head)
+			s.huntFlush(dir)
+			s.flushSkip(dir, t)
+		case d.needSync || s.parser == nil:
+			b.droppedBytes += int64(len(d.buf))
+			if d.skipLen == 0 {
+				s.skip(d, d.buf, s.budgetReason(fmt.Sprintf("%d bytes held while resynchronising at offset %d", len(d.buf), d.next)))
+			} else {
+				s.skip(d, d.buf, "")
+			}
+			s.flushSkip(dir, t)
+		default:
+			s.dropUnfinished(dir, t)
+		}
+		d.buf = nil
+		if s.raw && len(d.raw) > 0 && s.err == nil {
+			// The bytes kept for Raw: sent now, as cutRaw does.
+			if d.discard > 0 {
+				s.emitEvent(dir, t, TypeSkipped, d.discardOff, d.next-d.discardOff, d.discardReason)
+				d.discardOff = d.next
+			} else {
+				s.flushSkip(dir, t)
+			}
+		}
+		d.raw = nil
+	}
+}
+
+// dropUnfinished gives up the unfinished message held in dir's buffer: the
+// held bytes and, when the parser said how long the message is, the rest
+// of it as it arrives, make one skipped record (cut at the held bytes with
+// Raw, to send them now).
+func (s *Stream) dropUnfinished(dir Dir, t time.Time) {
+	d := &s.dirs[dir]
+	b := s.bl.b
+	n := int64(len(d.buf))
+	b.dropped++
+	b.droppedBytes += n
+	s.flushSkip(dir, t)
+	total := max(d.want, n)
+	what := fmt.Sprintf("unfinished message of %d bytes at offset %d (%d held)", total, d.next, n)
+	if d.want <= n {
+		what = fmt.Sprintf("unfinished message at offset %d (%d bytes held, length not yet known)", d.next, n)
+	}
+	reason := s.budgetReason(what)
+	if d.want <= n {
+		// The message's end is unknown: skip what is held and look for
+		// the next message.
+		s.skip(d, d.buf, reason)
+		s.flushSkip(dir, t)
+		d.needSync = true
+		return
+	}
+	if s.raw {
+		d.raw = append(d.raw[:0], d.buf...)
+	}
+	d.discardOff = d.next
+	d.discard = d.want - n
+	d.discardReason = reason + "; passed over undecoded"
+	d.next += n
+	d.want = 0
+}
