@@ -51,6 +51,12 @@ func main() {
 		g.reverse(n)
 	case "frags":
 		g.frags(n)
+	case "wirenames": // wirenames N LEN (lake.go)
+		ln := 8
+		if len(os.Args) > 3 {
+			ln, _ = strconv.Atoi(os.Args[3])
+		}
+		g.wirenames(n, min(max(ln, 1), 4096))
 	default:
 		fmt.Fprintln(os.Stderr, "hostile: unknown case", os.Args[1])
 		os.Exit(2)

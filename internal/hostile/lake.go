@@ -1,0 +1,80 @@
+package main
+
+import (
+	"encoding/binary"
+	"fmt"
+	"net/netip"
+
+	"github.com/dissect-tools/dissect/internal/pktbuild"
+)
+
+// The capture of issue 21 that names as many types as it likes: -o
+// parquet makes a partition per type name a "*" declaration matches and
+// -o mcap a topic per name (docs/performance.md, "Bounded memory").
+//
+//	go run ./internal/hostile wirenames 82000 8 > names.pcap
+
+var vrpnServer = netip.MustParseAddrPort("192.0.2.1:3883")
+
+// wireIDs is how many type ids the sender reuses: each is described again
+// with the next name before each message, so the receiver's name table
+// stays small whatever n is and every name is used by one message.
+const wireIDs = 16
+
+// wirenames: one VRPN connection whose client describes n distinct type
+// names of about ln bytes (at least the digits that make them distinct)
+// and sends one 8-byte message of each. Past their number, the names
+// hold the bytes "-", "/" (which a Hive partition escapes to %2F) and "é"
+// (two bytes in UTF-8) in turn: a name of more than 84 bytes makes an
+// escaped partition name longer than 255 bytes.
+func (g *gen) wirenames(n, ln int) {
+	c := client(3)
+	g.tcp(c, vrpnServer, pktbuild.TCP{Seq: 0, Flags: pktbuild.SYN})
+	g.tcp(vrpnServer, c, pktbuild.TCP{Seq: 0, Ack: 1, Flags: pktbuild.SYN | pktbuild.ACK})
+	seq := uint32(1)
+	var buf []byte
+	send := func(force bool) {
+		for len(buf) >= 1400 || force && len(buf) > 0 {
+			k := min(len(buf), 1400)
+			g.tcp(c, vrpnServer, pktbuild.TCP{Seq: seq, Ack: 1, Flags: pktbuild.ACK | pktbuild.PSH, Payload: buf[:k]})
+			seq += uint32(k)
+			buf = buf[k:]
+		}
+		buf = append([]byte(nil), buf...)
+	}
+	buf = append(buf, "vrpn: ver. 07.38  0\x00\x00\x00\x00\x00"...)
+	for i := range n {
+		id := int32(i % wireIDs)
+		name := wireName(i, ln)
+		body := binary.BigEndian.AppendUint32(nil, uint32(len(name)+1))
+		body = append(append(body, name...), 0)
+		buf = vrpnMessage(buf, uint32(i), id, -2, uint32(2*i), body) // type_description: sender field = the id
+		buf = vrpnMessage(buf, uint32(i), 0, id, uint32(2*i+1), []byte{1, 2, 3, 4, 5, 6, 7, 8})
+		send(false)
+	}
+	send(true)
+}
+
+// wireName is the i-th name: "w" and i's digits, then "-", "/" and "é"
+// in turn up to at least ln bytes.
+func wireName(i, ln int) string {
+	b := fmt.Appendf(nil, "w%d", i)
+	for k := 0; len(b) < ln; k++ {
+		b = append(b, [3]string{"-", "/", "é"}[k%3]...)
+	}
+	return string(b)
+}
+
+// vrpnMessage appends a framed VRPN message: six big-endian words (length
+// = 24 + body, seconds, microseconds, sender, type, sequence), the body
+// and its padding to a multiple of 8.
+func vrpnMessage(b []byte, sec uint32, sender, typ int32, seq uint32, body []byte) []byte {
+	for _, v := range []uint32{uint32(24 + len(body)), 1_700_000_000 + sec/1000, sec % 1000 * 1000, uint32(sender), uint32(typ), seq} {
+		b = binary.BigEndian.AppendUint32(b, v)
+	}
+	b = append(b, body...)
+	for pad := len(body); pad%8 != 0; pad++ {
+		b = append(b, 0)
+	}
+	return b
+}
