@@ -71,6 +71,7 @@ func writeSummary(w io.Writer, s *dissect.Summary, ascii bool) {
 			_ = t.Append(r[0], r[1], r[2])
 		}
 		_ = t.Render()
+		writeFolded(w, s.Messages)
 	}
 	what := "never captured"
 	if s.Capture != nil && s.Capture.DissectDropped > 0 {
@@ -110,15 +111,36 @@ const (
 	maxSummaryCell   = 100
 )
 
+// writeFolded says how many distinct types the type table counted as
+// dissect.OtherTypes because it was full (nothing when none).
+func writeFolded(w io.Writer, counts []dissect.TypeCount) {
+	var n int64
+	atLeast := ""
+	for _, c := range counts {
+		n += c.Folded
+		if c.FoldedAtLeast {
+			atLeast = "at least "
+		}
+	}
+	if n > 0 {
+		fmt.Fprintf(w, "types:    %s%d distinct types past the type table's cap are counted as %q (every record keeps its real type)\n", atLeast, n, dissect.OtherTypes)
+	}
+}
+
 // typeRows returns the rows of the type table: protocols by name; in each,
 // the maxTypesPerProto most frequent types (ties by name), then one row
-// "… and K more types" with the messages of the others. Text is escaped.
+// "… and K more types" with the messages of the others, then the row of
+// the types folded past the cap (dissect.OtherTypes), if any. Text is
+// escaped.
 func typeRows(counts []dissect.TypeCount) [][3]string {
 	rows := append([]dissect.TypeCount(nil), counts...)
 	sort.Slice(rows, func(i, j int) bool {
 		a, b := &rows[i], &rows[j]
 		if a.Proto != b.Proto {
 			return a.Proto < b.Proto
+		}
+		if (a.Folded > 0) != (b.Folded > 0) {
+			return b.Folded > 0 // the folded row last
 		}
 		if a.Count != b.Count {
 			return a.Count > b.Count
@@ -133,6 +155,11 @@ func typeRows(counts []dissect.TypeCount) [][3]string {
 			j++
 		}
 		p := escapeText(proto, maxSummaryCell)
+		var folded []dissect.TypeCount
+		if rows[j-1].Folded > 0 {
+			folded = rows[j-1 : j]
+			j--
+		}
 		n := min(j-i, maxTypesPerProto)
 		for _, r := range rows[i : i+n] {
 			out = append(out, [3]string{p, escapeText(r.Type, maxSummaryCell), strconv.FormatInt(r.Count, 10)})
@@ -143,6 +170,14 @@ func typeRows(counts []dissect.TypeCount) [][3]string {
 				total += r.Count
 			}
 			out = append(out, [3]string{p, fmt.Sprintf("… and %d more types", len(rest)), strconv.FormatInt(total, 10)})
+		}
+		for _, r := range folded {
+			at := ""
+			if r.FoldedAtLeast {
+				at = "≥ "
+			}
+			out = append(out, [3]string{p, fmt.Sprintf("%s (%s%d types)", dissect.OtherTypes, at, r.Folded), strconv.FormatInt(r.Count, 10)})
+			j++
 		}
 		i = j
 	}
