@@ -341,7 +341,9 @@ func (w *Writer) newTable(k tkey, typ string) (*table, error) {
 func (w *Writer) Flush() error { return w.err }
 
 // Close completes every open part (writes its footer and gives it its
-// .parquet name). The writer is not usable afterwards.
+// .parquet name); a part that cannot be completed is removed. The first
+// error is returned, with the number of others. The writer is not usable
+// afterwards.
 func (w *Writer) Close() error {
 	var errs []error
 	if w.err != nil {
@@ -355,6 +357,9 @@ func (w *Writer) Close() error {
 	}
 	w.open = nil
 	w.err = errors.New("parquetout: writer closed")
+	if len(errs) > 1 { // one line: a full disk fails every open part alike
+		return fmt.Errorf("%w (and %d more errors)", errs[0], len(errs)-1)
+	}
 	return errors.Join(errs...)
 }
 
@@ -442,7 +447,10 @@ func (p *part) close() error {
 		err = os.Rename(p.tmp, p.final)
 	}
 	if err != nil {
-		return fmt.Errorf("parquet %s: %w", p.final, err)
+		// A part that cannot be completed (a full disk) is removed: no
+		// .inprogress is left behind, and the error says what it held.
+		os.Remove(p.tmp)
+		return fmt.Errorf("parquet %s: %w (removed: its %d rows are not in the lake)", p.final, err, p.rows)
 	}
 	return nil
 }
