@@ -18,6 +18,12 @@ const (
 	// maxProtoCols bounds the protocol columns; more protocols are added
 	// up under "(other)".
 	maxProtoCols = 16
+	// maxEmptyRun is the longest run of empty intervals written as rows
+	// of their own; a longer run is one row, which says how many
+	// intervals it spans. The rows then number at most
+	// (maxEmptyRun+1)·(non-empty intervals + 1): two records 136 years
+	// apart are 3 rows, not 262,144.
+	maxEmptyRun = 10
 )
 
 type ioCol struct {
@@ -152,6 +158,41 @@ func (s *IOStat) merge() {
 	}
 }
 
+// empty reports whether interval i counts nothing in any column.
+func (s *IOStat) empty(i int) bool {
+	zero := func(c *ioCol) bool {
+		m, b := c.at(i)
+		return m == 0 && b == 0
+	}
+	if !zero(&s.gap) || !zero(&s.skip) || !zero(&s.matched) || (s.other != nil && !zero(s.other)) {
+		return false
+	}
+	for _, c := range s.protos {
+		if !zero(c) {
+			return false
+		}
+	}
+	return true
+}
+
+// rows calls row for each row of the output: an interval [i, i+1), or a
+// run [i, j) of more than maxEmptyRun empty intervals.
+func (s *IOStat) rows(row func(i, j int)) {
+	for i := 0; i < s.n; {
+		j := i
+		for j < s.n && s.empty(j) {
+			j++
+		}
+		if j-i > maxEmptyRun {
+			row(i, j)
+			i = j
+			continue
+		}
+		row(i, i+1)
+		i++
+	}
+}
+
 func (s *IOStat) cols() []*ioCol {
 	if s.other != nil {
 		return append(append([]*ioCol(nil), s.protos...), s.other)
@@ -180,9 +221,14 @@ func (s *IOStat) WriteTable(w io.Writer, o TableOptions) error {
 		t.cols = append(t.cols, column{name: "filter msgs", right: true}, column{name: "filter bytes", right: true, drop: 11})
 	}
 	prec := decimals(s.cur)
-	for i := range s.n {
-		from, to := int64(i)*s.cur, int64(i+1)*s.cur
+	runs := 0
+	s.rows(func(i, j int) {
+		from, to := int64(i)*s.cur, int64(j)*s.cur
 		cells := []string{strconv.FormatFloat(float64(from)/1e9, 'f', prec, 64) + "-" + strconv.FormatFloat(float64(to)/1e9, 'f', prec, 64)}
+		if j > i+1 {
+			cells[0] += " (" + itoa(int64(j-i)) + " empty)"
+			runs++
+		}
 		for _, c := range cols {
 			m, b := c.at(i)
 			cells = append(cells, itoa(m), itoa(b))
@@ -195,7 +241,7 @@ func (s *IOStat) WriteTable(w io.Writer, o TableOptions) error {
 			cells = append(cells, itoa(m), itoa(b))
 		}
 		t.add(cells...)
-	}
+	})
 	cells := []string{"total"}
 	for _, c := range cols {
 		cells = append(cells, itoa(c.totMsgs), itoa(c.totB))
@@ -207,6 +253,9 @@ func (s *IOStat) WriteTable(w io.Writer, o TableOptions) error {
 	t.add(cells...)
 	if s.filter != nil {
 		t.notes = append(t.notes, "filter: "+text(s.filterText))
+	}
+	if runs > 0 {
+		t.notes = append(t.notes, "a run of more than "+itoa(maxEmptyRun)+" empty intervals is one row (\"(N empty)\")")
 	}
 	if s.cur != s.interval {
 		t.notes = append(t.notes, "interval widened from "+fmtSecs(s.interval)+" s to "+fmtSecs(s.cur)+
@@ -225,17 +274,22 @@ func decimals(ns int64) int {
 	return d
 }
 
-// WriteJSON writes one row per interval, then a row with "interval":"total".
+// WriteJSON writes one row per interval (a run of more than maxEmptyRun
+// empty intervals as one row with "empty_intervals"), then a row with
+// "interval":"total".
 func (s *IOStat) WriteJSON(w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	cols := s.cols()
-	emit := func(total bool, i int) {
+	emit := func(total bool, i, j int) {
 		r := newRow(s.buf, "io,stat")
 		if total {
 			r.str("interval", "total")
 		} else {
 			r.float("start_s", float64(int64(i)*s.cur)/1e9)
-			r.float("end_s", float64(int64(i+1)*s.cur)/1e9)
+			r.float("end_s", float64(int64(j)*s.cur)/1e9)
+			if j > i+1 {
+				r.int("empty_intervals", int64(j-i))
+			}
 		}
 		r.key("protocols")
 		r.b = append(r.b, '{')
@@ -274,9 +328,7 @@ func (s *IOStat) WriteJSON(w io.Writer) error {
 		r.end(bw)
 		s.buf = r.b
 	}
-	for i := range s.n {
-		emit(false, i)
-	}
-	emit(true, 0)
+	s.rows(func(i, j int) { emit(false, i, j) })
+	emit(true, 0, 0)
 	return bw.Flush()
 }

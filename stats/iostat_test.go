@@ -173,3 +173,54 @@ func TestIOStatMerge(t *testing.T) {
 		t.Errorf("no note:\n%s", tab)
 	}
 }
+
+// TestIOStatEmptyRuns: a run of at most 10 empty intervals is a row each;
+// a longer run is one row that says how many intervals it spans, so two
+// records 136 years apart make 3 rows (and a total), not 262,144.
+func TestIOStatEmptyRuns(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		last time.Duration // time of the second record, after the first
+		rows []string      // JSON rows: start_s-end_s empty_intervals
+	}{
+		{"10 empty", 11 * time.Second, []string{"0.0-1.0 <nil>", "1.0-2.0 <nil>", "2.0-3.0 <nil>", "3.0-4.0 <nil>",
+			"4.0-5.0 <nil>", "5.0-6.0 <nil>", "6.0-7.0 <nil>", "7.0-8.0 <nil>", "8.0-9.0 <nil>", "9.0-10.0 <nil>",
+			"10.0-11.0 <nil>", "11.0-12.0 <nil>", "<nil>-<nil> <nil>"}},
+		{"11 empty", 12 * time.Second, []string{"0.0-1.0 <nil>", "1.0-12.0 11", "12.0-13.0 <nil>", "<nil>-<nil> <nil>"}},
+	} {
+		s := NewIOStat(int64(time.Second), "", nil)
+		s.Record(rec(0, "a", "b", time.Hour, "vrpn", "x", 5))
+		s.Record(rec(0, "a", "b", time.Hour+c.last, "vrpn", "x", 7))
+		var got []string
+		for _, row := range jsonRows(t, s) {
+			got = append(got, fmt.Sprintf("%v-%v %v", row["start_s"], row["end_s"], row["empty_intervals"]))
+		}
+		if strings.Join(got, "\n") != strings.Join(c.rows, "\n") {
+			t.Errorf("%s: rows\n%s\nwant\n%s", c.name, strings.Join(got, "\n"), strings.Join(c.rows, "\n"))
+		}
+	}
+
+	// 136 years at 1 s: the interval doubles until the span fits in
+	// 262,144 intervals (2^14 s: 4,288,896,000 s / 16,384 s = 261,773
+	// whole intervals, the last record in interval 261,773).
+	const span = 136 * 365 * 24 * time.Hour
+	s := NewIOStat(int64(time.Second), "", nil)
+	s.Record(rec(0, "a", "b", time.Hour, "vrpn", "x", 5))
+	s.Record(rec(0, "a", "b", time.Hour+span, "vrpn", "x", 7))
+	const iv, last = 16384, 4288896000 / 16384
+	rows := jsonRows(t, s)
+	if len(rows) != 4 {
+		t.Fatalf("%d JSON rows, want 4", len(rows))
+	}
+	got := fmt.Sprintf("%v %v %v", rows[1]["start_s"], rows[1]["end_s"], rows[1]["empty_intervals"])
+	if want := fmt.Sprintf("%d.0 %d.0 %d", iv, last*iv, last-1); got != want {
+		t.Errorf("run row %s, want %s", got, want)
+	}
+	tab := tableOf(t, s, TableOptions{})
+	lines := strings.Split(strings.TrimSuffix(tab, "\n"), "\n")
+	// Title, header, 3 rows, total, 2 notes.
+	if len(lines) != 8 || !strings.HasPrefix(lines[3], "16384-4288888832 (261772 empty) ") ||
+		!strings.Contains(tab, "a run of more than 10 empty intervals is one row") {
+		t.Errorf("table\n%s", tab)
+	}
+}
