@@ -57,6 +57,8 @@ func main() {
 			ln, _ = strconv.Atoi(os.Args[3])
 		}
 		g.wirenames(n, min(max(ln, 1), 4096))
+	case "halfmsg": // halfmsg N [both] (halfmsg.go)
+		g.halfmsg(n, len(os.Args) > 3 && os.Args[3] == "both")
 	default:
 		fmt.Fprintln(os.Stderr, "hostile: unknown case", os.Args[1])
 		os.Exit(2)
