@@ -390,18 +390,20 @@ func (p *parser) description(c *dissect.Ctx, h header, body []byte, isType bool)
 		r.Warnf("name of %d bytes is kept as its first %d in the name table", len(name), maxNameLen)
 	}
 	id := h.sender
-	var ok bool
+	res := setOK
 	switch {
 	case id < 0:
 		r.Warnf("negative id %d is not recorded", id)
-		ok = true
 	case isType:
-		ok = p.dirs[c.Dir].names.setType(id, name)
+		res = p.dirs[c.Dir].names.setType(id, name)
 	default:
-		ok = p.dirs[c.Dir].names.setSender(id, name)
+		res = p.dirs[c.Dir].names.setSender(id, name)
 	}
-	if !ok {
+	switch res {
+	case setTableFull:
 		r.Warnf("name table full (%d ids): id %d not recorded", maxIDs, id)
+	case setBudgetFull:
+		r.Warnf("the name tables of all connections hold their bound (%d MiB): id %d not recorded", maxRunNameBytes>>20, id)
 	}
 	if !c.Decode {
 		return

@@ -94,7 +94,12 @@
 // are learnt per direction of each connection from its SENDER_DESCRIPTION
 // and TYPE_DESCRIPTION messages. The tables are maps capped at 4096 ids each
 // (a description beyond that warns "name table full"); names are kept up to
-// 255 bytes (the record still shows the whole name).
+// 255 bytes (the record still shows the whole name). All the tables of a run
+// together hold at most 16 MiB of names (each counted as its length plus 64
+// bytes): past it a description is not recorded and warns so, the messages
+// of its id are "unknown", and the connection ends with a note counting the
+// names refused. A connection gives its names back when it ends (or, when a
+// UDP route still reads them, when the route goes).
 //
 // # UDP
 //

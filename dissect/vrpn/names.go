@@ -12,6 +12,44 @@ const (
 	// maxNameLen is the longest name kept in a table; longer names are
 	// cut (mainline's cName is 100 bytes).
 	maxNameLen = 255
+	// maxRunNameBytes bounds the names held by all the tables of a run,
+	// across connections (maxIDs alone let 100 open connections hold
+	// 100 × 2 × 8,192 names, about 600 MB). A name costs its length plus
+	// nameCost, a generous bound of its map entry and string header, so
+	// 16 MiB is at least 52,000 names of the longest kind and some
+	// 130,000 of mainline's: thousands of connections of a real run. A
+	// connection's names are given back when it ends (and no UDP route
+	// still reads them).
+	maxRunNameBytes = 16 << 20
+	nameCost        = 64
+)
+
+// nameBudget is the bound, shared by the tables of a run, on the bytes
+// their names hold.
+type nameBudget struct {
+	held, max int64
+}
+
+// take charges n bytes (n may be negative: given back); it reports false,
+// charging nothing, when they do not fit.
+func (b *nameBudget) take(n int64) bool {
+	if b == nil {
+		return true
+	}
+	if n > 0 && b.held+n > b.max {
+		return false
+	}
+	b.held += n
+	return true
+}
+
+// setResult says what became of a description.
+type setResult uint8
+
+const (
+	setOK         setResult = iota
+	setTableFull            // the direction already holds maxIDs ids of the kind
+	setBudgetFull           // the run's tables hold maxRunNameBytes
 )
 
 // kind says how the body of a described application type is decoded.
@@ -86,6 +124,57 @@ type typeEntry struct {
 type table struct {
 	senders map[int32]string
 	types   map[int32]typeEntry
+
+	budget  *nameBudget // the run's (nil: unbounded, for tests)
+	charged int64       // bytes charged to budget
+	refused int64       // names not recorded because budget was full
+	routes  int         // UDP routes that read this table
+	ended   bool        // its connection ended: released when routes is 0
+}
+
+// charge moves the table's charge by the cost of a name of oldLen bytes
+// becoming one of newLen (isNew: a new id); false when the budget cannot
+// take it.
+func (t *table) charge(oldLen, newLen int, isNew bool) bool {
+	n := int64(newLen - oldLen)
+	if isNew {
+		n += nameCost
+	}
+	if !t.budget.take(n) {
+		t.refused++
+		return false
+	}
+	t.charged += n
+	return true
+}
+
+// release gives the table's names back to the budget; it holds none after.
+func (t *table) release() {
+	t.budget.take(-t.charged)
+	t.charged = 0
+	t.senders, t.types = nil, nil
+}
+
+// End gives the names of the connection's tables back to the run's budget
+// (dissect.Ender) and notes how many names the budget refused.
+func (p *parser) End(c *dissect.Ctx) {
+	var refused int64
+	for d := range p.dirs {
+		refused += p.dirs[d].names.refused
+		p.dirs[d].names.end()
+	}
+	if refused > 0 {
+		c.Note("%s: %d names not recorded: the name tables of all connections held their bound (%d MiB); messages of those ids are %s", protoName, refused, maxRunNameBytes>>20, TypeUnknown)
+	}
+}
+
+// end marks the table's connection ended: its names are released unless a
+// UDP route still reads them (then when the last route goes).
+func (t *table) end() {
+	t.ended = true
+	if t.routes == 0 {
+		t.release()
+	}
 }
 
 func (t *table) sender(id int32) (string, bool) {
@@ -104,45 +193,59 @@ func (t *table) typ(id int32) (typeEntry, bool) {
 	return e, ok
 }
 
-// setSender records name for sender id. It reports false when the table is
-// full and id is new. name is copied only when it changes.
-func (t *table) setSender(id int32, name []byte) bool {
+// setSender records name for sender id. When the direction's table is
+// full and id is new, or the run's budget cannot take the name, nothing
+// changes (an id already named keeps its old name). name is copied only
+// when it changes.
+func (t *table) setSender(id int32, name []byte) setResult {
 	name = name[:min(len(name), maxNameLen)]
 	if old, ok := t.senders[id]; ok {
 		if old != string(name) {
+			if !t.charge(len(old), len(name), false) {
+				return setBudgetFull
+			}
 			t.senders[id] = string(name)
 		}
-		return true
+		return setOK
+	}
+	if len(t.senders) >= maxIDs {
+		return setTableFull
+	}
+	if !t.charge(0, len(name), true) {
+		return setBudgetFull
 	}
 	if t.senders == nil {
 		t.senders = make(map[int32]string)
 	}
-	if len(t.senders) >= maxIDs {
-		return false
-	}
 	t.senders[id] = string(name)
-	return true
+	return setOK
 }
 
 // setType records name for type id, like setSender.
-func (t *table) setType(id int32, name []byte) bool {
+func (t *table) setType(id int32, name []byte) setResult {
 	name = name[:min(len(name), maxNameLen)]
 	if old, ok := t.types[id]; ok {
 		if old.name != string(name) {
+			if !t.charge(len(old.name), len(name), false) {
+				return setBudgetFull
+			}
 			s := string(name)
 			t.types[id] = typeEntry{name: s, kind: kindOf(s)}
 		}
-		return true
+		return setOK
+	}
+	if len(t.types) >= maxIDs {
+		return setTableFull
+	}
+	if !t.charge(0, len(name), true) {
+		return setBudgetFull
 	}
 	if t.types == nil {
 		t.types = make(map[int32]typeEntry)
 	}
-	if len(t.types) >= maxIDs {
-		return false
-	}
 	s := string(name)
 	t.types[id] = typeEntry{name: s, kind: kindOf(s)}
-	return true
+	return setOK
 }
 
 // view is where a message's ids are looked up: first the table of the

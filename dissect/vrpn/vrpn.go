@@ -23,6 +23,7 @@ type protocol struct {
 	routes map[netip.AddrPort]*table
 	order  []netip.AddrPort // insertion order, for eviction
 	gen    uint64           // bumped on every change of routes
+	names  nameBudget       // bounds the names held by all the run's tables
 }
 
 // New returns the VRPN protocol. Make a fresh value per run: it remembers,
@@ -30,7 +31,7 @@ type protocol struct {
 // announce, so that the UDP messages sent there are named with the ids that
 // connection described.
 func New() dissect.Protocol {
-	return &protocol{routes: make(map[netip.AddrPort]*table)}
+	return &protocol{routes: make(map[netip.AddrPort]*table), names: nameBudget{max: maxRunNameBytes}}
 }
 
 // Info describes VRPN (a new value on each call).
@@ -82,7 +83,7 @@ func (p *protocol) Detect(s *dissect.StreamInfo, dir dissect.Dir, b []byte) diss
 func (p *protocol) NewParser(s *dissect.StreamInfo) dissect.Parser {
 	ps := &parser{proto: p, info: s, udp: s.Transport == dissect.UDP}
 	for d := range ps.dirs {
-		ps.dirs[d].names = &table{}
+		ps.dirs[d].names = &table{budget: &p.names}
 		ps.dirs[d].phase = -1
 	}
 	return ps
@@ -94,17 +95,33 @@ func (p *protocol) addRoute(dst netip.AddrPort, t *table) {
 	if old, ok := p.routes[dst]; ok {
 		if old != t {
 			p.routes[dst] = t
+			t.routes++
+			unroute(old)
 			p.gen++
 		}
 		return
 	}
 	if len(p.order) >= maxRoutes {
+		unroute(p.routes[p.order[0]])
 		delete(p.routes, p.order[0])
 		p.order = append(p.order[:0], p.order[1:]...)
 	}
+	t.routes++
 	p.routes[dst] = t
 	p.order = append(p.order, dst)
 	p.gen++
+}
+
+// unroute counts one route fewer reading t, releasing its names when its
+// connection has ended and none is left.
+func unroute(t *table) {
+	if t == nil {
+		return
+	}
+	t.routes--
+	if t.routes == 0 && t.ended {
+		t.release()
+	}
 }
 
 // route returns the table naming the ids of datagrams sent to dst, or nil.
