@@ -28,6 +28,10 @@ type Limits struct {
 	// sync point; MaxDetectDatagrams bounds detection for UDP.
 	MaxDetect          int
 	MaxDetectDatagrams int
+	// MaxHeld is not per stream: it is the budget of the bytes all the
+	// streams of a run hold together ([HeldBudget]), which the run (the
+	// pipeline) makes and gives each stream; 0: [DefaultHeldBudget].
+	MaxHeld int64
 }
 
 // DefaultLimits returns the limits used when a field of [Limits] is zero:

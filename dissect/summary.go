@@ -24,9 +24,13 @@ type Summary struct {
 	GapBytes     int64
 	Skipped      int64 // skipped records
 	SkippedBytes int64
-	Warned       int64    // records that carry warnings
-	Warnings     []string // the first distinct warnings (bounded)
-	Notes        []string // stream-level warnings (requests never answered, ...), bounded
+	// Held is the run-wide budget of held bytes ([HeldBudget]): what was
+	// given up to it is in Skipped too, as skipped records whose reason
+	// names the budget.
+	Held     HeldCounts
+	Warned   int64    // records that carry warnings
+	Warnings []string // the first distinct warnings (bounded)
+	Notes    []string // stream-level warnings (requests never answered, ...), bounded
 
 	// Problems are the reassembly counters that point at capture problems
 	// (out-of-order segments, bytes lost before capture, packets of an
@@ -36,6 +40,18 @@ type Summary struct {
 
 	// Capture has the counters of a live or serial capture; nil for files.
 	Capture *CaptureCounts
+}
+
+// HeldCounts describe the run-wide budget of the bytes streams hold for
+// unfinished messages, resyncs, hunts and detection ([HeldBudget]).
+type HeldCounts struct {
+	Budget int64 // its size in bytes (0: no budget, e.g. a summary built by hand)
+	Peak   int64 // the most bytes held at once (measured between calls; never above Budget)
+	// Dropped counts the unfinished messages given up to stay within it;
+	// DroppedBytes the held bytes given up (theirs, and bytes held for a
+	// resync or a hunt that were skipped early).
+	Dropped      int64
+	DroppedBytes int64
 }
 
 // StreamCounts counts streams by transport.

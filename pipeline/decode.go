@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"fmt"
 	"net/netip"
 	"time"
 
@@ -28,6 +29,7 @@ type decoder struct {
 	sink  dissect.Sink // nil: count only
 	sopt  dissect.StreamOptions
 	asm   *reassembly.Assembler
+	held  *dissect.HeldBudget // bounds what all streams hold together
 	epoch EpochSetter
 
 	packets, bytes int64
@@ -66,6 +68,8 @@ func newDecoder(cfg *Config) *decoder {
 	if cfg.CountOnly {
 		d.sopt.Counts = &d.counts // one bounded table for the run's streams
 	}
+	d.held = dissect.NewHeldBudget(cfg.Limits.MaxHeld)
+	d.sopt.Budget = d.held
 	d.epoch, _ = cfg.Sink.(EpochSetter)
 	d.asm = reassembly.New((*handler)(d), cfg.Reassembly)
 	return d
@@ -170,6 +174,14 @@ func (d *decoder) summary(s *dissect.Summary) {
 	st := d.asm.Stats()
 	s.Streams = dissect.StreamCounts{TCP: st.Streams.TCP, UDP: st.Streams.UDP, Serial: st.Streams.Serial}
 	s.Problems = problems(&st)
+	s.Held = dissect.HeldCounts{Budget: d.held.Max(), Peak: d.held.Peak()}
+	s.Held.Dropped, s.Held.DroppedBytes = d.held.Dropped()
+	if s.Held.Dropped > 0 {
+		s.Problems = append(s.Problems, dissect.Count{What: fmt.Sprintf("unfinished messages dropped (skipped records): the held-message budget of %d bytes was reached; raise --max-held-messages", s.Held.Budget), N: s.Held.Dropped})
+	}
+	if n := s.Held.DroppedBytes; n > 0 {
+		s.Problems = append(s.Problems, dissect.Count{What: "bytes held for unfinished messages, resyncs or detection given up to the held-message budget (in skipped records)", N: n})
+	}
 	if d.noTime > 0 {
 		s.Problems = append(s.Problems, dissect.Count{What: "packets without a timestamp in the file (each took the previous packet's time)", N: d.noTime})
 	}

@@ -182,12 +182,13 @@ func runStaged(src capture.Source, cfg *Config, d *decoder) error {
 }
 
 // takeCounts moves what o counted from records (messages, gaps, skipped
-// bytes, warnings, notes, its first error) into d, which counted packets.
+// bytes, warnings, notes, the held-bytes budget, its first error) into d, which counted packets.
 func (d *decoder) takeCounts(o *decoder) {
 	d.counts = o.counts
 	d.gaps, d.gapBytes = o.gaps, o.gapBytes
 	d.skipped, d.skippedBytes = o.skipped, o.skippedBytes
 	d.warned, d.warnings, d.seenWarn, d.notes = o.warned, o.warnings, o.seenWarn, o.notes
+	d.held = o.held // its streams held the bytes
 	if d.err == nil {
 		d.err = o.err
 	}
