@@ -2,20 +2,28 @@ package output
 
 import (
 	"strconv"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
 // Text from the wire (type and sender names, reasons, addresses, warnings
 // that quote the wire) is hostile: it may hold terminal escape sequences
-// (ESC, CSI as U+009B), bell, carriage return, line breaks or bidirectional
-// overrides that reorder what is shown. Every rendering passes it through
+// (ESC, CSI as U+009B), bell, carriage return, line breaks, bidirectional
+// overrides that reorder what is shown, or invisible characters (zero
+// width, tags, fillers) that make two different names look alike. Every
+// rendering passes it through
 // one rule, [hidden]: the table and the summary through [appendText], JSON
 // through appendString (json.go).
 
 // hidden reports whether r must never reach a terminal as it is: C0
 // controls, DEL, C1 controls (U+0080–U+009F), the Unicode line and
-// paragraph separators (U+2028, U+2029) and the bidirectional formatting
-// characters (U+061C, U+200E, U+200F, U+202A–U+202E, U+2066–U+2069).
+// paragraph separators (U+2028, U+2029), and Unicode's
+// Default_Ignorable_Code_Point (DerivedCoreProperties.txt, Unicode 15):
+// characters shown as nothing, among them the bidirectional formatting
+// characters (U+061C, U+200E, U+200F, U+202A–U+202E, U+2066–U+2069), zero
+// width space, joiners and word joiner (U+200B–U+200D, U+2060), the byte
+// order mark U+FEFF, soft hyphen U+00AD, variation selectors, Hangul
+// fillers and the tag characters (U+E0000–U+E007F).
 func hidden(r rune) bool {
 	switch {
 	case r < 0x20 || r == 0x7f:
@@ -24,11 +32,41 @@ func hidden(r rune) bool {
 		return false
 	case r < 0xa0:
 		return true
-	case r < 0x61c:
+	case r < 0xad:
 		return false
 	}
-	return r == 0x61c || r == 0x200e || r == 0x200f ||
-		(r >= 0x2028 && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069)
+	switch {
+	case r == 0xad, r == 0x34f, r == 0x61c, r == 0x115f, r == 0x1160, r == 0x17b4, r == 0x17b5,
+		r >= 0x180b && r <= 0x180f,
+		r >= 0x200b && r <= 0x200f,
+		r >= 0x2028 && r <= 0x202e, // separators, bidi embeddings and overrides
+		r >= 0x2060 && r <= 0x206f,
+		r == 0x3164,
+		r >= 0xfe00 && r <= 0xfe0f,
+		r == 0xfeff, r == 0xffa0,
+		r >= 0xfff0 && r <= 0xfff8,
+		r >= 0x1bca0 && r <= 0x1bca3,
+		r >= 0x1d173 && r <= 0x1d17a,
+		r >= 0xe0000 && r <= 0xe0fff:
+		return true
+	}
+	return false
+}
+
+// Hidden reports whether r is escaped in every output ([Escape], JSON):
+// a control, a line or paragraph separator, or a default-ignorable
+// (invisible) character.
+func Hidden(r rune) bool { return hidden(r) }
+
+// AppendJSONEscape appends r as a JSON \uNNNN escape, a UTF-16 surrogate
+// pair for a rune past U+FFFF.
+func AppendJSONEscape(b []byte, r rune) []byte {
+	if r > 0xffff {
+		r1, r2 := utf16.EncodeRune(r)
+		b = AppendJSONEscape(b, r1)
+		return AppendJSONEscape(b, r2)
+	}
+	return append(b, '\\', 'u', hexDigits[r>>12&15], hexDigits[r>>8&15], hexDigits[r>>4&15], hexDigits[r&15])
 }
 
 // appendText appends s for a terminal: every byte of invalid UTF-8, C0

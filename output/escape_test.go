@@ -28,13 +28,33 @@ var hostile = []string{
 	"\u2028\u2029",
 	"\xc2\x9b", // U+009B encoded
 	"caméra 日本",
+	// Invisible characters that make look-alike names: zero width space,
+	// BOM, soft hyphen, Hangul filler, variation selector, tag characters.
+	"ad\u200bmin\ufeff\u00ad\u3164\ufe0f",
+	"admin\U000e0061\U000e007f",
 }
 
 // forbidden is the rule the outputs are checked against, written from the
 // Unicode tables rather than from the package's own list: controls (C0,
-// DEL, C1), bidirectional controls, line and paragraph separators.
+// DEL, C1), bidirectional controls, line and paragraph separators, and
+// Default_Ignorable_Code_Point.
 func forbidden(r rune) bool {
-	return unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) || r == '\u2028' || r == '\u2029'
+	return unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) || r == '\u2028' || r == '\u2029' ||
+		defaultIgnorable(r)
+}
+
+// defaultIgnorable is Default_Ignorable_Code_Point as
+// DerivedCoreProperties.txt derives it: Other_Default_Ignorable_Code_Point
+// + Cf + Variation_Selector - White_Space - FFF9..FFFB (interlinear
+// annotation) - 13430..13440 (Egyptian hieroglyph format controls) -
+// Prepended_Concatenation_Mark.
+func defaultIgnorable(r rune) bool {
+	if unicode.Is(unicode.White_Space, r) || (r >= 0xfff9 && r <= 0xfffb) || (r >= 0x13430 && r <= 0x13440) ||
+		unicode.Is(unicode.Prepended_Concatenation_Mark, r) {
+		return false
+	}
+	return unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r) || unicode.Is(unicode.Cf, r) ||
+		unicode.Is(unicode.Variation_Selector, r)
 }
 
 // checkTerminal fails unless out is valid UTF-8 whose only control is the
@@ -70,6 +90,10 @@ func TestAppendText(t *testing.T) {
 		{"\u2066iso\u2069\u200e\u200f\u061c", `\u{2066}iso\u{2069}\u{200e}\u{200f}\u{61c}`},
 		{"\xff\xfe\xc3", `\xff\xfe\xc3`},
 		{"\u2028\u2029", `\u{2028}\u{2029}`},
+		{"ad\u200bmin\u2060", `ad\u{200b}min\u{2060}`},
+		{"\ufeffvrpn", `\u{feff}vrpn`},
+		{"Tracker0\U000e0041\U000e007f", `Tracker0\u{e0041}\u{e007f}`},
+		{"soft\u00adhyphen \u3164 \U000e0100", `soft\u{ad}hyphen \u{3164} \u{e0100}`},
 		{"caméra 日本 \u00a0", "caméra 日本 \u00a0"},
 	} {
 		if got := string(appendText(nil, tc.in)); got != tc.want {
@@ -164,8 +188,10 @@ func TestJSONEscapesHidden(t *testing.T) {
 	r := record()
 	r.Type = "vrpn\u009b\u202e\x7f"
 	r.Add("name", dissect.Str("a\u2066b\u200e\u061c\u2028"))
+	r.Add("sender", dissect.Str("ad\u200bmin\ufeff\U000e0041"))
 	got := encode(t, r)
-	for _, want := range []string{`"type":"vrpn\u009b\u202e\u007f"`, `"name":"a\u2066b\u200e\u061c\u2028"`} {
+	for _, want := range []string{`"type":"vrpn\u009b\u202e\u007f"`, `"name":"a\u2066b\u200e\u061c\u2028"`,
+		`"sender":"ad\u200bmin\ufeff\udb40\udc41"`} { // U+E0041 as its UTF-16 surrogate pair
 		if !strings.Contains(got, want) {
 			t.Errorf("got %s\nwant it to contain %s", got, want)
 		}

@@ -227,8 +227,9 @@ func AppendString(b []byte, s string) []byte { return appendString(b, s) }
 
 // appendString writes s as a JSON string. Invalid UTF-8 becomes U+FFFD;
 // control characters and the other characters that must not reach a
-// terminal ([hidden]: C1 controls, line separators, bidirectional
-// formatting) are escaped as \uNNNN, so the line reads back to s.
+// terminal ([hidden]: C1 controls, line separators, invisible
+// characters) are escaped as \uNNNN (a surrogate pair past U+FFFF), so
+// the line reads back to s.
 func appendString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
@@ -266,7 +267,7 @@ func appendString(b []byte, s string) []byte {
 		}
 		if hidden(r) {
 			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', hexDigits[r>>12], hexDigits[r>>8&15], hexDigits[r>>4&15], hexDigits[r&15])
+			b = AppendJSONEscape(b, r)
 			i += size
 			start = i
 			continue

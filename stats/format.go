@@ -280,18 +280,6 @@ func (r *row) end(w *bufio.Writer) {
 
 const hexDigits = "0123456789abcdef"
 
-// hidden reports the characters that must not reach a terminal raw: C1
-// controls, line separators and bidirectional formatting (as
-// package output escapes them).
-func hidden(r rune) bool {
-	switch {
-	case r >= 0x80 && r <= 0x9f, r == 0x2028, r == 0x2029, r == 0x061c, r == 0x200e, r == 0x200f,
-		r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
-		return true
-	}
-	return false
-}
-
 // appendJSONString writes s as a JSON string: invalid UTF-8 as U+FFFD,
 // controls and hidden characters as \uNNNN.
 func appendJSONString(b []byte, s string) []byte {
@@ -318,8 +306,8 @@ func appendJSONString(b []byte, s string) []byte {
 		switch {
 		case r == utf8.RuneError && size == 1:
 			b = append(b, `\ufffd`...)
-		case hidden(r):
-			b = append(b, '\\', 'u', hexDigits[r>>12], hexDigits[r>>8&15], hexDigits[r>>4&15], hexDigits[r&15])
+		case output.Hidden(r):
+			b = output.AppendJSONEscape(b, r)
 		default:
 			b = append(b, s[i:i+size]...)
 		}
