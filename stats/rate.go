@@ -11,8 +11,8 @@ import (
 	"github.com/dissect-tools/dissect/dissect"
 )
 
-// maxRateKeys bounds the rate keys; later keys are added up in one
-// "(other)" row.
+// maxRateKeys bounds the rate keys, and maxRateBytes the bytes they hold
+// (budget.go); later keys are added up in one "(other)" row.
 const maxRateKeys = 1 << 16
 
 type rateKey struct {
@@ -83,6 +83,7 @@ type Rate struct {
 	a     map[int]string // stream → A, the source of its first record
 	order []*rateAcc
 	other *rateAcc
+	bytes byteBudget // of the keys' strings (maxRateBytes)
 	first time.Time
 	seen  bool
 	buf   []byte
@@ -91,7 +92,7 @@ type Rate struct {
 // NewRate returns an empty rate statistic that reads the records'
 // declarations with decl.
 func NewRate(decl DeclFunc) *Rate {
-	return &Rate{decl: declCache{fn: decl}, keys: map[rateKey]*rateAcc{}, a: map[int]string{}}
+	return &Rate{decl: declCache{fn: decl}, keys: map[rateKey]*rateAcc{}, a: map[int]string{}, bytes: byteBudget{max: maxRateBytes}}
 }
 
 // Name returns "rate".
@@ -128,7 +129,7 @@ func (s *Rate) Record(r *dissect.Record) {
 	}
 	acc := s.keys[k]
 	if acc == nil {
-		if len(s.keys) >= maxRateKeys {
+		if len(s.keys) >= maxRateKeys || !s.bytes.take(rateKeyCost+len(k.proto)+len(k.typ)+len(k.sender)+len(r.Src)) {
 			if s.other == nil {
 				s.other = &rateAcc{key: rateKey{stream: -1, typ: "(other)"}}
 			}

@@ -16,11 +16,13 @@ const (
 	// maxSamples is the number of exact samples kept over all keys; past
 	// it, a key that gets a sample switches to a histogram.
 	maxSamples = 1 << 20
-	// maxRTTKeys bounds the keys; later keys are counted in one "(other)"
-	// row.
+	// maxRTTKeys bounds the keys, and maxRTTKeyBytes the bytes they hold
+	// (budget.go); later keys are counted in one "(other)" row.
 	maxRTTKeys = 4096
 	// maxCodeNames bounds the remembered request names (request keys
-	// per stream).
+	// per stream), and maxRTTNameBytes their bytes; past them a reply to
+	// a request not remembered is named by its code, and the table says
+	// how many were not remembered.
 	maxCodeNames = 1 << 16
 )
 
@@ -142,6 +144,9 @@ type RTT struct {
 	names      map[reqKey]string // stream and request key → request type
 	samples    int
 	maxSamples int
+	keyBytes   byteBudget // of keys' strings (maxRTTKeyBytes)
+	nameBytes  byteBudget // of names' strings (maxRTTNameBytes)
+	unnamed    int64      // requests whose key and type were not remembered: names was full
 	buf        []byte
 }
 
@@ -157,7 +162,8 @@ type reqKey struct {
 // NewRTT returns an empty rtt statistic that reads the records'
 // declarations with decl.
 func NewRTT(decl DeclFunc) *RTT {
-	return &RTT{decl: declCache{fn: decl}, keys: map[rttKey]*rttAcc{}, names: map[reqKey]string{}, maxSamples: maxSamples}
+	return &RTT{decl: declCache{fn: decl}, keys: map[rttKey]*rttAcc{}, names: map[reqKey]string{}, maxSamples: maxSamples,
+		keyBytes: byteBudget{max: maxRTTKeyBytes}, nameBytes: byteBudget{max: maxRTTNameBytes}}
 }
 
 // Name returns "rtt".
@@ -167,7 +173,7 @@ func (s *RTT) acc(k rttKey) *rttAcc {
 	if a := s.keys[k]; a != nil {
 		return a
 	}
-	if len(s.keys) >= maxRTTKeys {
+	if len(s.keys) >= maxRTTKeys || !s.keyBytes.take(rttKeyCost+len(k.proto)+len(k.request)) {
 		if s.other == nil {
 			s.other = &rttAcc{key: rttKey{stream: -1, request: "(other)"}}
 		}
@@ -193,9 +199,13 @@ func (s *RTT) Record(r *dissect.Record) {
 	case dissect.Request:
 		s.acc(rttKey{r.Stream, r.Proto, r.Type}).requests++
 		if k, ok := requestKey(r, d); ok {
-			if _, ok := s.names[k]; !ok && len(s.names) < maxCodeNames {
-				k.s = strings.Clone(k.s)
-				s.names[k] = strings.Clone(r.Type)
+			if _, ok := s.names[k]; !ok {
+				if len(s.names) < maxCodeNames && s.nameBytes.take(rttNameCost+len(k.s)+len(r.Type)) {
+					k.s = strings.Clone(k.s)
+					s.names[k] = strings.Clone(r.Type)
+				} else {
+					s.unnamed++
+				}
 			}
 		}
 	case dissect.Reply:
@@ -313,6 +323,9 @@ func (s *RTT) WriteTable(w io.Writer, o TableOptions) error {
 	}
 	if approx {
 		t.notes = append(t.notes, "≈: from a histogram (within 1 %): more than 1048576 samples in all")
+	}
+	if s.unnamed > 0 {
+		t.notes = append(t.notes, itoa(s.unnamed)+" requests not remembered (bound reached): replies to them are named by code")
 	}
 	return t.write(w, o)
 }
