@@ -28,6 +28,7 @@ func problems(r *reassembly.Stats) []dissect.Count {
 	add(r.TCPBeforeStart, "TCP bytes from before a stream's first captured byte (ignored)")
 	add(r.TCPAfterClose, "TCP bytes after FIN/RST (ignored)")
 	add(r.TCPConflicts, "TCP retransmissions whose bytes differed from the first copy (kept; warned on the next record)")
+	add(r.TCPResetsIgnored, "TCP resets outside the window (ignored, RFC 5961; the connection goes on)")
 	add(r.Evicted, "streams ended early to keep memory bounded (too many open at once)")
 	add(r.Expired, "streams ended after being idle")
 	add(r.DroppedPackets, "packets whose payload dissect dropped (gap records)")

@@ -48,9 +48,10 @@ type Stats struct {
 	TCPGapBytes      int64 // bytes reported by Gap events (lost, cut by the snap length, dropped, or a lost tail)
 	TCPTailGapBytes  int64 // of TCPGapBytes: bytes after a direction's last captured byte, known sent from a later segment's or ACK's sequence number
 	TCPBeforeStart   int64 // bytes dropped because they came from before the point a mid-stream capture started
-	TCPAfterClose    int64 // bytes dropped because they came past a FIN, after a reset or on a finished connection
-	TCPConflicts     int64 // retransmitted segments whose bytes differ from the held first copy (Handler.Conflict)
-	TCPConflictBytes int64 // the differing ranges of those segments, first to last differing byte
+	TCPAfterClose    int64 // bytes dropped because they came past a FIN, in or after a reset, or on a finished connection
+	TCPConflicts     int64 // retransmitted segments whose bytes differ from the first copy, held or delivered (Handler.Conflict)
+	TCPConflictBytes int64 // the differing ranges of those segments, first to last differing byte (or 32-byte block)
+	TCPResetsIgnored int64 // RST segments ignored: sequence number outside the window (RFC 5961); their text is in TCPAfterClose
 
 	// Packets marked [capture.Packet].Dropped: their payload was dropped
 	// by dissect itself (decoding fell behind). The bytes are declared
@@ -199,6 +200,7 @@ type Assembler struct {
 	h     Handler
 	cfg   Config
 	seed  maphash.Seed // hashes delivered segments (half.recent)
+	hkey  hashKey      // hashes delivered blocks (half.hist)
 	stats Stats
 
 	flows  map[flowKey]*conn
@@ -225,7 +227,7 @@ type Assembler struct {
 
 // New returns an assembler that delivers events to h.
 func New(h Handler, cfg Config) *Assembler {
-	return &Assembler{
+	a := &Assembler{
 		h:      h,
 		cfg:    cfg.withDefaults(),
 		flows:  make(map[flowKey]*conn),
@@ -233,6 +235,10 @@ func New(h Handler, cfg Config) *Assembler {
 		frags:  newFragTable(),
 		seed:   maphash.MakeSeed(),
 	}
+	for i := range a.hkey {
+		a.hkey[i] = maphash.Bytes(a.seed, []byte{'k', byte(i)})
+	}
+	return a
 }
 
 // Stats returns the counters so far.

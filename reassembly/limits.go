@@ -187,6 +187,7 @@ func (a *Assembler) release(h *half) {
 	a.heldBytes -= h.heldLen
 	h.held = nil
 	h.heldLen = 0
+	h.hist = nil
 }
 
 // startHolding queues direction d of c, which has just started holding

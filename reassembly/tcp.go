@@ -42,6 +42,9 @@ type half struct {
 	// the first copy is gone; ri is the next slot to fill.
 	recent [recentRuns]deliveredRun
 	ri     uint8
+	// hist remembers the last delivered bytes by blocks (history.go), so
+	// that a retransmission over them at any range is compared too.
+	hist *history
 }
 
 // recentRuns is how many delivered segments per direction are remembered
@@ -75,6 +78,32 @@ func (h *half) sentUpTo(seq uint32) {
 			h.sent = max(h.sent, o)
 		}
 	}
+}
+
+// resetWindow is how far past the highest sequence number known sent in
+// a direction a reset's sequence number is still believed: the largest
+// window without scaling (RFC 9293). The capture carries no window scale
+// we use, and a genuine reset's number is the sender's next one, which
+// passes the highest seen only by what the capture missed of the last
+// flight.
+const resetWindow = 64 << 10
+
+// resetInWindow reports whether a reset with sequence number seq sent in
+// this direction is accepted, following RFC 5961 section 3.2 as an
+// observer: its number must lie in the receiver's window, from the next
+// byte to deliver to resetWindow past the highest known sent. An exact
+// match of the next expected number is not required (as an RFC 5961
+// receiver would, answering others with a challenge ACK): our next
+// expected number lags the receiver's when the capture missed packets or
+// holds out-of-order data. A direction with nothing seen has no window to
+// judge by (a reset answering a SYN is sent from there, its sequence
+// number possibly 0): its reset is accepted.
+func (h *half) resetInWindow(seq uint32) bool {
+	if !h.started {
+		return true
+	}
+	o := h.offset(seq)
+	return o >= h.off && o <= max(h.sent, h.off)+resetWindow
 }
 
 // sameSYN reports whether a SYN with sequence number seq belongs to the
@@ -121,6 +150,11 @@ func (a *Assembler) tcp(pk *packet, t time.Time) {
 
 	if pk.flags&flagRST != 0 {
 		a.stats.TCPAfterClose += int64(pk.plen) // a reset's text is not stream data
+		if !h.resetInWindow(pk.seq) {
+			// RFC 5961 3.2: a receiver drops it; the connection goes on.
+			a.stats.TCPResetsIgnored++
+			return
+		}
 		if ack {
 			// Its sequence number may be 0 (RFC 9293 3.10.7.1); its
 			// acknowledgment number is what the peer sent.
@@ -203,7 +237,8 @@ func (a *Assembler) segment(c *conn, d Dir, h *half, t time.Time, seq uint32, da
 		s, data = advance(s, data, cut)
 	}
 	if s < h.off {
-		if e <= h.off && int64(len(data)) == e-s {
+		old := min(e, h.off) - s // of the range, the bytes already delivered or declared lost
+		if !a.checkHistory(c, d, h, t, s, data[:min(int64(len(data)), old)]) && e <= h.off && int64(len(data)) == e-s {
 			a.checkDelivered(c, d, h, t, s, e, data)
 		}
 		cut := min(h.off-s, e-s)
@@ -277,6 +312,7 @@ func advance(s int64, data []byte, n int64) (int64, []byte) {
 // bytes that were not captured.
 func (a *Assembler) deliver(c *conn, d Dir, h *half, t time.Time, data []byte, n int64) {
 	if len(data) > 0 {
+		a.record(h, h.off, data)
 		h.off += int64(len(data))
 		a.h.Data(&c.s, d, t, data)
 	}
@@ -291,6 +327,7 @@ func (a *Assembler) gap(c *conn, d Dir, h *half, t time.Time, n int64) {
 		return
 	}
 	h.off += n
+	h.forgetHistory()
 	a.stats.TCPGapBytes += n
 	a.h.Gap(&c.s, d, t, n)
 }
@@ -312,6 +349,7 @@ func (a *Assembler) pump(c *conn, d Dir, h *half, t time.Time) {
 	}
 	if h.fin && !h.closed && h.off >= h.finOff && len(h.held) == 0 {
 		h.closed = true
+		h.hist = nil // nothing is compared after the end
 		a.h.Close(&c.s, d, t)
 	}
 }
@@ -369,9 +407,7 @@ func (a *Assembler) hold(c *conn, d Dir, h *half, t time.Time, s, e int64, data 
 		}
 	}
 	if conflictLo >= 0 {
-		a.stats.TCPConflicts++
-		a.stats.TCPConflictBytes += conflictHi - conflictLo
-		a.h.Conflict(&c.s, d, t, conflictLo, conflictHi-conflictLo)
+		a.conflict(c, d, t, conflictLo, conflictHi)
 	}
 }
 
@@ -454,15 +490,15 @@ func (a *Assembler) complete(c *conn, d Dir, t time.Time) {
 
 // checkDelivered compares a retransmission of the already delivered range
 // [s, e) with the segment first delivered there, when the ranges are the
-// same: different bytes are a conflict (the first copy was kept).
+// same: different bytes are a conflict (the first copy was kept). It
+// catches what the block history cannot: a difference in the first or
+// last bytes of a segment that do not cover a block whole.
 func (a *Assembler) checkDelivered(c *conn, d Dir, h *half, t time.Time, s, e int64, data []byte) {
 	for i := range h.recent {
 		r := &h.recent[i]
 		if r.start == s && r.end == e && r.end > r.start {
 			if maphash.Bytes(a.seed, data) != r.sum {
-				a.stats.TCPConflicts++
-				a.stats.TCPConflictBytes += e - s
-				a.h.Conflict(&c.s, d, t, s, e-s)
+				a.conflict(c, d, t, s, e)
 			}
 			return
 		}

@@ -84,14 +84,15 @@ func TestTCP(t *testing.T) {
 			build: func(f *feed, c *pktbuild.Conn) {
 				f.seg(c.Handshake()...)
 				f.seg(c.Send(C, []byte("hello")))
-				// Offsets 3..9: "LO" overlaps the delivered "lo".
+				// Offsets 3..9: "LO" overlaps the delivered "lo" with
+				// other bytes: a conflict at 3+2.
 				f.seg(c.Segment(C, pktbuild.PSH, 1001+3, []byte("LOworld")))
 				c.Next[C] = 1001 + 10
 				f.seg(c.Send(C, []byte("!")))
 			},
-			want:  []string{"open 0", "data 0/0 hello", "data 0/0 world", "data 0/0 !", "close 0/0", "close 0/1"},
+			want:  []string{"open 0", "data 0/0 hello", "conflict 0/0 3+2", "data 0/0 world", "data 0/0 !", "close 0/0", "close 0/1"},
 			spans: map[string]int64{"0/0": 11},
-			stats: func(s Stats) bool { return s.TCPRetransmitted == 2 },
+			stats: func(s Stats) bool { return s.TCPRetransmitted == 2 && s.TCPConflicts == 1 && s.TCPConflictBytes == 2 },
 		},
 		{
 			name: "overlap with held data: first copy wins",

@@ -1,0 +1,148 @@
+package reassembly
+
+import (
+	"encoding/binary"
+	"math/bits"
+	"time"
+)
+
+// A TCP direction remembers the last histWindow bytes it delivered as
+// hashes of histBlock-byte blocks aligned on stream offsets, so that a
+// retransmission over delivered data is compared with the first copy at
+// any offset and whatever its segment boundaries: the blocks it covers
+// whole are compared by hash; the last, incomplete block is kept as bytes
+// and compared exactly. The bytes of a retransmission that cover a
+// complete block only in part (at most histBlock-1 at each end) are not
+// compared, nor are those older than the window or delivered before the
+// direction's last gap.
+const (
+	histBlock  = 32
+	histBlocks = 512 // 16 KiB of delivered data per direction
+	histWindow = histBlock * histBlocks
+)
+
+// history is a direction's memory of its delivered bytes. sums grows with
+// the data delivered, 4 bytes per block, up to histBlocks entries (2 KiB);
+// with the rest, a direction that delivered data holds at most about
+// 2.1 KiB.
+type history struct {
+	sums []uint32 // sums[b%histBlocks]: hash of block b (offsets b*histBlock...)
+	from int64    // delivered bytes are known from this offset on (the end of the last gap)
+	tail [histBlock]byte
+}
+
+// hashKey seeds the block hashes: a sender cannot make two blocks collide
+// on purpose without knowing it.
+type hashKey [4]uint64
+
+// sum hashes one block of histBlock bytes.
+func (k *hashKey) sum(b []byte) uint32 {
+	_ = b[histBlock-1]
+	h1, l1 := bits.Mul64(binary.LittleEndian.Uint64(b)^k[0], binary.LittleEndian.Uint64(b[8:])^k[1])
+	h2, l2 := bits.Mul64(binary.LittleEndian.Uint64(b[16:])^k[2], binary.LittleEndian.Uint64(b[24:])^k[3])
+	h, l := bits.Mul64(h1^l1^k[2], h2^l2^k[0])
+	return uint32(h ^ l ^ (h >> 32))
+}
+
+// put stores the hash of block b.
+func (hs *history) put(b int64, sum uint32) {
+	i := int(b % histBlocks)
+	if i >= len(hs.sums) {
+		n := histBlocks
+		if b < histBlocks {
+			n = min(histBlocks, max(i+1, 2*len(hs.sums), 16))
+		}
+		s := make([]uint32, n)
+		copy(s, hs.sums)
+		hs.sums = s
+	}
+	hs.sums[i] = sum
+}
+
+// record remembers data, delivered at offset off.
+func (a *Assembler) record(h *half, off int64, data []byte) {
+	hs := h.hist
+	if hs == nil {
+		hs = &history{from: off}
+		h.hist = hs
+	}
+	if r := off % histBlock; r != 0 {
+		n := copy(hs.tail[r:], data)
+		data = data[n:]
+		off += int64(n)
+		if off%histBlock == 0 && off-histBlock >= hs.from {
+			hs.put(off/histBlock-1, a.hkey.sum(hs.tail[:]))
+		}
+	}
+	for len(data) >= histBlock {
+		hs.put(off/histBlock, a.hkey.sum(data[:histBlock]))
+		data = data[histBlock:]
+		off += histBlock
+	}
+	copy(hs.tail[:], data)
+}
+
+// forgetHistory notes a gap: the bytes before the delivery point are not
+// known contiguously any more.
+func (h *half) forgetHistory() {
+	if h.hist != nil {
+		h.hist.from = h.off
+	}
+}
+
+// checkHistory compares data, retransmitted at offset s and wholly before
+// the delivery point, with the remembered first copy, and reports a
+// Conflict from the first differing byte (or block) to the last; it
+// returns whether it did.
+func (a *Assembler) checkHistory(c *conn, d Dir, h *half, t time.Time, s int64, data []byte) bool {
+	hs := h.hist
+	if hs == nil || len(data) == 0 {
+		return false
+	}
+	e := s + int64(len(data))
+	cur := h.off / histBlock * histBlock // start of the incomplete block
+	lo, hi := int64(-1), int64(-1)
+	mark := func(x, y int64) {
+		if lo < 0 {
+			lo = x
+		}
+		hi = y
+	}
+	// Complete blocks covered whole, within the window, after the gap.
+	first := max(s, hs.from, cur-histWindow)
+	b := (first + histBlock - 1) / histBlock
+	for ; (b+1)*histBlock <= min(e, cur); b++ {
+		x := b * histBlock
+		if i := int(b % histBlocks); i < len(hs.sums) && a.hkey.sum(data[x-s:x-s+histBlock]) != hs.sums[i] {
+			mark(x, x+histBlock)
+		}
+	}
+	// The incomplete block, byte by byte.
+	if x, y := max(s, cur, hs.from), min(e, h.off); x < y {
+		p := data[x-s : y-s]
+		q := hs.tail[x-cur : y-cur]
+		if string(p) != string(q) {
+			i, j := 0, len(p)
+			for p[i] == q[i] {
+				i++
+			}
+			for p[j-1] == q[j-1] {
+				j--
+			}
+			mark(x+int64(i), x+int64(j))
+		}
+	}
+	if lo < 0 {
+		return false
+	}
+	a.conflict(c, d, t, lo, hi)
+	return true
+}
+
+// conflict reports that the retransmitted bytes [lo, hi) differ from the
+// first copy, which was kept.
+func (a *Assembler) conflict(c *conn, d Dir, t time.Time, lo, hi int64) {
+	a.stats.TCPConflicts++
+	a.stats.TCPConflictBytes += hi - lo
+	a.h.Conflict(&c.s, d, t, lo, hi-lo)
+}
