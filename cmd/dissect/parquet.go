@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"path/filepath"
 
 	"github.com/dissect-tools/dissect/dissect"
@@ -57,3 +58,32 @@ func (c *capturedFrom) Record(r *dissect.Record) error {
 
 // Close closes the lake's files.
 func (c *capturedFrom) Close() error { return closeOutput(c.sink) }
+
+// outputNotes returns what the output has to say at the end of a run
+// (after Close), for stderr: the records of a Parquet lake that went to
+// an overflow partition and the partitions whose name was shortened.
+// Nothing is lost in either case, but a query by partition does not see
+// those records under their type.
+func outputNotes(out sink) []string {
+	var lake *parquetout.Writer
+	switch o := out.(type) {
+	case *capturedFrom:
+		lake = o.lake
+	case *parquetout.Writer:
+		lake = o
+	case *querySink:
+		lake, _ = o.out.(*parquetout.Writer)
+	}
+	if lake == nil {
+		return nil
+	}
+	var notes []string
+	if n := lake.Overflowed(); n > 0 {
+		notes = append(notes, fmt.Sprintf("-o parquet: %d records of types beyond the first %d named by the wire went to type=__overflow__ (their type in column record_type)",
+			n, lake.MaxPartitions()))
+	}
+	if n := lake.Shortened(); n > 0 {
+		notes = append(notes, fmt.Sprintf("-o parquet: %d partition names too long for a directory were shortened to a prefix and a hash (the full type in column record_type)", n))
+	}
+	return notes
+}

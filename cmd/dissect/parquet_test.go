@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -13,6 +15,7 @@ import (
 	"github.com/dissect-tools/dissect/dissect/dissecttest"
 	"github.com/dissect-tools/dissect/dissect/handcontrol"
 	"github.com/dissect-tools/dissect/internal/duckdb"
+	"github.com/dissect-tools/dissect/output/parquetout"
 )
 
 // lakeCounts returns "capture|proto|type" -> rows, from DuckDB.
@@ -197,5 +200,140 @@ func TestParquetNeedsOut(t *testing.T) {
 	_, errOut, code := cli(t, "-o", "parquet", filepath.Join(pcapDir, "vrpn_multi_device.pcap"))
 	if code == 0 || !strings.Contains(errOut, "--out") {
 		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+}
+
+// hostileCapture writes the capture `go run ./internal/hostile args...`
+// makes into a temporary file and returns its path; it skips the test
+// when the go command is missing.
+func hostileCapture(t *testing.T, args ...string) string {
+	t.Helper()
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command to run internal/hostile:", err)
+	}
+	cmd := exec.Command(goBin, append([]string{"run", "./internal/hostile"}, args...)...)
+	cmd.Dir = filepath.Join("..", "..")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("hostile %v: %v", args, err)
+	}
+	path := filepath.Join(t.TempDir(), "hostile.pcap")
+	if err := os.WriteFile(path, out, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestParquetWireNamesBounded writes a capture with more VRPN type names
+// than the lake has partitions for, and one with names too long for a
+// directory: the run ends well, the lake has at most the declared tables,
+// DefaultMaxPartitions partitions named by the wire and the overflow,
+// every directory name fits, and the rows per real type (the partition's,
+// or record_type where the partition does not say it) are the records of
+// -o json.
+func TestParquetWireNamesBounded(t *testing.T) {
+	if err := duckdb.Available(); err != nil {
+		t.Skip(err.Error())
+	}
+	reg, err := all.Registry(all.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	declared := map[string]bool{}
+	for _, d := range reg.Types("vrpn") {
+		if d.Type != "*" {
+			declared["type="+parquetout.EscapePartition(d.Table())] = true
+		}
+	}
+	max := parquetout.DefaultMaxPartitions
+	for _, c := range []struct {
+		name           string
+		args           []string
+		wire, overflow int // partitions named by the wire, records beyond
+	}{
+		{"many", []string{"wirenames", fmt.Sprint(max + 76), "8"}, max, 76},
+		{"long", []string{"wirenames", "40", "300"}, 40, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			capture := hostileCapture(t, c.args...)
+			out, errOut, code := cli(t, "-o", "json", "--no-summary", "-r", capture)
+			if code != 0 {
+				t.Fatalf("json exit %d: %s", code, errOut)
+			}
+			want := map[string]int{}
+			for _, r := range parseJSONL(t, out) {
+				want["vrpn|"+r.Type]++
+			}
+			lake := t.TempDir()
+			if _, errOut, code = cli(t, "-o", "parquet", "--out", lake, "-r", capture); code != 0 {
+				t.Fatalf("parquet exit %d: %s", code, errOut)
+			}
+			dirs, err := os.ReadDir(filepath.Join(lake, "proto=vrpn"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			wire, overflow := 0, false
+			for _, d := range dirs {
+				switch n := d.Name(); {
+				case len(n) > 255:
+					t.Errorf("directory name of %d bytes", len(n))
+				case n == "type=__overflow__":
+					overflow = true
+				case !declared[n]:
+					wire++
+				}
+			}
+			if wire != c.wire || overflow != (c.overflow > 0) {
+				t.Errorf("%d partitions named by the wire (want %d), overflow partition %v", wire, c.wire, overflow)
+			}
+			_, rows := duckdb.Query(t, "SELECT proto, coalesce(record_type, type), count(*)::VARCHAR FROM read_parquet("+
+				duckdb.Quote(filepath.Join(lake, "**", "*.parquet"))+", hive_partitioning=true, union_by_name=true) GROUP BY ALL")
+			got := map[string]int{}
+			for _, r := range rows {
+				var n int
+				fmt.Sscan(fmt.Sprint(r[2]), &n)
+				got[fmt.Sprintf("%v|%v", r[0], r[1])] = n
+			}
+			if len(got) != len(want) {
+				t.Errorf("%d types in the lake, %d in the JSON records", len(got), len(want))
+			}
+			for k, n := range want {
+				if got[k] != n {
+					t.Errorf("%.60q: %d rows in the lake, %d JSON records", k, got[k], n)
+				}
+			}
+		})
+	}
+}
+
+// TestOutputNotes: what stderr is told at the end of a run into a lake
+// that overflowed and shortened names, and nothing for one that did not.
+func TestOutputNotes(t *testing.T) {
+	decl := func(*dissect.Record) *dissect.TypeDecl { return &dissect.TypeDecl{Type: "*"} }
+	w, err := parquetout.New(t.TempDir(), parquetout.Options{Decl: decl, MaxPartitions: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if notes := outputNotes(w); len(notes) != 0 {
+		t.Errorf("notes before any record: %q", notes)
+	}
+	for _, typ := range []string{"a", strings.Repeat("b", 300), "c", "d", "c"} {
+		if err := w.Record(&dissect.Record{Proto: "p", Type: typ}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// a and the long b make 2; c, d, c overflow; b was shortened.
+	notes := strings.Join(outputNotes(&capturedFrom{lake: w}), "\n")
+	for _, s := range []string{"3 records of types beyond the first 2", "type=__overflow__", "1 partition names too long"} {
+		if !strings.Contains(notes, s) {
+			t.Errorf("notes do not say %q:\n%s", s, notes)
+		}
+	}
+	if notes := outputNotes(&querySink{}); notes != nil {
+		t.Errorf("notes of another output: %q", notes)
 	}
 }
