@@ -59,6 +59,20 @@ func main() {
 		g.wirenames(n, min(max(ln, 1), 4096))
 	case "halfmsg": // halfmsg N [both] (halfmsg.go)
 		g.halfmsg(n, len(os.Args) > 3 && os.Args[3] == "both")
+	case "typenames", "vrpnnames": // typenames|vrpnnames C N [LEN] (names.go)
+		per, ln := 4096, namesDefaultLen
+		if len(os.Args) > 3 {
+			per, _ = strconv.Atoi(os.Args[3])
+		}
+		if len(os.Args) > 4 {
+			ln, _ = strconv.Atoi(os.Args[4])
+		}
+		per, ln = min(max(per, 1), 1<<20), min(max(ln, 1), 4096)
+		if os.Args[1] == "typenames" {
+			g.typenames(n, per, ln)
+		} else {
+			g.vrpnnames(n, per, ln)
+		}
 	default:
 		fmt.Fprintln(os.Stderr, "hostile: unknown case", os.Args[1])
 		os.Exit(2)
