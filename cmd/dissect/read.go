@@ -37,6 +37,7 @@ type readOpts struct {
 	statsTable stats.TableOptions // how statistics tables are laid out
 	count      int64              // -c: stop after this many packets (on the root command, a live flag)
 	proto      protoFlags         // what the protocols decode (schema.go)
+	limits     dissect.Limits     // --max-held-messages (held.go)
 }
 
 func addReadFlags(cmd *cobra.Command, o *readOpts) {
@@ -53,6 +54,7 @@ func addReadFlags(cmd *cobra.Command, o *readOpts) {
 	addQueryFlags(cmd, &o.q)
 	f.StringVar(&o.outPath, "out", "", "-o parquet: the lake's directory (created if needed; runs may share one); -o mcap: the file")
 	o.proto.add(cmd)
+	addHeldFlag(cmd, &o.limits)
 	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a Go CPU profile to this file (for performance work)")
 	_ = f.MarkHidden("cpuprofile")
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"table", "json", "fields", "parquet", "mcap"}, cobra.ShellCompDirectiveNoFileComp))
@@ -269,6 +271,7 @@ func runRead(cmd *cobra.Command, o *readOpts, files []string, stdin io.Reader, s
 func (o *readOpts) pipelineConfig(reg *dissect.Registry, out sink) pipeline.Config {
 	// A filter and statistics need whole records, also with -q.
 	cfg := pipeline.Config{Registry: reg, CountOnly: o.quiet && !o.q.active(), Packets: o.count, Raw: o.q.hex, Workers: o.workers()}
+	cfg.Limits = o.limits
 	if out != nil {
 		cfg.Sink = out
 	}
