@@ -97,15 +97,17 @@ func (w *Writer) derivedChannel(r *dissect.Record, k topicKey, topicf func() str
 			return nil, err
 		}
 	}
-	w.topics[k] = c
+	w.remember(k, c)
 	return c, nil
 }
 
 // rooted adds a transform from world to frame (identity) the first time
-// frame is seen.
+// frame is seen, or each time once MaxTopics frames are remembered.
 func (w *Writer) rooted(frame string) {
 	if !w.frames[frame] && frame != "world" {
-		w.frames[frame] = true
+		if len(w.frames) < w.o.MaxTopics {
+			w.frames[frame] = true
+		}
 		w.tfs = append(w.tfs, transform{parent: "world", child: frame, pos: identity, q: identity})
 	}
 }

@@ -54,15 +54,28 @@
 // most Options.MaxTopics topics are made (a channel id is 16 bits), beyond
 // which records go to /PROTO/_overflow (schema dissect.undeclared) and
 // derived topics are not made; /dissect/events says so once.
+//
+// Names from the wire (types, senders) are kept by the writer to find a
+// record's topic again. Each is kept to at most [maxKept] bytes: a longer
+// one is cut (at a character) and given "~" and 16 hex digits of its
+// SHA-256, which is then also the name of its frame; topics use 64 bytes
+// of it anyway. Many names may share a topic (names alike in their first
+// 64 bytes, or once sanitised): at most 4 × MaxTopics names are
+// remembered, later ones are looked up afresh for each record, and at most
+// MaxTopics frames are remembered as given a transform from world, later
+// ones are given one with each picture.
 package mcapout
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/dissect-tools/dissect/dissect"
 	"github.com/dissect-tools/dissect/output"
@@ -207,7 +220,7 @@ func (w *Writer) Record(r *dissect.Record) error {
 // recordKey returns the key of r's record topic: its declaration, stream
 // and type, and the sender and sensor its fields of those roles name.
 func (w *Writer) recordKey(r *dissect.Record, d *declared) topicKey {
-	k := topicKey{proto: r.Proto, typ: r.Type, stream: r.Stream, sensor: -1}
+	k := topicKey{proto: r.Proto, typ: kept(r.Type), stream: r.Stream, sensor: -1}
 	if d == nil {
 		return k
 	}
@@ -216,7 +229,7 @@ func (w *Writer) recordKey(r *dissect.Record, d *declared) topicKey {
 		return k
 	}
 	if s, ok := r.Fields.Get(d.sender); ok && s.Kind() == dissect.KindString && s.Str() != "" {
-		k.sender = s.Str()
+		k.sender = kept(s.Str())
 		if d.sensor != "" {
 			n, ok := r.Fields.Get(d.sensor)
 			switch {
@@ -291,8 +304,34 @@ func (w *Writer) recordChannel(r *dissect.Record, d *declared, k topicKey) (*cha
 			err = w.undeclaredTopic(r, topic)
 		}
 	}
-	w.topics[k] = c
+	w.remember(k, c)
 	return c, err
+}
+
+// remember caches the channel of k, unless the cache is full.
+func (w *Writer) remember(k topicKey, c *channel) {
+	if len(w.topics) < 4*w.o.MaxTopics {
+		w.topics[k] = c
+	}
+}
+
+// maxKept is the longest name from the wire the writer keeps.
+const maxKept = 128
+
+// kept returns s, or when it is longer than maxKept a prefix of it cut at
+// a character, "~" and 16 hex digits of its SHA-256: maxKept bytes at
+// most, different for different names.
+func kept(s string) string {
+	if len(s) <= maxKept {
+		return s
+	}
+	sum := sha256.Sum256([]byte(s))
+	suffix := "~" + hex.EncodeToString(sum[:8])
+	i := maxKept - len(suffix)
+	for k := 0; k < utf8.UTFMax && i > 0 && !utf8.RuneStart(s[i]); k++ {
+		i--
+	}
+	return s[:i] + suffix
 }
 
 // free returns the channel of topic if it has the schema sid (another key

@@ -49,6 +49,14 @@ func write(t testing.TB, o Options, recs ...*dissect.Record) ([]msg, map[string]
 	if err != nil {
 		t.Fatal(err)
 	}
+	msgs, schemas := readBack(t, raw)
+	return msgs, schemas, file
+}
+
+// readBack reads an MCAP file with the library's reader: the messages in
+// file order and the schemas by name.
+func readBack(t testing.TB, raw []byte) ([]msg, map[string]string) {
+	t.Helper()
 	rd, err := mcap.NewReader(bytes.NewReader(raw))
 	if err != nil {
 		t.Fatal(err)
@@ -79,7 +87,7 @@ func write(t testing.TB, o Options, recs ...*dissect.Record) ([]msg, map[string]
 		}
 		out = append(out, msg{c.Topic, s.Name, string(m.Data), m.LogTime, c.Metadata})
 	}
-	return out, schemas, file
+	return out, schemas
 }
 
 var t0 = time.Date(2026, 11, 24, 1, 2, 3, 456789000, time.UTC)
