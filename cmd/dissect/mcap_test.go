@@ -588,3 +588,72 @@ func TestMCAPStdout(t *testing.T) {
 		t.Errorf("unwritable --out: exit %d, stderr %q", code, errOut)
 	}
 }
+
+// TestMCAPWireNamesBounded writes captures with more VRPN type names than
+// an MCAP file has topics for, and with names of 255 bytes: at most
+// 4096 topics besides /vrpn/_overflow, /dissect/events and /tf are made,
+// the further
+// types' records are on /vrpn/_overflow, no topic segment is longer than
+// 64 bytes, and the record messages are the records of -o json, type by
+// type.
+func TestMCAPWireNamesBounded(t *testing.T) {
+	for _, c := range []struct {
+		args     []string
+		overflow bool
+	}{
+		{[]string{"wirenames", "4200", "8"}, true},
+		{[]string{"wirenames", "50", "300"}, false},
+	} {
+		t.Run(c.args[1], func(t *testing.T) {
+			capture := hostileCapture(t, c.args...)
+			file, jsonl := writeMCAP(t, "-r", capture)
+			want := map[string]int{}
+			for _, r := range parseJSONL(t, jsonl) {
+				want[r.Type]++
+			}
+			f, err := os.Open(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			msgs, info := readMCAP(t, f)
+			topics := 0
+			for _, ch := range info.Channels {
+				if ch.Topic != "/dissect/events" && ch.Topic != "/tf" && ch.Topic != "/vrpn/_overflow" {
+					topics++
+				}
+				for _, s := range strings.Split(ch.Topic, "/") {
+					if len(s) > 64 {
+						t.Errorf("topic segment of %d bytes", len(s))
+					}
+				}
+			}
+			if topics > 4096 {
+				t.Errorf("%d topics", topics)
+			}
+			got, overflow := map[string]int{}, false
+			for _, m := range msgs {
+				if m.topic == "/dissect/events" || m.topic == "/tf" {
+					continue
+				}
+				overflow = overflow || m.topic == "/vrpn/_overflow"
+				var r jsonRecord
+				if err := json.Unmarshal(m.data, &r); err != nil {
+					t.Fatal(err)
+				}
+				got[r.Type]++
+			}
+			if overflow != c.overflow {
+				t.Errorf("records on /vrpn/_overflow: %v, want %v", overflow, c.overflow)
+			}
+			if len(got) != len(want) {
+				t.Errorf("%d types in the file, %d in the JSON records", len(got), len(want))
+			}
+			for typ, n := range want {
+				if got[typ] != n {
+					t.Errorf("%.40q: %d messages, %d JSON records", typ, got[typ], n)
+				}
+			}
+		})
+	}
+}
