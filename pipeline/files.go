@@ -3,6 +3,8 @@ package pipeline
 import (
 	"errors"
 	"io"
+	"sync"
+	"sync/atomic"
 
 	"github.com/dissect-tools/dissect/capture"
 )
@@ -12,23 +14,43 @@ import (
 // its error is kept, the packets before the damage are returned, and the
 // next file is read. After the last file, Next returns the errors joined
 // (errors.Join; each names its file), or io.EOF when there were none.
+//
+// Files is a [Stopper]: after Stop (a signal), Next returns what it would
+// after the last file, also while a read of stdin is blocked (a pipe that
+// sends nothing): the run ends as at the end of its input.
 type Files struct {
-	names []string
-	stdin io.Reader
-	i     int // index of the next file to open
-	cur   capture.Source
-	errs  []error
+	names   []string
+	stdin   io.Reader
+	i       int // index of the next file to open
+	cur     capture.Source
+	errs    []error
+	stopped atomic.Bool
+	stop    chan struct{} // closed by Stop
+	once    sync.Once
 }
 
 // NewFiles returns a source reading names in order; "-" is stdin.
 func NewFiles(names []string, stdin io.Reader) *Files {
-	return &Files{names: names, stdin: stdin}
+	return &Files{names: names, stdin: stdin, stop: make(chan struct{})}
+}
+
+// Stop makes Next end the input: no packet is returned after it. It may
+// be called from any goroutine.
+func (f *Files) Stop() {
+	f.once.Do(func() {
+		f.stopped.Store(true)
+		close(f.stop)
+	})
 }
 
 // Next returns the next packet of the current file, opening the next file
 // at the end of one.
 func (f *Files) Next() (*capture.Packet, error) {
 	for {
+		if f.stopped.Load() {
+			f.Close()
+			f.i = len(f.names)
+		}
 		if f.cur == nil {
 			if f.i >= len(f.names) {
 				if len(f.errs) > 0 {
@@ -38,9 +60,11 @@ func (f *Files) Next() (*capture.Packet, error) {
 			}
 			name := f.names[f.i]
 			f.i++
-			src, err := open(name, f.stdin)
+			src, err := open(name, f.stdin, f.stop)
 			if err != nil {
-				f.errs = append(f.errs, err)
+				if !f.stopped.Load() { // else the error is the stop's
+					f.errs = append(f.errs, err)
+				}
 				continue
 			}
 			f.cur = src
@@ -49,7 +73,7 @@ func (f *Files) Next() (*capture.Packet, error) {
 		if err == nil {
 			return p, nil
 		}
-		if !errors.Is(err, io.EOF) {
+		if !errors.Is(err, io.EOF) && !f.stopped.Load() {
 			f.errs = append(f.errs, err)
 		}
 		f.cur.Close()
@@ -78,9 +102,68 @@ func (f *Files) Close() error {
 	return nil
 }
 
-func open(name string, stdin io.Reader) (capture.Source, error) {
+func open(name string, stdin io.Reader, stop <-chan struct{}) (capture.Source, error) {
 	if name == "-" {
-		return capture.NewReader(stdin, "stdin")
+		return capture.NewReader(newStoppable(stdin, stop), "stdin")
 	}
 	return capture.OpenFile(name)
+}
+
+// errStopped is what a read of stdin returns after Files.Stop.
+var errStopped = errors.New("stopped")
+
+// stoppable reads r in a goroutine of its own, so that a read blocked on
+// a pipe that sends nothing can be given up when stop is closed: Read
+// then returns errStopped, and the goroutine ends with its read (at the
+// latest when the process does). Regular files never block that way and
+// are read directly.
+type stoppable struct {
+	r    io.Reader
+	stop <-chan struct{}
+	req  chan []byte
+	res  chan readResult
+	eof  error // what every later Read returns
+}
+
+type readResult struct {
+	n   int
+	err error
+}
+
+func newStoppable(r io.Reader, stop <-chan struct{}) *stoppable {
+	return &stoppable{r: r, stop: stop}
+}
+
+func (s *stoppable) Read(p []byte) (int, error) {
+	if s.eof != nil {
+		return 0, s.eof
+	}
+	select {
+	case <-s.stop:
+		return 0, errStopped
+	default:
+	}
+	if s.req == nil {
+		s.req, s.res = make(chan []byte), make(chan readResult, 1)
+		go func() {
+			for b := range s.req {
+				n, err := s.r.Read(b)
+				s.res <- readResult{n, err}
+			}
+		}()
+	}
+	s.req <- p
+	select {
+	case r := <-s.res:
+		if r.err != nil {
+			s.eof = r.err
+			close(s.req)
+		}
+		return r.n, r.err
+	case <-s.stop:
+		// The goroutine may still write into p: the caller's buffer is
+		// not read again, as every later Read returns errStopped.
+		s.eof = errStopped
+		return 0, errStopped
+	}
 }

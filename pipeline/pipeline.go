@@ -92,7 +92,8 @@ type KernelStats struct {
 
 // Stopper is implemented by live sources: Stop asks the source to capture
 // nothing new; Next then returns what was already captured, then io.EOF.
-// It may be called from any goroutine.
+// It may be called from any goroutine. [Files] implements it too: a file
+// run whose ctx ends (a signal) stops reading there.
 type Stopper interface {
 	Stop()
 }
@@ -124,6 +125,11 @@ type Flusher interface {
 // is written before Run returns; the error names the input. An output
 // error is an [*OutputError]. Several files are read as one capture with
 // [Files].
+//
+// When ctx ends during a file run, a src that is a [Stopper] is stopped:
+// the run ends as at the end of its input (every stream ended, the sink
+// flushed) and Run returns what that end returns. The caller knows why
+// ctx ended and says so.
 func Run(ctx context.Context, src capture.Source, cfg Config) (*dissect.Summary, error) {
 	start := time.Now()
 	if cfg.Live != nil && cfg.Reassembly.IdleTimeout == 0 {
@@ -146,9 +152,13 @@ func Run(ctx context.Context, src capture.Source, cfg Config) (*dissect.Summary,
 			return &sum, err
 		}
 	case staged:
+		stop := stopOnDone(ctx, src)
 		err = runStaged(src, &cfg, d) // it ends the streams itself
+		stop()
 	default:
+		stop := stopOnDone(ctx, src)
 		err = runFile(src, &cfg, d)
+		stop()
 	}
 	if !staged {
 		if ferr := d.finish(); ferr != nil && err == nil {
@@ -163,6 +173,17 @@ func Run(ctx context.Context, src capture.Source, cfg Config) (*dissect.Summary,
 	d.summary(&sum)
 	sum.Elapsed = time.Since(start)
 	return &sum, err
+}
+
+// stopOnDone stops src, when it is a [Stopper], once ctx is done; the
+// function returned ends the watch.
+func stopOnDone(ctx context.Context, src capture.Source) func() {
+	s, ok := src.(Stopper)
+	if !ok {
+		return func() {}
+	}
+	stop := context.AfterFunc(ctx, s.Stop)
+	return func() { stop() }
 }
 
 // runFile reads src in this goroutine. A read error ends the input but

@@ -18,14 +18,17 @@ import (
 // run's error, for the exit code. Files, live interfaces and serial taps
 // all end here.
 //
-// A live run (sum.Capture is set) always ends with its statistics and
-// summary, which say what was captured and what -w holds whatever became
-// of the output; it returns its first error. A file run whose output
-// failed ends with that error alone, and so does one that read nothing
-// (a missing file, not a capture): an empty summary would only push the
-// error away. The reader of the output going away (EPIPE: dissect big.pcap
-// | head) is a normal end, as in tshark: the summary still goes to stderr,
-// and the exit code is 0.
+// Every run that read something ends with its summary, whatever became
+// of the output: it says what was read and lost. A live run (sum.Capture
+// is set) returns its first error. A file run returns its errors: the
+// files that could not be read, then the output's (a full disk: one line
+// naming the path, exit 1). One that read nothing because of an input
+// error (a missing file, not a capture) ends with that error alone: an
+// empty summary would only push the error away. The reader of the
+// output going away (EPIPE: dissect big.pcap | head) is a normal end, as
+// in tshark: exit 0. A file run stopped by a signal (o.interrupted) says
+// so after the summary, reports its errors, and asks for exit status
+// 128 + the signal's number.
 func (o *readOpts) endRun(stderr io.Writer, out sink, sum *dissect.Summary, err error) error {
 	if errors.Is(err, pipeline.ErrAborted) {
 		return reportAborted(stderr, sum.Capture)
@@ -36,29 +39,30 @@ func (o *readOpts) endRun(stderr io.Writer, out sink, sum *dissect.Summary, err 
 	}
 	closed := errors.Is(err, syscall.EPIPE)
 	var oe *pipeline.OutputError
-	if !live && !closed && errors.As(err, &oe) {
-		return err
-	}
-	nothingRead := !live && err != nil && sum.Packets == 0
+	outFailed := !closed && errors.As(err, &oe)
+	nothingRead := !live && err != nil && !outFailed && sum.Packets == 0
 	if !closed && !nothingRead {
 		ferr := o.finish(stderr)
-		gone := errors.Is(ferr, syscall.EPIPE)
 		switch {
 		case ferr == nil:
-		case live: // the summary follows all the same
-			if !gone && err == nil {
-				err = ferr
-			}
-		case gone:
-			closed = true
-		default:
-			return ferr
+		case errors.Is(ferr, syscall.EPIPE):
+			closed = closed || !live
+		case err == nil: // the summary follows all the same
+			err = ferr
 		}
 	}
 	if !o.noSummary && !nothingRead {
 		output.WriteSummaryWith(stderr, sum, output.SummaryOptions{ASCII: !terminalOf(stderr, os.Getenv).utf8})
 	}
 	switch {
+	case o.interrupted != nil && !live:
+		fmt.Fprintf(stderr, "dissect: interrupted by %s: stopped reading after %d packets\n", signalName(o.interrupted), sum.Packets)
+		if !closed && err != nil {
+			for _, e := range fileErrors(err) {
+				fmt.Fprintf(stderr, "dissect: %s\n", oneLine(e.Error()))
+			}
+		}
+		return exitStatus{signalStatus(o.interrupted)}
 	case closed:
 		return nil
 	case live:
@@ -94,12 +98,7 @@ func closeOutput(out sink) error {
 // its own line and returns a silent error for the exit code; a single
 // error is returned as it is.
 func joinFileErrors(stderr io.Writer, err error) error {
-	var errs []error
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		errs = j.Unwrap()
-	} else if err != nil {
-		errs = []error{err}
-	}
+	errs := fileErrors(err)
 	switch len(errs) {
 	case 0:
 		return nil
@@ -110,4 +109,15 @@ func joinFileErrors(stderr io.Writer, err error) error {
 		fmt.Fprintf(stderr, "dissect: %s\n", oneLine(err.Error()))
 	}
 	return silentError{}
+}
+
+// fileErrors returns the errors err joins (pipeline.Files joins them), or
+// err alone.
+func fileErrors(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	} else if err != nil {
+		return []error{err}
+	}
+	return nil
 }

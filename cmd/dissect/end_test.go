@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"errors"
+	"os"
 	"strings"
 	"syscall"
 	"testing"
@@ -43,12 +44,24 @@ func TestEndRun(t *testing.T) {
 		want     error  // errors.Is the returned error; nil: none returned
 		silent   bool   // the error returned is silentError (already reported)
 		stderr   string // written to stderr after the summary
+		sig      os.Signal
+		status   int // the exitStatus returned (0: none)
 	}{
 		{name: "file", sum: file(3), summary: true},
 		{name: "file, nothing read", sum: file(0), runErr: missing, want: missing},
 		{name: "file, damaged after some packets", sum: file(3), runErr: damaged, summary: true, want: damaged},
-		{name: "file, output failed", sum: file(3), runErr: &pipeline.OutputError{Err: diskFull}, want: diskFull},
-		{name: "file, output failed to close", sum: file(3), closeErr: diskFull, want: diskFull},
+		// A full disk: the summary says what was read, then one line.
+		{name: "file, output failed", sum: file(3), runErr: &pipeline.OutputError{Err: diskFull}, summary: true, want: diskFull},
+		{name: "file, output failed to close", sum: file(3), closeErr: diskFull, summary: true, want: diskFull},
+		// A signal: the summary, a line, exit status 128 + its number.
+		{name: "file, SIGINT", sum: file(3), sig: syscall.SIGINT, summary: true, status: 130,
+			stderr: "dissect: interrupted by SIGINT: stopped reading after 3 packets\n"},
+		{name: "file, SIGTERM and a full disk", sum: file(4), sig: syscall.SIGTERM, runErr: &pipeline.OutputError{Err: diskFull}, summary: true, status: 143,
+			stderr: "dissect: interrupted by SIGTERM: stopped reading after 4 packets\ndissect: writing output: no space left on device\n"},
+		{name: "file, SIGHUP and the reader gone", sum: file(5), sig: syscall.SIGHUP, closeErr: syscall.EPIPE, summary: true, status: 129,
+			stderr: "dissect: interrupted by SIGHUP: stopped reading after 5 packets\n"},
+		{name: "files, SIGINT after two damaged", sum: file(3), sig: syscall.SIGINT, runErr: errors.Join(missing, damaged), summary: true, status: 130,
+			stderr: "dissect: interrupted by SIGINT: stopped reading after 3 packets\ndissect: a.pcap: no such file\ndissect: b.pcap: at byte 24: truncated\n"},
 		{name: "file, reader of the output gone", sum: file(3), runErr: &pipeline.OutputError{Err: syscall.EPIPE}, summary: true},
 		{name: "file, reader gone at close", sum: file(3), closeErr: syscall.EPIPE, summary: true},
 		{name: "files, two damaged", sum: file(3), runErr: errors.Join(missing, damaged), summary: true, silent: true,
@@ -63,7 +76,7 @@ func TestEndRun(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			var stderr bytes.Buffer
 			out := &closingSink{err: c.closeErr}
-			err := (&readOpts{}).endRun(&stderr, out, c.sum, c.runErr)
+			err := (&readOpts{interrupted: c.sig}).endRun(&stderr, out, c.sum, c.runErr)
 			if !out.closed {
 				t.Error("the output was not closed")
 			}
@@ -71,7 +84,12 @@ func TestEndRun(t *testing.T) {
 				t.Errorf("summary written: %v, want %v; stderr:\n%s", got, c.summary, stderr.String())
 			}
 			var silent silentError
+			var status exitStatus
 			switch {
+			case c.status != 0:
+				if !errors.As(err, &status) || status.code != c.status {
+					t.Errorf("returned %v, want exit status %d", err, c.status)
+				}
 			case c.silent:
 				if !errors.As(err, &silent) {
 					t.Errorf("returned %v, want the silent error", err)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"errors"
 	"io"
 	"os"
@@ -28,8 +29,13 @@ func (o *readOpts) mcapOutput(stdout io.Writer, reg *dissect.Registry) (sink, er
 		}
 		w = f
 	}
+	// Buffered, so that the header is written with the first records: a
+	// full disk or a closed reader then fails during the run, which ends
+	// with its summary as every output form does, not before it.
+	bw := &bufferedOut{Writer: bufio.NewWriterSize(w, 64<<10)}
+	bw.closer, _ = w.(io.Closer)
 	version, _, _ := strings.Cut(versionLine(), "\n")
-	m, err := mcapout.New(w, mcapout.Options{Library: version, Decl: reg.Decl})
+	m, err := mcapout.New(bw, mcapout.Options{Library: version, Decl: reg.Decl})
 	if err != nil {
 		if c, ok := w.(io.Closer); ok {
 			c.Close()
@@ -37,4 +43,21 @@ func (o *readOpts) mcapOutput(stdout io.Writer, reg *dissect.Registry) (sink, er
 		return nil, err
 	}
 	return m, nil
+}
+
+// bufferedOut is the MCAP file's buffer; Close writes what it holds and
+// closes the file (not stdout).
+type bufferedOut struct {
+	*bufio.Writer
+	closer io.Closer
+}
+
+func (b *bufferedOut) Close() error {
+	err := b.Flush()
+	if b.closer != nil {
+		if cerr := b.closer.Close(); err == nil {
+			err = cerr
+		}
+	}
+	return err
 }

@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"runtime"
 	"runtime/pprof"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -38,6 +36,8 @@ type readOpts struct {
 	count      int64              // -c: stop after this many packets (on the root command, a live flag)
 	proto      protoFlags         // what the protocols decode (schema.go)
 	limits     dissect.Limits     // --max-held-messages (held.go)
+	// interrupted is the signal that stopped a file run (nil: none).
+	interrupted os.Signal
 }
 
 func addReadFlags(cmd *cobra.Command, o *readOpts) {
@@ -204,10 +204,17 @@ func (o *readOpts) startProfile() (stop func(), err error) {
 	}, nil
 }
 
+// runRead reads capture files. SIGINT, SIGTERM and SIGHUP stop the
+// reading (catchStops): what was read is decoded and written, the
+// outputs completed and the summary written, as at the end of the input;
+// endRun then says the run was interrupted, for exit status 128 + the
+// signal's number. A second signal exits at once.
 func runRead(cmd *cobra.Command, o *readOpts, files []string, stdin io.Reader, stderr io.Writer) error {
 	if o.count < 0 {
 		return usageError{fmt.Errorf("-c %d: want a number of packets, at least 1 (0: no limit)", o.count)}
 	}
+	ctx, caught, stopCatching := catchStops(cmd.Context(), stderr, os.Exit)
+	defer stopCatching()
 	reg, out, err := o.setup(cmd.OutOrStdout())
 	if err != nil {
 		return err
@@ -220,12 +227,6 @@ func runRead(cmd *cobra.Command, o *readOpts, files []string, stdin io.Reader, s
 	src := pipeline.NewFiles(files, stdin)
 	defer src.Close()
 	out = nameCaptures(out, src)
-	// A reader of the output that goes away (dissect big.pcap | head) makes
-	// writes fail with EPIPE instead of killing the program: the run ends
-	// quietly, summary on stderr, exit 0, as tshark does.
-	pipe := make(chan os.Signal, 1)
-	signal.Notify(pipe, syscall.SIGPIPE)
-	defer signal.Stop(pipe)
 	cfg := o.pipelineConfig(reg, out)
 	var bar *output.Progress
 	// auto: only when stderr is a terminal and the records do not go to
@@ -259,10 +260,11 @@ func runRead(cmd *cobra.Command, o *readOpts, files []string, stdin io.Reader, s
 			bar.Update(name, done, total)
 		}
 	}
-	sum, err := pipeline.Run(cmd.Context(), src, cfg)
+	sum, err := pipeline.Run(ctx, src, cfg)
 	if bar != nil {
 		bar.Done()
 	}
+	o.interrupted = caught()
 	return o.endRun(stderr, out, sum, err)
 }
 

@@ -4,7 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -25,12 +28,25 @@ func (e usageError) Error() string { return e.err.Error() }
 func (e usageError) Unwrap() error { return e.err }
 
 // run executes the command line and returns the exit code.
+//
+// A reader of the output that goes away (dissect big.pcap | head) makes
+// writes fail with EPIPE instead of killing the program, from the first
+// write on (-o mcap writes its header before reading): a decoding run
+// ends quietly with its summary (endRun), and any command exits 0, as
+// tshark does.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	pipe := make(chan os.Signal, 1)
+	signal.Notify(pipe, syscall.SIGPIPE)
+	defer signal.Stop(pipe)
 	root := newRootCmd(stdin, stdout, stderr)
 	root.SetArgs(args)
 	cmd, err := root.ExecuteC()
-	if err == nil {
+	if err == nil || errors.Is(err, syscall.EPIPE) {
 		return exitOK
+	}
+	var status exitStatus
+	if errors.As(err, &status) {
+		return status.code
 	}
 	var silent silentError
 	if !errors.As(err, &silent) {
