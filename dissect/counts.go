@@ -59,7 +59,8 @@ type TypeCounts struct {
 	cache strcache.Cache[int32] // type string → index into rows; made on first use
 	index map[typeKey]int32     // made when rows outgrow a linear search; real rows only
 
-	limit  int              // cap on the real rows; 0: MaxTypeRows
+	limit  int                            // cap on the real rows; 0: MaxTypeRows
+	keep   func(proto, typ string) bool // types that get a row past the cap too
 	real   int              // rows that are not OtherTypes rows
 	others []int32          // the OtherTypes rows, one per protocol that folded
 	folded map[uint64]int32 // hash of a folded (proto, type) → its OtherTypes row
@@ -128,7 +129,7 @@ func (c *TypeCounts) find(proto, typ string) int32 {
 			}
 		}
 	}
-	if c.real >= c.Limit() {
+	if c.real >= c.Limit() && (c.keep == nil || !c.keep(proto, typ)) {
 		return c.fold(proto, typ)
 	}
 	i := int32(len(c.rows))
@@ -151,6 +152,19 @@ func (c *TypeCounts) find(proto, typ string) int32 {
 // SetLimit sets the cap on distinct (protocol, type) rows (n <= 0:
 // [MaxTypeRows]). Rows already counted stay.
 func (c *TypeCounts) SetLimit(n int) { c.limit = n }
+
+// SetKeep names the types that get their own row even past the cap:
+// those a protocol declares by name ([Registry.DeclaresType]), a bounded
+// set, so that "unknown" or "cookie" are never folded among the names a
+// wire invented. Rows already counted stay.
+func (c *TypeCounts) SetKeep(keep func(proto, typ string) bool) { c.keep = keep }
+
+// DeclaresType reports whether a protocol of key proto declares type typ
+// by name (not through "*").
+func (r *Registry) DeclaresType(proto, typ string) bool {
+	p := r.byProto[proto]
+	return p != nil && len(p.byType[typ]) > 0
+}
 
 // Limit is the cap on distinct (protocol, type) rows.
 func (c *TypeCounts) Limit() int {

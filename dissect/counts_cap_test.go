@@ -147,3 +147,36 @@ func TestStreamsShareCounts(t *testing.T) {
 		t.Errorf("shared %v, want %v", got, want)
 	}
 }
+
+// TestTypeCountsKeep: types the keep function names get their own row past
+// the cap (a protocol's declared types), others fold.
+func TestTypeCountsKeep(t *testing.T) {
+	reg, err := dissect.NewRegistry(&declToy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reg.DeclaresType("toy", "msg") || reg.DeclaresType("toy", "wire name") || reg.DeclaresType("nope", "msg") {
+		t.Fatal("DeclaresType: want toy/msg only")
+	}
+	var c dissect.TypeCounts
+	c.SetLimit(2)
+	c.SetKeep(reg.DeclaresType)
+	for _, n := range []string{"w1", "w2", "w3", "msg", "w4", "msg"} {
+		c.Add("toy", n)
+	}
+	want := []dissect.TypeCount{
+		{Proto: "toy", Type: "w1", Count: 1}, {Proto: "toy", Type: "w2", Count: 1},
+		{Proto: "toy", Type: dissect.OtherTypes, Count: 2, Folded: 2}, {Proto: "toy", Type: "msg", Count: 2},
+	}
+	if got := c.Rows(); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("rows %v\nwant %v", got, want)
+	}
+}
+
+// declToy is a toy that declares "msg" by name and the rest by "*".
+type declToy struct{ toy }
+
+func (declToy) Info() dissect.Info {
+	return dissect.Info{Name: "toy", Proto: "toy", Transports: []dissect.Transport{dissect.TCP},
+		Types: []dissect.TypeDecl{{Type: "msg", Doc: "a message"}, {Type: "*", Doc: "any other"}}}
+}

@@ -68,6 +68,9 @@ func newDecoder(cfg *Config) *decoder {
 	if cfg.CountOnly {
 		d.sopt.Counts = &d.counts // one bounded table for the run's streams
 	}
+	if cfg.Registry != nil {
+		d.counts.SetKeep(cfg.Registry.DeclaresType) // declared types are never folded
+	}
 	d.held = dissect.NewHeldBudget(cfg.Limits.MaxHeld)
 	d.sopt.Budget = d.held
 	d.epoch, _ = cfg.Sink.(EpochSetter)

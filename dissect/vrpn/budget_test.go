@@ -38,7 +38,7 @@ func TestRunNameBudget(t *testing.T) {
 				switch {
 				case len(r.Warnings) == 0:
 					recorded++
-				case strings.Contains(r.Warnings[0], "name tables of all connections hold their bound (16 MiB)"):
+				case strings.Contains(r.Warnings[0], "name not recorded: the name tables of all connections hold their bound (16 MiB)"):
 					refused++
 				default:
 					t.Fatalf("conn %d id %d: warnings %q", c, id, r.Warnings)
