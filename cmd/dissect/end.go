@@ -37,6 +37,9 @@ func (o *readOpts) endRun(stderr io.Writer, out sink, sum *dissect.Summary, err 
 	if cerr := closeOutput(out); cerr != nil && err == nil {
 		err = &pipeline.OutputError{Err: cerr}
 	}
+	for _, n := range outputNotes(out) { // records moved, not lost (parquet.go)
+		fmt.Fprintf(stderr, "dissect: %s\n", n)
+	}
 	closed := errors.Is(err, syscall.EPIPE)
 	var oe *pipeline.OutputError
 	outFailed := !closed && errors.As(err, &oe)

@@ -231,7 +231,7 @@ func hostileCapture(t *testing.T, args ...string) string {
 // DefaultMaxPartitions partitions named by the wire and the overflow,
 // every directory name fits, and the rows per real type (the partition's,
 // or record_type where the partition does not say it) are the records of
-// -o json.
+// -o json. Stderr says how many records overflowed.
 func TestParquetWireNamesBounded(t *testing.T) {
 	if err := duckdb.Available(); err != nil {
 		t.Skip(err.Error())
@@ -294,6 +294,10 @@ func TestParquetWireNamesBounded(t *testing.T) {
 				var n int
 				fmt.Sscan(fmt.Sprint(r[2]), &n)
 				got[fmt.Sprintf("%v|%v", r[0], r[1])] = n
+			}
+			note := fmt.Sprintf("dissect: -o parquet: %d records of types beyond", c.overflow)
+			if strings.Contains(errOut, note) != (c.overflow > 0) {
+				t.Errorf("stderr says %q: %v, want %v:\n%s", note, !(c.overflow > 0), c.overflow > 0, errOut)
 			}
 			if len(got) != len(want) {
 				t.Errorf("%d types in the lake, %d in the JSON records", len(got), len(want))
