@@ -155,17 +155,23 @@ type conn struct {
 // acknowledged, else the first byte seen (bytes from before it are
 // dropped: [Stats].TCPBeforeStart). Sequence numbers compare modulo 2^32.
 // Retransmitted bytes are dropped and overlaps trimmed, the first copy
-// winning; a retransmission that differs from the first copy while that
-// copy is still held gives a Conflict event (bytes already delivered are
-// not compared). Out-of-order segments are copied and held until the hole
+// winning; a retransmission that differs from the first copy gives a
+// Conflict event: held bytes are compared byte by byte, delivered ones
+// with a bounded history of the last 16 KiB of each direction (history.go:
+// the 32-byte blocks a retransmission covers whole, the last incomplete
+// block byte by byte, and the last 4 segments delivered whole by range).
+// Out-of-order segments are copied and held until the hole
 // before them fills; when a direction holds more than [Config].MaxBuffered
 // bytes, or all directions more than [Config].MaxHeldBytes, the first hole
 // of that direction, or the oldest of any, is declared lost: a Gap event,
 // then the held data. A segment cut by the snap length gives its
 // captured bytes, then a Gap for the rest. A direction closes when all its
 // data up to its FIN is delivered; once both sides sent a FIN, holes left
-// before a FIN become gaps and both close. A RST delivers what is held
-// (holes as gaps) and closes both directions. A direction that ends
+// before a FIN become gaps and both close. A RST whose sequence number
+// is in its direction's window (RFC 5961: from the next byte to deliver to
+// 64 KiB past the highest sequence number known sent; any, in a direction
+// with nothing seen) delivers what is held (holes as gaps) and closes both
+// directions; another is ignored ([Stats].TCPResetsIgnored). A direction that ends
 // without its FIN (reset, Flush, Expire) ends with a Gap up to the highest
 // sequence number known to have been sent in it: the end of any segment
 // seen (its declared length, cut or dropped alike), or an acknowledgment

@@ -35,28 +35,29 @@ type history struct {
 // on purpose without knowing it.
 type hashKey [4]uint64
 
-// sum hashes one block of histBlock bytes.
+// sum hashes one block of histBlock bytes: two 64x64->128-bit multiplies
+// of seeded words, folded (the wyhash mixing step).
 func (k *hashKey) sum(b []byte) uint32 {
 	_ = b[histBlock-1]
 	h1, l1 := bits.Mul64(binary.LittleEndian.Uint64(b)^k[0], binary.LittleEndian.Uint64(b[8:])^k[1])
 	h2, l2 := bits.Mul64(binary.LittleEndian.Uint64(b[16:])^k[2], binary.LittleEndian.Uint64(b[24:])^k[3])
-	h, l := bits.Mul64(h1^l1^k[2], h2^l2^k[0])
-	return uint32(h ^ l ^ (h >> 32))
+	x := h1 ^ l1 ^ bits.RotateLeft64(h2^l2, 29)
+	return uint32(x ^ x>>32)
 }
 
-// put stores the hash of block b.
-func (hs *history) put(b int64, sum uint32) {
+// grow makes room for the hash of block b.
+func (hs *history) grow(b int64) {
 	i := int(b % histBlocks)
-	if i >= len(hs.sums) {
-		n := histBlocks
-		if b < histBlocks {
-			n = min(histBlocks, max(i+1, 2*len(hs.sums), 16))
-		}
-		s := make([]uint32, n)
-		copy(s, hs.sums)
-		hs.sums = s
+	if i < len(hs.sums) {
+		return
 	}
-	hs.sums[i] = sum
+	n := histBlocks
+	if b < histBlocks {
+		n = min(histBlocks, max(i+1, 2*len(hs.sums), 16))
+	}
+	s := make([]uint32, n)
+	copy(s, hs.sums)
+	hs.sums = s
 }
 
 // record remembers data, delivered at offset off.
@@ -71,13 +72,26 @@ func (a *Assembler) record(h *half, off int64, data []byte) {
 		data = data[n:]
 		off += int64(n)
 		if off%histBlock == 0 && off-histBlock >= hs.from {
-			hs.put(off/histBlock-1, a.hkey.sum(hs.tail[:]))
+			b := off/histBlock - 1
+			hs.grow(b)
+			hs.sums[b%histBlocks] = a.hkey.sum(hs.tail[:])
 		}
 	}
-	for len(data) >= histBlock {
-		hs.put(off/histBlock, a.hkey.sum(data[:histBlock]))
-		data = data[histBlock:]
-		off += histBlock
+	if nb := len(data) / histBlock; nb > 0 {
+		b := off / histBlock
+		hs.grow(b + int64(nb) - 1)
+		// k.sum, inlined by hand (the compiler does not): this loop is
+		// the history's cost on in-order data.
+		sums := hs.sums
+		k0, k1, k2, k3 := a.hkey[0], a.hkey[1], a.hkey[2], a.hkey[3]
+		for i := b; i < b+int64(nb); i++ {
+			p := data[:histBlock]
+			h1, l1 := bits.Mul64(binary.LittleEndian.Uint64(p)^k0, binary.LittleEndian.Uint64(p[8:])^k1)
+			h2, l2 := bits.Mul64(binary.LittleEndian.Uint64(p[16:])^k2, binary.LittleEndian.Uint64(p[24:])^k3)
+			x := h1 ^ l1 ^ bits.RotateLeft64(h2^l2, 29)
+			sums[i&(histBlocks-1)] = uint32(x ^ x>>32)
+			data = data[histBlock:]
+		}
 	}
 	copy(hs.tail[:], data)
 }

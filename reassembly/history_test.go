@@ -268,3 +268,17 @@ func (a *Assembler) anyKey() (flowKey, bool) {
 	}
 	return flowKey{}, false
 }
+
+// BenchmarkHistoryRecord is the history's cost per delivered 1448-byte
+// segment (part of BenchmarkTCPInOrder).
+func BenchmarkHistoryRecord(b *testing.B) {
+	a := New(&countHandler{}, Config{})
+	var h half
+	data := good(0, 1448)
+	b.SetBytes(int64(len(data)))
+	var off int64
+	for b.Loop() {
+		a.record(&h, off, data)
+		off += int64(len(data))
+	}
+}
