@@ -18,7 +18,10 @@ func (o *readOpts) parquetOutput(reg *dissect.Registry) (sink, error) {
 	if o.outPath == "" {
 		return nil, usageError{errors.New("-o parquet needs --out DIR, the lake's directory")}
 	}
-	w, err := parquetout.New(o.outPath, parquetout.Options{Decl: reg.Decl})
+	if o.maxParts < 1 {
+		return nil, usageError{fmt.Errorf("--max-partitions %d: want at least 1", o.maxParts)}
+	}
+	w, err := parquetout.New(o.outPath, parquetout.Options{Decl: reg.Decl, MaxPartitions: o.maxParts})
 	if err != nil {
 		return nil, err
 	}

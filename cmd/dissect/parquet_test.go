@@ -231,7 +231,8 @@ func hostileCapture(t *testing.T, args ...string) string {
 // DefaultMaxPartitions partitions named by the wire and the overflow,
 // every directory name fits, and the rows per real type (the partition's,
 // or record_type where the partition does not say it) are the records of
-// -o json. Stderr says how many records overflowed.
+// -o json. Stderr says how many records overflowed. --max-partitions sets
+// the bound.
 func TestParquetWireNamesBounded(t *testing.T) {
 	if err := duckdb.Available(); err != nil {
 		t.Skip(err.Error())
@@ -250,10 +251,12 @@ func TestParquetWireNamesBounded(t *testing.T) {
 	for _, c := range []struct {
 		name           string
 		args           []string
+		flags          []string
 		wire, overflow int // partitions named by the wire, records beyond
 	}{
-		{"many", []string{"wirenames", fmt.Sprint(max + 76), "8"}, max, 76},
-		{"long", []string{"wirenames", "40", "300"}, 40, 0},
+		{"many", []string{"wirenames", fmt.Sprint(max + 76), "8"}, nil, max, 76},
+		{"long", []string{"wirenames", "40", "300"}, nil, 40, 0},
+		{"flag", []string{"wirenames", "30", "8"}, []string{"--max-partitions", "10"}, 10, 20},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			capture := hostileCapture(t, c.args...)
@@ -266,7 +269,7 @@ func TestParquetWireNamesBounded(t *testing.T) {
 				want["vrpn|"+r.Type]++
 			}
 			lake := t.TempDir()
-			if _, errOut, code = cli(t, "-o", "parquet", "--out", lake, "-r", capture); code != 0 {
+			if _, errOut, code = cli(t, append([]string{"-o", "parquet", "--out", lake, "-r", capture}, c.flags...)...); code != 0 {
 				t.Fatalf("parquet exit %d: %s", code, errOut)
 			}
 			dirs, err := os.ReadDir(filepath.Join(lake, "proto=vrpn"))
@@ -339,5 +342,12 @@ func TestOutputNotes(t *testing.T) {
 	}
 	if notes := outputNotes(&querySink{}); notes != nil {
 		t.Errorf("notes of another output: %q", notes)
+	}
+}
+
+func TestParquetMaxPartitionsFlag(t *testing.T) {
+	_, errOut, code := cli(t, "-o", "parquet", "--out", t.TempDir(), "--max-partitions", "0", filepath.Join(pcapDir, "vrpn_multi_device.pcap"))
+	if code != 2 || !strings.Contains(errOut, "--max-partitions 0") {
+		t.Errorf("exit %d, stderr %q", code, errOut)
 	}
 }

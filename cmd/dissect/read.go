@@ -13,6 +13,7 @@ import (
 	"github.com/dissect-tools/dissect/dissect"
 	"github.com/dissect-tools/dissect/dissect/all"
 	"github.com/dissect-tools/dissect/output"
+	"github.com/dissect-tools/dissect/output/parquetout"
 	"github.com/dissect-tools/dissect/pipeline"
 	"github.com/dissect-tools/dissect/stats"
 )
@@ -36,6 +37,7 @@ type readOpts struct {
 	count      int64              // -c: stop after this many packets (on the root command, a live flag)
 	proto      protoFlags         // what the protocols decode (schema.go)
 	limits     dissect.Limits     // --max-held-messages (held.go)
+	maxParts   int                // --max-partitions (parquet.go)
 	// interrupted is the signal that stopped a file run (nil: none).
 	interrupted os.Signal
 }
@@ -53,6 +55,7 @@ func addReadFlags(cmd *cobra.Command, o *readOpts) {
 	f.IntVar(&o.threads, "threads", 0, "goroutines to keep busy: json formats records beside the decoder, -q dissects beside reading (0: one per CPU; 1: everything in one goroutine); the output is the same")
 	addQueryFlags(cmd, &o.q)
 	f.StringVar(&o.outPath, "out", "", "-o parquet: the lake's directory (created if needed; runs may share one); -o mcap: the file")
+	f.IntVar(&o.maxParts, "max-partitions", parquetout.DefaultMaxPartitions, "-o parquet: at most this many partitions named by the wire (types of VRPN's \"*\" declaration, undeclared records) per run; the records of further types go to type=__overflow__ with their type in column record_type")
 	o.proto.add(cmd)
 	addHeldFlag(cmd, &o.limits)
 	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a Go CPU profile to this file (for performance work)")
