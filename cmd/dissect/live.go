@@ -333,7 +333,7 @@ func runLive(cmd *cobra.Command, ro *readOpts, lo *liveOpts, stderr io.Writer) e
 }
 
 // runCapture runs a live capture or serial tap through the pipeline. ctx
-// and lc.Abort come from catchSignals: the first Ctrl-C (or SIGTERM) stops
+// and lc.Abort come from catchSignals: the first Ctrl-C (SIGTERM, SIGHUP) stops
 // the capture and decodes what was captured, a second one ends the run at
 // once.
 func runCapture(ctx context.Context, ro *readOpts, reg *dissect.Registry, out sink, src capture.Source, lc *pipeline.LiveConfig, stderr io.Writer) error {
@@ -343,15 +343,16 @@ func runCapture(ctx context.Context, ro *readOpts, reg *dissect.Registry, out si
 	return ro.endRun(stderr, out, sum, err)
 }
 
-// catchSignals returns a context cancelled by the first SIGINT or SIGTERM
-// and a channel closed by the second. While it runs, a write to a closed
-// pipe fails with EPIPE instead of killing the program (dissect -i eth0 |
-// head), so the capture ends as on Ctrl-C and -w is complete.
+// catchSignals returns a context cancelled by the first SIGINT, SIGTERM or
+// SIGHUP (a terminal closed) and a channel closed by the second. While it
+// runs, a write to a closed pipe fails with EPIPE instead of killing the
+// program (dissect -i eth0 | head), so the capture ends as on Ctrl-C and
+// -w is complete.
 func catchSignals(parent context.Context) (ctx context.Context, abort <-chan struct{}, stop func()) {
 	ctx, cancel := context.WithCancel(parent)
 	ab := make(chan struct{})
 	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(sigs, stopSignals...)
 	pipe := make(chan os.Signal, 1)
 	signal.Notify(pipe, syscall.SIGPIPE)
 	done := make(chan struct{})

@@ -226,7 +226,8 @@ func lakeRows(t *testing.T, lake string) int64 {
 // naming the signal, exit status 128 + its number.
 func TestSignalStopsFileRun(t *testing.T) {
 	raw := bigCapture(t, 400_000)
-	for _, f := range stopForms {
+	quiet := stopForm{name: "quiet", args: func(string) []string { return []string{"-q"} }} // decoding on two goroutines
+	for _, f := range append(stopForms, quiet) {
 		for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
 			if sig != syscall.SIGINT && f.name != "json" && f.name != "mcap" {
 				continue // every signal takes the same path
