@@ -26,11 +26,10 @@ import (
 //	proto=P/type=__overflow_undeclared__  records no declaration matches
 //
 // whose files have a record_type column with each record's real type,
-// and [Writer.Overflowed] counts them. No type from the wire can meet
-// these names: '_' is kept by the escaping, but a protocol whose
-// declarations are "*" reserves no such type, and were one sent, its
-// records would share the overflow's schema all the same (the "*"
-// declaration's), with the type in record_type.
+// and [Writer.Overflowed] counts them. A type the wire names
+// "__overflow__" gets its own partition while there is room, in the same
+// directory, its files without record_type: coalesce(record_type, type)
+// is every row's real type in either case (docs/scale.md).
 //
 // A partition name whose escaped form makes a directory name ("type=" and
 // the escaped name) longer than [maxName] bytes, the file-name limit of
@@ -48,7 +47,8 @@ import (
 // seen); 1024 leaves room for 20 times that, while a run makes at most
 // 1024 directories and, with parts closed as they are evicted, a lake
 // whose directory listing stays quick for DuckDB and Spark. Each such
-// partition costs the writer well under a kilobyte while it is not open.
+// partition costs the writer at most about a kilobyte while it is not
+// open (its key, directory and part count), 1 MB for all of them.
 const DefaultMaxPartitions = 1024
 
 // maxName is the longest file or directory name the lake makes, in bytes
