@@ -14,12 +14,16 @@ import (
 // own: 400 VRPN connections each holding all but 8 bytes of a message of
 // 1 MiB − 64 would otherwise hold 400 MiB.
 
-// DefaultHeldBudget is the default of [NewHeldBudget]: 64 MiB. A stream
-// holds a buffer's capacity, and the Go collector lets the heap reach about
-// twice what is live, so the held bytes cost at most about 128 MiB of
-// RSS, well below the 256 MB a run may take, and 64 messages of the
-// largest size (Limits.MaxMessage, 1 MiB) can wait for their end at once.
-const DefaultHeldBudget = 64 << 20
+// DefaultHeldBudget is the default of [NewHeldBudget]: 32 MiB, so that
+// 32 messages of the largest size (Limits.MaxMessage, 1 MiB) can wait for
+// their end at once. A stream is charged its buffers' capacity, what they
+// cost; but a budget costs more RSS than its size: the buffers' growth
+// leaves garbage and the Go collector lets the heap reach twice what is
+// live. Measured on the worst case (1,500 VRPN connections each holding a
+// message of 1 MiB − 64 in both directions, docs/performance.md): peak
+// RSS 158 MB at 32 MiB, 219 MB at 64 MiB, against the 256 MB a run may
+// take whatever the input.
+const DefaultHeldBudget = 32 << 20
 
 // HeldBudget bounds the bytes held by all the Streams of a run (given to
 // them in [StreamOptions].Budget). After each call to a Stream's entry

@@ -317,6 +317,9 @@ func (s *Stream) feed(dir Dir, t time.Time, data []byte) {
 	}
 	b := data
 	if len(d.buf) > 0 {
+		if need := len(d.buf) + len(data); need > cap(d.buf) {
+			d.buf = grow(d.buf, need, d)
+		}
 		d.buf = append(d.buf, data...)
 		b = d.buf
 	}
@@ -330,6 +333,21 @@ func (s *Stream) feed(dir Dir, t time.Time, data []byte) {
 	if len(d.buf) == 0 && cap(d.buf) > 256<<10 {
 		d.buf = nil // do not keep a large buffer for a quiet stream
 	}
+}
+
+// grow returns buf with room for need bytes: the capacity doubles, but
+// never past the length the parser said the message has (dirState.want),
+// so a large message costs its size plus at most as much again in
+// garbage (append's 1.25 growth would leave four times its size for the
+// collector: with many streams, most of the peak RSS).
+func grow(buf []byte, need int, d *dirState) []byte {
+	c := max(need, 2*cap(buf), 512)
+	if !d.needSync && d.want >= int64(need) && int64(c) > d.want {
+		c = int(d.want)
+	}
+	nb := make([]byte, len(buf), c)
+	copy(nb, buf)
+	return nb
 }
 
 // datagram frames one UDP datagram on its own.
