@@ -117,6 +117,10 @@ func TestRetransmissionBlocks(t *testing.T) {
 		want string // the conflict, or ""
 	}{
 		{"one block exactly", 32, 64, []int{40}, "32-32"},
+		{"one block, its first byte", 32, 64, []int{32}, "32-32"},
+		{"one block, its byte 12", 32, 64, []int{44}, "32-32"},
+		{"one block, its byte 20", 32, 64, []int{52}, "32-32"},
+		{"one block, its last byte", 32, 64, []int{63}, "32-32"},
 		{"block covered in part: not compared", 33, 64, []int{40}, ""},
 		{"shifted, the next block whole", 33, 100, []int{70}, "64-32"},
 		{"shifted, first and last differing blocks", 1, 130, []int{40, 100}, "32-96"},
