@@ -34,9 +34,10 @@ const DefaultHeldBudget = 32 << 20
 // unfinished message becomes a skipped record whose reason names the
 // budget and the rest of that message is passed over as it arrives (as a
 // message over Limits.MaxMessage is), bytes held for a resync or a hunt
-// are skipped, and its buffers are released. Every byte still ends in
-// exactly one record; the messages and bytes given up are counted
-// ([HeldBudget.Dropped]).
+// are skipped, and its buffers are released (the largest, up to 2 MiB, is
+// kept outside the budget for the next stream that needs one). Every byte
+// still ends in exactly one record; the messages and bytes given up are
+// counted ([HeldBudget.Dropped]).
 //
 // The work is constant per call: the streams that hold bytes are kept in a
 // list in the order they started to hold, so the one to give way is its
@@ -50,6 +51,12 @@ type HeldBudget struct {
 	droppedBytes int64 // their held bytes, and other held bytes given up
 
 	head, tail *Stream // the streams that hold bytes, oldest first
+
+	// spare is the largest buffer a stream gave up (at most one, outside
+	// the budget): the next stream whose message grows takes it instead
+	// of allocating, so a run that keeps giving way (one unfinished
+	// message after another) does not churn the collector.
+	spare []byte
 }
 
 // NewHeldBudget returns a budget of max bytes (0 or less:
@@ -162,6 +169,28 @@ func (b *HeldBudget) unlink(s *Stream) {
 	l.charged = 0
 }
 
+// maxSpare bounds the spare buffer: one message of the default
+// Limits.MaxMessage, with room for growth.
+const maxSpare = 2 << 20
+
+// keep offers buf, given up, as the spare.
+func (b *HeldBudget) keep(buf []byte) {
+	if c := cap(buf); c > cap(b.spare) && c <= maxSpare {
+		b.spare = buf[:0]
+	}
+}
+
+// take returns the spare buffer when its capacity lies in [need, most],
+// else nil.
+func (b *HeldBudget) take(need, most int) []byte {
+	if b == nil || cap(b.spare) < need || cap(b.spare) > most {
+		return nil
+	}
+	buf := b.spare
+	b.spare = nil
+	return buf
+}
+
 // budgetReason is the reason of a skipped record for bytes given up to the
 // budget.
 func (s *Stream) budgetReason(what string) string {
@@ -202,6 +231,7 @@ func (s *Stream) giveWay(t time.Time) {
 		default:
 			s.dropUnfinished(dir, t)
 		}
+		b.keep(d.buf)
 		d.buf = nil
 		if s.raw && len(d.raw) > 0 && s.err == nil {
 			// The bytes kept for Raw: sent now, as cutRaw does.

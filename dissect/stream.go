@@ -318,7 +318,7 @@ func (s *Stream) feed(dir Dir, t time.Time, data []byte) {
 	b := data
 	if len(d.buf) > 0 {
 		if need := len(d.buf) + len(data); need > cap(d.buf) {
-			d.buf = grow(d.buf, need, d)
+			d.buf = grow(d.buf, need, d, s.bl.b)
 		}
 		d.buf = append(d.buf, data...)
 		b = d.buf
@@ -339,11 +339,17 @@ func (s *Stream) feed(dir Dir, t time.Time, data []byte) {
 // never past the length the parser said the message has (dirState.want),
 // so a large message costs its size plus at most as much again in
 // garbage (append's 1.25 growth would leave four times its size for the
-// collector: with many streams, most of the peak RSS).
-func grow(buf []byte, need int, d *dirState) []byte {
+// collector: with many streams, most of the peak RSS). The budget's
+// spare buffer (b may be nil) is taken instead when it fits the message.
+func grow(buf []byte, need int, d *dirState, b *HeldBudget) []byte {
 	c := max(need, 2*cap(buf), 512)
-	if !d.needSync && d.want >= int64(need) && int64(c) > d.want {
-		c = int(d.want)
+	most := 2 * c
+	if !d.needSync && d.want >= int64(need) {
+		c = min(c, int(d.want))
+		most = max(int(d.want), c)
+	}
+	if nb := b.take(need, most); nb != nil {
+		return append(nb[:0], buf...)
 	}
 	nb := make([]byte, len(buf), c)
 	copy(nb, buf)
