@@ -19,10 +19,11 @@ import (
 // their end at once. A stream is charged its buffers' capacity, what they
 // cost; but a budget costs more RSS than its size: the buffers' growth
 // leaves garbage and the Go collector lets the heap reach twice what is
-// live. Measured on the worst case (1,500 VRPN connections each holding a
-// message of 1 MiB − 64 in both directions, docs/performance.md): peak
-// RSS 158 MB at 32 MiB, 219 MB at 64 MiB, against the 256 MB a run may
-// take whatever the input.
+// live: about twice the budget plus the rest of the run. Measured on the
+// worst case (1,500 VRPN connections each holding a message of 1 MiB − 64
+// in both directions, docs/performance.md): peak RSS 147–149 MB at 32 MiB,
+// 204 MB at 64 MiB, 331 MB at 128 MiB, against the 256 MB a run may take
+// whatever the input.
 const DefaultHeldBudget = 32 << 20
 
 // HeldBudget bounds the bytes held by all the Streams of a run (given to
