@@ -154,3 +154,57 @@ func TestHeldBudgetNilChangesNothing(t *testing.T) {
 	s.End(0, time.Unix(2, 0))
 	checkRecords(t, col.recs, "10.0.0.1:5000", []want{{"big", 0, int64(len(msg))}})
 }
+
+// TestHeldBudgetHuntWindows: streams of no known protocol keep a window of
+// their latest bytes while the parsers look for a sync point in it
+// (hunt.go); under a budget smaller than three windows, the oldest window
+// is skipped early. The bytes stay "unknown protocol" skipped records,
+// every byte in one, and no message is counted as dropped.
+func TestHeldBudgetHuntWindows(t *testing.T) {
+	reg, err := dissect.NewRegistry(&rawHuntToy{}) // detects by content: hunts (raw_test.go)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := dissect.NewHeldBudget(4 << 10)
+	sink := &budgetSink{}
+	t0 := time.Unix(1700000000, 0)
+	const streams, size = 3, 3000
+	ss := make([]*dissect.Stream, streams)
+	for i := range ss {
+		info := tcpInfo(9000) // no rule, no default port: the hunt
+		info.Addr[0] = netip.AddrPortFrom(info.Addr[0].Addr(), uint16(6000+i))
+		info.Name[0] = info.Addr[0].String()
+		ss[i] = dissect.NewStream(info, reg, sink, dissect.StreamOptions{Decode: true, Budget: b})
+	}
+	junk := bytes.Repeat([]byte{0xC8}, 100) // 200: never a valid toy length
+	for sent := 0; sent < size; sent += len(junk) {
+		for i, s := range ss {
+			s.Data(0, t0, junk)
+			if b.Held() > b.Max() {
+				t.Fatalf("stream %d: %d bytes held, budget %d", i, b.Held(), b.Max())
+			}
+		}
+	}
+	if b.Peak() == 0 {
+		t.Fatal("nothing was ever held: the hunt did not keep a window, the test tests nothing")
+	}
+	for _, s := range ss {
+		s.End(0, t0)
+		s.End(1, t0)
+	}
+	msgs, held := b.Dropped()
+	if msgs != 0 || held == 0 {
+		t.Errorf("Dropped() = %d messages, %d bytes; want no message and some bytes skipped early", msgs, held)
+	}
+	for _, s := range ss {
+		checkTiling(t, sink.recs, s.Info.Name[0], size)
+		for _, r := range sink.recs {
+			if reason, _ := r.Fields.Get("reason"); r.Src == s.Info.Name[0] && (r.Type != "skipped" || reason.Str() != dissect.ReasonUnknown) {
+				t.Fatalf("record %s %q, want skipped %q", r.Type, reason.Str(), dissect.ReasonUnknown)
+			}
+		}
+	}
+	if b.Held() != 0 {
+		t.Errorf("%d bytes held after the end", b.Held())
+	}
+}
