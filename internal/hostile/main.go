@@ -6,6 +6,10 @@
 //	go run ./internal/hostile holes 100 4 > holes.pcap     # C connections, each holding MiB behind a hole
 //	go run ./internal/hostile reverse 5000 > rev.pcap      # one connection, N segments in reverse order
 //	go run ./internal/hostile frags 10000 > frags.pcap     # Deltarobot positions, each segment in 5 IPv4 fragments
+//
+// and those of issue 21, each in its own file (halfmsg.go, ...):
+//
+//	go run ./internal/hostile halfmsg 400 > half.pcap      # N VRPN connections, each holding all but 8 bytes of a 1 MiB message ("both": both ways)
 package main
 
 import (
@@ -23,7 +27,7 @@ import (
 
 func main() {
 	if len(os.Args) < 3 {
-		fmt.Fprintln(os.Stderr, "usage: hostile flows N | holes C MIB | reverse N | frags N  (pcap on stdout)")
+		fmt.Fprintln(os.Stderr, "usage: hostile flows N | holes C MIB | reverse N | frags N | halfmsg N [both] | CASE N ...  (pcap on stdout)")
 		os.Exit(2)
 	}
 	n, err := strconv.Atoi(os.Args[2])
