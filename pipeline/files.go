@@ -3,6 +3,7 @@ package pipeline
 import (
 	"errors"
 	"io"
+	"os"
 	"sync"
 	"sync/atomic"
 
@@ -16,8 +17,9 @@ import (
 // (errors.Join; each names its file), or io.EOF when there were none.
 //
 // Files is a [Stopper]: after Stop (a signal), Next returns what it would
-// after the last file, also while a read of stdin is blocked (a pipe that
-// sends nothing): the run ends as at the end of its input.
+// after the last file, also while a read of stdin or of a named pipe is
+// blocked (a pipe that sends nothing): the run ends as at the end of its
+// input.
 type Files struct {
 	names   []string
 	stdin   io.Reader
@@ -102,11 +104,50 @@ func (f *Files) Close() error {
 	return nil
 }
 
+// open opens a capture. Stdin and files that are not regular (a named
+// pipe, a process substitution's /dev/fd/N) may block on a read: they are
+// read through a stoppable reader. Regular files are opened as they are.
 func open(name string, stdin io.Reader, stop <-chan struct{}) (capture.Source, error) {
 	if name == "-" {
 		return capture.NewReader(newStoppable(stdin, stop), "stdin")
 	}
-	return capture.OpenFile(name)
+	if st, err := os.Stat(name); err != nil || st.Mode().IsRegular() {
+		return capture.OpenFile(name)
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	src, err := capture.NewReader(newStoppable(f, stop), name)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &pipeSource{Source: src, f: f}, nil
+}
+
+// pipeSource is a capture read from a file that is not regular, through a
+// stoppable reader; Close closes the file too, which ends a read still
+// blocked on it (Go polls pipes).
+type pipeSource struct {
+	capture.Source
+	f *os.File
+}
+
+func (p *pipeSource) Close() error {
+	err := p.Source.Close()
+	if cerr := p.f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// Progress is the capture's (bytes read; no total).
+func (p *pipeSource) Progress() (done, total int64) {
+	if pr, ok := p.Source.(capture.Progresser); ok {
+		return pr.Progress()
+	}
+	return 0, 0
 }
 
 // errStopped is what a read of stdin returns after Files.Stop.

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"os"
+	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -68,6 +71,42 @@ func TestFileRunStopsOnContext(t *testing.T) {
 				t.Error("no message counted: what was read must be decoded")
 			}
 		})
+	}
+}
+
+// A named pipe given as a file name (or a process substitution's
+// /dev/fd/N) is stopped as stdin is, while its writer sends nothing more.
+func TestFileRunStopsOnNamedPipe(t *testing.T) {
+	s := newSession(t, 60000, 1400)
+	path := filepath.Join(t.TempDir(), "a.pcap")
+	writePcap(t, path, s)
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("no named pipe: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	wrote := make(chan *os.File, 1)
+	go func() {
+		w, err := os.OpenFile(fifo, os.O_WRONLY, 0) // waits for the reader
+		if err != nil {
+			cancel()
+			wrote <- nil
+			return
+		}
+		w.Write(raw[:len(raw)*3/4]) // returns once all but 64 KiB is read
+		cancel()
+		wrote <- w
+	}()
+	sum, err := Run(ctx, NewFiles([]string{fifo}, nil), Config{Registry: registry(t), Sink: newGateSink(true)})
+	if w := <-wrote; w != nil {
+		w.Close()
+	}
+	if err != nil || sum.Packets <= 0 || sum.Packets >= int64(len(s.frames)) {
+		t.Errorf("Run: %d packets of %d, error %v; want some, not all, and no error", sum.Packets, len(s.frames), err)
 	}
 }
 
