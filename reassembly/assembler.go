@@ -205,7 +205,7 @@ type conn struct {
 type Assembler struct {
 	h     Handler
 	cfg   Config
-	seed  maphash.Seed // hashes delivered segments (half.recent)
+	seed  maphash.Seed // seeds hkey
 	hkey  hashKey      // hashes delivered blocks (half.hist)
 	stats Stats
 

@@ -23,12 +23,44 @@ const (
 
 // history is a direction's memory of its delivered bytes. sums grows with
 // the data delivered, 4 bytes per block, up to histBlocks entries (2 KiB);
-// with the rest, a direction that delivered data holds at most about
-// 2.1 KiB.
+// with the rest (runs: 4 × 80 bytes), a direction that delivered data
+// holds at most about 2.4 KiB.
 type history struct {
 	sums []uint32 // sums[b%histBlocks]: hash of block b (offsets b*histBlock...)
 	from int64    // delivered bytes are known from this offset on (the end of the last gap)
 	tail [histBlock]byte
+	// runs are the last segments delivered whole and in order, by their
+	// range and the bytes at their ends that cover a block only in part,
+	// so that a retransmission of the same range is compared there too
+	// (its whole blocks are compared by hash); ri is the next to fill.
+	runs [histRuns]segRun
+	ri   uint8
+}
+
+// histRuns is how many delivered segments per direction are remembered
+// by their ends: a retransmission re-sends the last unacknowledged
+// segments, so a few suffice.
+const histRuns = 4
+
+// segRun is a delivered segment [start, end): head holds its bytes up to the
+// first block boundary, tail its bytes after the last (or after the head,
+// when it spans no boundary), each at most histBlock-1.
+type segRun struct {
+	start, end int64
+	nh, nt     uint8
+	head, tail [histBlock - 1]byte
+}
+
+// addRun remembers the ends of a segment delivered whole at offset s.
+func (hs *history) addRun(s int64, data []byte) {
+	e := s + int64(len(data))
+	hb := min((s+histBlock-1)/histBlock*histBlock, e) // the head ends at the first boundary
+	tb := max(e/histBlock*histBlock, hb)              // the tail starts at the last
+	r := &hs.runs[hs.ri%histRuns]
+	hs.ri++
+	r.start, r.end = s, e
+	r.nh = uint8(copy(r.head[:], data[:hb-s]))
+	r.nt = uint8(copy(r.tail[:], data[tb-s:]))
 }
 
 // hashKey seeds the block hashes: a sender cannot make two blocks collide
@@ -106,21 +138,35 @@ func (h *half) forgetHistory() {
 
 // checkHistory compares data, retransmitted at offset s and wholly before
 // the delivery point, with the remembered first copy, and reports a
-// Conflict from the first differing byte (or block) to the last; it
-// returns whether it did.
-func (a *Assembler) checkHistory(c *conn, d Dir, h *half, t time.Time, s int64, data []byte) bool {
+// Conflict from the first differing byte (or block) to the last. whole
+// says data is a whole segment, captured whole: if it has the range of a
+// remembered run, its ends are compared too.
+func (a *Assembler) checkHistory(c *conn, d Dir, h *half, t time.Time, s int64, data []byte, whole bool) {
 	hs := h.hist
 	if hs == nil || len(data) == 0 {
-		return false
+		return
 	}
 	e := s + int64(len(data))
 	cur := h.off / histBlock * histBlock // start of the incomplete block
 	lo, hi := int64(-1), int64(-1)
 	mark := func(x, y int64) {
-		if lo < 0 {
+		if lo < 0 || x < lo {
 			lo = x
 		}
-		hi = y
+		hi = max(hi, y)
+	}
+	// The ends of the same segment, byte by byte.
+	for i := range hs.runs {
+		if r := &hs.runs[i]; whole && r.start == s && r.end == e && e > s {
+			if x, y, ok := diff(data[:r.nh], r.head[:r.nh]); ok {
+				mark(s+x, s+y)
+			}
+			t0 := int64(len(data)) - int64(r.nt)
+			if x, y, ok := diff(data[t0:], r.tail[:r.nt]); ok {
+				mark(s+t0+x, s+t0+y)
+			}
+			break
+		}
 	}
 	// Complete blocks covered whole, within the window, after the gap.
 	first := max(s, hs.from, cur-histWindow)
@@ -133,24 +179,29 @@ func (a *Assembler) checkHistory(c *conn, d Dir, h *half, t time.Time, s int64, 
 	}
 	// The incomplete block, byte by byte.
 	if x, y := max(s, cur, hs.from), min(e, h.off); x < y {
-		p := data[x-s : y-s]
-		q := hs.tail[x-cur : y-cur]
-		if string(p) != string(q) {
-			i, j := 0, len(p)
-			for p[i] == q[i] {
-				i++
-			}
-			for p[j-1] == q[j-1] {
-				j--
-			}
-			mark(x+int64(i), x+int64(j))
+		if i, j, ok := diff(data[x-s:y-s], hs.tail[x-cur:y-cur]); ok {
+			mark(x+i, x+j)
 		}
 	}
-	if lo < 0 {
-		return false
+	if lo >= 0 {
+		a.conflict(c, d, t, lo, hi)
 	}
-	a.conflict(c, d, t, lo, hi)
-	return true
+}
+
+// diff returns the range from the first differing byte of p and q (of
+// the same length) to the last.
+func diff(p, q []byte) (i, j int64, ok bool) {
+	if string(p) == string(q) {
+		return 0, 0, false
+	}
+	i, j = 0, int64(len(p))
+	for p[i] == q[i] {
+		i++
+	}
+	for p[j-1] == q[j-1] {
+		j--
+	}
+	return i, j, true
 }
 
 // conflict reports that the retransmitted bytes [lo, hi) differ from the

@@ -14,7 +14,9 @@ import (
 // last 16 KiB), the incomplete last block byte by byte; a retransmission
 // is compared on the blocks it covers whole and on the incomplete block; a
 // conflict runs from the first differing block (or byte, in the incomplete
-// block) to the last.
+// block) to the last. A retransmission of one of the last 4 segments
+// delivered whole, over the same range, is also compared byte by byte on
+// its ends that cover a block in part.
 
 // good is the first copy of the client's stream: offset i holds a letter,
 // never 0xff.
@@ -124,7 +126,14 @@ func TestRetransmissionBlocks(t *testing.T) {
 		{"block covered in part: not compared", 33, 64, []int{40}, ""},
 		{"shifted, the next block whole", 33, 100, []int{70}, "64-32"},
 		{"shifted, first and last differing blocks", 1, 130, []int{40, 100}, "32-96"},
-		{"same range as a segment, difference in its partial block", 50, 100, []int{52}, "50-50"},
+		// [50,100) is the second segment, one of the last 4: its head
+		// [50,64) and tail [96,100) are kept as bytes.
+		{"same range as a segment, its head", 50, 100, []int{52}, "52-1"},
+		{"same range as a segment, its tail", 50, 100, []int{99}, "99-1"},
+		{"same range as a segment, head and whole block", 50, 100, []int{52, 70}, "52-44"},
+		{"same range as a segment, head and tail", 50, 100, []int{63, 96}, "63-34"},
+		{"same range as a segment, whole block and tail", 50, 100, []int{70, 99}, "64-36"},
+		{"not quite the range of a segment: head not compared", 51, 100, []int{52}, ""},
 		{"incomplete block, byte exact", 200, 250, []int{230}, "230-1"},
 		{"incomplete block, same bytes; partial block not compared", 220, 250, []int{221}, ""},
 		{"all of it, first and last byte", 0, 250, []int{0, 249}, "0-250"},
@@ -195,6 +204,40 @@ func TestRetransmissionWindow(t *testing.T) {
 				f.seg(c.Send(C, good(i, i+seg)))
 			}
 			f.seg(c.Segment(C, pktbuild.PSH, 1001+uint32(tc.s), bytes.Repeat([]byte{0xff}, tc.e-tc.s)))
+			r, st := run(t, Config{}, f.pkts, true)
+			eventsEqual(t, conflicts(r), tc.want)
+			if st.TCPConflicts != int64(len(tc.want)) {
+				t.Errorf("%d conflicts, want %d", st.TCPConflicts, len(tc.want))
+			}
+		})
+	}
+}
+
+// TestLargeSegment: a segment larger than the window (GRO), delivered
+// whole at [10,20010) and retransmitted over the same range: its head
+// [10,32) and tail [20000,20010) are compared byte by byte, its blocks in
+// the window [3616,20000) by hash, the blocks before it not at all.
+func TestLargeSegment(t *testing.T) {
+	for _, tc := range []struct {
+		flip int
+		want []string
+	}{
+		{20, []string{"conflict 0/0 20+1"}},
+		{1000, nil},
+		{3615, nil},
+		{3616, []string{"conflict 0/0 3616+32"}},
+		{20005, []string{"conflict 0/0 20005+1"}},
+	} {
+		t.Run(fmt.Sprint(tc.flip), func(t *testing.T) {
+			c := pktbuild.NewConn(cli4, srv4, 1000, 5000)
+			var f feed
+			f.e = eth
+			f.seg(c.Handshake()...)
+			f.seg(c.Send(C, good(0, 10)))
+			f.seg(c.Send(C, good(10, 20010)))
+			b := good(10, 20010)
+			b[tc.flip-10] = '#'
+			f.seg(c.Segment(C, pktbuild.PSH, 1001+10, b))
 			r, st := run(t, Config{}, f.pkts, true)
 			eventsEqual(t, conflicts(r), tc.want)
 			if st.TCPConflicts != int64(len(tc.want)) {

@@ -1,7 +1,6 @@
 package reassembly
 
 import (
-	"hash/maphash"
 	"slices"
 	"time"
 )
@@ -36,26 +35,9 @@ type half struct {
 	heldLen int     // captured bytes in held plus pieceOverhead per piece
 	gen     uint32  // bumped each time held becomes non-empty (Assembler.holders)
 
-	// recent are the last segments delivered whole and in order, by their
-	// range and a hash of their bytes, so that a retransmission of the
-	// same range with other bytes is reported (Handler.Conflict) although
-	// the first copy is gone; ri is the next slot to fill.
-	recent [recentRuns]deliveredRun
-	ri     uint8
 	// hist remembers the last delivered bytes by blocks (history.go), so
 	// that a retransmission over them at any range is compared too.
 	hist *history
-}
-
-// recentRuns is how many delivered segments per direction are remembered
-// for conflict checks: a retransmission re-sends the last unacknowledged
-// segments, so a few suffice. 4 runs cost 96 bytes per direction.
-const recentRuns = 4
-
-// deliveredRun is a delivered segment: its stream offsets and a hash of its bytes.
-type deliveredRun struct {
-	start, end int64
-	sum        uint64
 }
 
 // nextSeq is the sequence number of the next byte to deliver.
@@ -238,9 +220,7 @@ func (a *Assembler) segment(c *conn, d Dir, h *half, t time.Time, seq uint32, da
 	}
 	if s < h.off {
 		old := min(e, h.off) - s // of the range, the bytes already delivered or declared lost
-		if !a.checkHistory(c, d, h, t, s, data[:min(int64(len(data)), old)]) && e <= h.off && int64(len(data)) == e-s {
-			a.checkDelivered(c, d, h, t, s, e, data)
-		}
+		a.checkHistory(c, d, h, t, s, data[:min(int64(len(data)), old)], e <= h.off && int64(len(data)) == e-s)
 		cut := min(h.off-s, e-s)
 		a.stats.TCPRetransmitted += cut
 		s, data = advance(s, data, cut)
@@ -256,12 +236,11 @@ func (a *Assembler) segment(c *conn, d Dir, h *half, t time.Time, seq uint32, da
 			lim = h.held[0].start
 		}
 		n := lim - s
-		if n == e-s && int64(len(data)) == n && n > 0 {
-			// The whole segment goes out at once: remember it.
-			h.recent[h.ri%recentRuns] = deliveredRun{start: s, end: e, sum: maphash.Bytes(a.seed, data)}
-			h.ri++
-		}
 		a.deliver(c, d, h, t, data[:min(int64(len(data)), n)], n)
+		if n == e-s && int64(len(data)) == n && n > 0 {
+			// The whole segment went out at once: remember its ends.
+			h.hist.addRun(s, data)
+		}
 		s, data = advance(s, data, n)
 	}
 	if s < e {
@@ -486,21 +465,4 @@ func (a *Assembler) complete(c *conn, d Dir, t time.Time) {
 		a.h.Close(&c.s, d, t)
 	}
 	a.release(h)
-}
-
-// checkDelivered compares a retransmission of the already delivered range
-// [s, e) with the segment first delivered there, when the ranges are the
-// same: different bytes are a conflict (the first copy was kept). It
-// catches what the block history cannot: a difference in the first or
-// last bytes of a segment that do not cover a block whole.
-func (a *Assembler) checkDelivered(c *conn, d Dir, h *half, t time.Time, s, e int64, data []byte) {
-	for i := range h.recent {
-		r := &h.recent[i]
-		if r.start == s && r.end == e && r.end > r.start {
-			if maphash.Bytes(a.seed, data) != r.sum {
-				a.conflict(c, d, t, s, e)
-			}
-			return
-		}
-	}
 }
