@@ -158,8 +158,9 @@ type conn struct {
 // winning; a retransmission that differs from the first copy gives a
 // Conflict event: held bytes are compared byte by byte, delivered ones
 // with a bounded history of the last 16 KiB of each direction (history.go:
-// the 32-byte blocks a retransmission covers whole, the last incomplete
-// block byte by byte, and the last 4 segments delivered whole by range).
+// the 32-byte blocks a retransmission covers whole by hash, the last
+// incomplete block byte by byte, and the ends of the last 4 segments
+// delivered whole, when retransmitted over the same range, byte by byte).
 // Out-of-order segments are copied and held until the hole
 // before them fills; when a direction holds more than [Config].MaxBuffered
 // bytes, or all directions more than [Config].MaxHeldBytes, the first hole
