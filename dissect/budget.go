@@ -30,18 +30,21 @@ const DefaultHeldBudget = 32 << 20
 // them in [StreamOptions].Budget). After each call to a Stream's entry
 // point ([Stream.Data], [Stream.Datagram], [Stream.Gap], [Stream.End])
 // the stream's share is brought up to date; when the total is over the
-// budget, the stream that has held bytes the longest gives way, and so on
-// until the total fits: its detection is decided with what it holds, an
-// unfinished message becomes a skipped record whose reason names the
-// budget and the rest of that message is passed over as it arrives (as a
-// message over Limits.MaxMessage is), bytes held for a resync or a hunt
-// are skipped, and its buffers are released (the largest, up to 2 MiB, is
+// budget, streams give way until the total fits: first those that keep
+// only empty buffers (which are released), then the one whose unfinished
+// bytes are the oldest, and so on. A stream that gives way: its detection
+// is decided with what it holds, an unfinished message becomes a skipped
+// record whose reason names the budget and the rest of that message is
+// passed over as it arrives (as a message over Limits.MaxMessage is),
+// bytes held for a resync or a hunt are skipped, and its buffers are
+// released (the largest, up to 2 MiB, is
 // kept outside the budget for the next stream that needs one). Every byte
 // still ends in exactly one record; the messages and bytes given up are
 // counted ([HeldBudget.Dropped]).
 //
 // The work is constant per call: the streams that hold bytes are kept in a
-// list in the order they started to hold, so the one to give way is its
+// list, those with only empty buffers first, then the others in the order
+// they started to hold unfinished bytes, so the one to give way is its
 // head. A HeldBudget is used from one goroutine, with its Streams.
 type HeldBudget struct {
 	max  int64
@@ -89,6 +92,7 @@ func (b *HeldBudget) Dropped() (messages, bytes int64) { return b.dropped, b.dro
 type budgetLink struct {
 	b            *HeldBudget
 	charged      int64 // what the stream is counted for in b.held
+	busy         bool  // holds bytes, not only empty buffers (see recharge)
 	listed       bool
 	older, newer *Stream
 }
@@ -108,8 +112,8 @@ func (s *Stream) heldNow() int64 {
 }
 
 // account brings the stream's share of its budget up to date and, when the
-// budget is exceeded, makes the oldest holders give way (t is the time of
-// the records that follow).
+// budget is exceeded, makes the holders give way, head first (t is the
+// time of the records that follow).
 func (s *Stream) account(t time.Time) {
 	b := s.bl.b
 	if b == nil {
@@ -121,39 +125,75 @@ func (s *Stream) account(t time.Time) {
 		h.giveWay(t)
 		h.recharge()
 		if h.bl.listed && b.head == h {
-			b.unlink(h) // cannot happen (giveWay releases everything); never loop
+			b.remove(h) // cannot happen (giveWay releases everything); never loop
 		}
 	}
 	b.peak = max(b.peak, b.held)
 }
 
 // recharge sets the stream's share to what it holds now and its place in
-// the list.
+// the list: a stream that holds bytes of something unfinished goes to the
+// tail when it starts to (so the head holds the oldest unfinished
+// message); one that keeps only empty buffers goes to the head, since
+// releasing them loses nothing.
 func (s *Stream) recharge() {
 	l := &s.bl
+	b := l.b
 	n := s.heldNow()
-	l.b.held += n - l.charged
+	b.held += n - l.charged
 	l.charged = n
+	busy := s.busyNow()
 	switch {
-	case n > 0 && !l.listed:
-		l.b.link(s)
-	case n == 0 && l.listed:
-		l.b.unlink(s)
+	case n == 0:
+		if l.listed {
+			b.remove(s)
+		}
+	case !l.listed:
+		b.insert(s, busy)
+	case busy != l.busy:
+		b.remove(s)
+		b.insert(s, busy)
 	}
 }
 
-func (b *HeldBudget) link(s *Stream) {
-	s.bl.listed = true
-	s.bl.older, s.bl.newer = b.tail, nil
-	if b.tail != nil {
-		b.tail.bl.newer = s
+// busyNow tells whether the stream holds bytes (not only buffer capacity).
+func (s *Stream) busyNow() bool {
+	if s.detecting && s.heldBytes[0]+s.heldBytes[1] > 0 {
+		return true
+	}
+	for i := range s.dirs {
+		if d := &s.dirs[i]; len(d.buf) > 0 || len(d.raw) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// insert puts s at the tail (busy) or at the head of the list.
+func (b *HeldBudget) insert(s *Stream, busy bool) {
+	l := &s.bl
+	l.listed, l.busy = true, busy
+	if busy {
+		l.older, l.newer = b.tail, nil
+		if b.tail != nil {
+			b.tail.bl.newer = s
+		} else {
+			b.head = s
+		}
+		b.tail = s
+		return
+	}
+	l.older, l.newer = nil, b.head
+	if b.head != nil {
+		b.head.bl.older = s
 	} else {
-		b.head = s
+		b.tail = s
 	}
-	b.tail = s
+	b.head = s
 }
 
-func (b *HeldBudget) unlink(s *Stream) {
+// remove takes s out of the list (its charge stays as it is).
+func (b *HeldBudget) remove(s *Stream) {
 	l := &s.bl
 	if l.older != nil {
 		l.older.bl.newer = l.newer
@@ -166,8 +206,6 @@ func (b *HeldBudget) unlink(s *Stream) {
 		b.tail = l.older
 	}
 	l.older, l.newer, l.listed = nil, nil, false
-	b.held -= l.charged
-	l.charged = 0
 }
 
 // maxSpare bounds the spare buffer: one message of the default

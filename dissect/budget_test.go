@@ -208,3 +208,68 @@ func TestHeldBudgetHuntWindows(t *testing.T) {
 		t.Errorf("%d bytes held after the end", b.Held())
 	}
 }
+
+// TestHeldBudgetIdleBuffersGoFirst: a stream that keeps only an empty
+// buffer (its message ended) gives way before one that holds an
+// unfinished message, even an older one: releasing it loses nothing.
+// B holds 30,000 bytes of a 40,005-byte message (a 32 KiB buffer, grown
+// by doubling from 1 KiB), then A sends a whole message of 20,005 bytes
+// (its buffer, 20,005 bytes, stays), then C holds like B: 85,541 bytes
+// against a budget of 75,000. Releasing A's buffer fits; dropping B's
+// message (the oldest unfinished one) would have fitted too, but lost it.
+// Then B ends its message (a 40,005-byte buffer, now empty) and C grows
+// to 40,005: B's buffer goes, and every message is decoded.
+func TestHeldBudgetIdleBuffersGoFirst(t *testing.T) {
+	reg, err := dissect.NewRegistry(&toy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := reg.ParseDecodeAs("tcp.port==7000,toy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg.AddRule(r)
+	b := dissect.NewHeldBudget(75000)
+	sink := &budgetSink{}
+	t0 := time.Unix(1700000000, 0)
+	newStream := func(i int) *dissect.Stream {
+		info := tcpInfo(7000)
+		info.Addr[0] = netip.AddrPortFrom(info.Addr[0].Addr(), uint16(6000+i))
+		info.Name[0] = info.Addr[0].String()
+		return dissect.NewStream(info, reg, sink, dissect.StreamOptions{Decode: true, Budget: b})
+	}
+	big := func(body int) []byte {
+		return append([]byte{0xFE, 0, 0, byte(body >> 8), byte(body)}, make([]byte, body)...)
+	}
+	send := func(s *dissect.Stream, b []byte) {
+		for len(b) > 0 {
+			k := min(len(b), 1000)
+			s.Data(0, t0, b[:k])
+			b = b[k:]
+		}
+	}
+	sb, sa, sc := newStream(1), newStream(0), newStream(2)
+	mb, ma, mc := big(40000), big(20000), big(40000)
+	send(sb, mb[:30000])
+	send(sa, ma)
+	send(sc, mc[:30000])
+	if n, _ := b.Dropped(); n != 0 {
+		t.Fatalf("%d messages dropped, want none: A's empty buffer goes first%s", n, dump(sink.recs))
+	}
+	if b.Held() > b.Max() || b.Held() != 2*32768 {
+		t.Errorf("%d bytes held, want B's and C's 32 KiB buffers", b.Held())
+	}
+	send(sb, mb[30000:])
+	send(sc, mc[30000:])
+	for _, s := range []*dissect.Stream{sa, sb, sc} {
+		s.End(0, t0)
+		s.End(1, t0)
+	}
+	for i, s := range []*dissect.Stream{sa, sb, sc} {
+		want := []want{{"big", 0, int64(len(ma))}}
+		if i > 0 {
+			want[0].len = int64(len(mb))
+		}
+		checkRecords(t, sink.recs, s.Info.Name[0], want)
+	}
+}
