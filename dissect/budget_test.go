@@ -273,3 +273,56 @@ func TestHeldBudgetIdleBuffersGoFirst(t *testing.T) {
 		checkRecords(t, sink.recs, s.Info.Name[0], want)
 	}
 }
+
+// maybeToy is the toy protocol whose detection never decides: a stream
+// holds its first datagrams until MaxDetectDatagrams.
+type maybeToy struct{ toy }
+
+func (m *maybeToy) Detect(*dissect.StreamInfo, dissect.Dir, []byte) dissect.Verdict {
+	return dissect.Maybe
+}
+
+// TestHeldBudgetDetection: TCP streams held for detection (1,800 bytes
+// each, under the default MaxDetect of 2 KiB) count in the budget; past it
+// the oldest decides with what it holds (here: no protocol, so its bytes
+// are skipped as unknown), and every byte still ends in one record. (UDP detection decides at the first datagram
+// of a direction: it holds at most one per direction.)
+func TestHeldBudgetDetection(t *testing.T) {
+	reg, err := dissect.NewRegistry(&maybeToy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := dissect.NewHeldBudget(5000)
+	sink := &budgetSink{}
+	t0 := time.Unix(1700000000, 0)
+	const streams = 5
+	ss := make([]*dissect.Stream, streams)
+	for i := range ss {
+		info := tcpInfo(9000)
+		info.Addr[0] = netip.AddrPortFrom(info.Addr[0].Addr(), uint16(6000+i))
+		info.Name[0] = info.Addr[0].String()
+		ss[i] = dissect.NewStream(info, reg, sink, dissect.StreamOptions{Decode: true, Budget: b})
+	}
+	piece := make([]byte, 600)
+	for range 3 {
+		for i, s := range ss {
+			s.Data(0, t0, piece)
+			if b.Held() > b.Max() {
+				t.Fatalf("stream %d: %d bytes held, budget %d", i, b.Held(), b.Max())
+			}
+		}
+	}
+	// 5 × 1,800 bytes against 5,000: some streams decided early; the
+	// detection bytes were counted (a peak of at least 2 streams' worth).
+	if b.Peak() < 2*1800 || b.Peak() > b.Max() {
+		t.Errorf("peak %d, want within [%d, %d]", b.Peak(), 2*1800, b.Max())
+	}
+	for _, s := range ss {
+		s.End(0, t0)
+		s.End(1, t0)
+		checkTiling(t, sink.recs, s.Info.Name[0], 1800)
+	}
+	if b.Held() != 0 {
+		t.Errorf("%d bytes held after the end", b.Held())
+	}
+}
