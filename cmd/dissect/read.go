@@ -97,6 +97,7 @@ type sink interface {
 // decoding has caught up with the capture, so a pipe (| jq) sees each
 // message at once without a write per record.
 func (o *readOpts) setup(stdout io.Writer) (*dissect.Registry, sink, error) {
+	setMemoryLimit(int64(o.limits.MaxHeld))
 	reg, err := all.Registry(o.proto.options())
 	if err != nil {
 		return nil, nil, err
