@@ -71,6 +71,7 @@ func newDecoder(cfg *Config) *decoder {
 	if cfg.Registry != nil {
 		d.counts.SetKeep(cfg.Registry.DeclaresType) // declared types are never folded
 	}
+	d.counts.SetLimit(cfg.MaxTypes)
 	d.held = dissect.NewHeldBudget(cfg.Limits.MaxHeld)
 	d.sopt.Budget = d.held
 	d.epoch, _ = cfg.Sink.(EpochSetter)

@@ -28,6 +28,10 @@ type Config struct {
 	Raw        bool
 	Limits     dissect.Limits
 	Reassembly reassembly.Config
+	// MaxTypes caps the summary's distinct (protocol, type) rows; types
+	// beyond it are counted in one dissect.OtherTypes row per protocol
+	// (dissect.TypeCounts.SetLimit; 0: dissect.MaxTypeRows).
+	MaxTypes int
 
 	// Live selects the capture path for sources that capture as they run
 	// (network interfaces, serial ports): a capture goroutine reads the

@@ -38,6 +38,7 @@ type readOpts struct {
 	proto      protoFlags         // what the protocols decode (schema.go)
 	limits     dissect.Limits     // --max-held-messages (held.go)
 	maxParts   int                // --max-partitions (parquet.go)
+	lim        limitFlags         // --max-types, --max-vrpn-names, --max-out-of-order (limits.go)
 	// interrupted is the signal that stopped a file run (nil: none).
 	interrupted os.Signal
 }
@@ -58,6 +59,7 @@ func addReadFlags(cmd *cobra.Command, o *readOpts) {
 	f.IntVar(&o.maxParts, "max-partitions", parquetout.DefaultMaxPartitions, "-o parquet: at most this many partitions named by the wire (types of VRPN's \"*\" declaration, undeclared records) per run; the records of further types go to type=__overflow__ with their type in column record_type")
 	o.proto.add(cmd)
 	addHeldFlag(cmd, &o.limits)
+	o.lim.add(cmd)
 	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a Go CPU profile to this file (for performance work)")
 	_ = f.MarkHidden("cpuprofile")
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"table", "json", "fields", "parquet", "mcap"}, cobra.ShellCompDirectiveNoFileComp))
@@ -97,8 +99,14 @@ type sink interface {
 // decoding has caught up with the capture, so a pipe (| jq) sees each
 // message at once without a write per record.
 func (o *readOpts) setup(stdout io.Writer) (*dissect.Registry, sink, error) {
-	setMemoryLimit(int64(o.limits.MaxHeld))
-	reg, err := all.Registry(o.proto.options())
+	held := int64(o.limits.MaxHeld)
+	if held == 0 {
+		held = dissect.DefaultHeldBudget
+	}
+	setMemoryLimit(held + o.lim.extra()) // what the other flags raise counts as held messages do
+	popt := o.proto.options()
+	o.lim.protocols(&popt)
+	reg, err := all.Registry(popt)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -278,6 +286,7 @@ func (o *readOpts) pipelineConfig(reg *dissect.Registry, out sink) pipeline.Conf
 	// A filter and statistics need whole records, also with -q.
 	cfg := pipeline.Config{Registry: reg, CountOnly: o.quiet && !o.q.active(), Packets: o.count, Raw: o.q.hex, Workers: o.workers()}
 	cfg.Limits = o.limits
+	o.lim.pipeline(&cfg)
 	if out != nil {
 		cfg.Sink = out
 	}

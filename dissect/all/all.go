@@ -19,6 +19,9 @@ type Options struct {
 	// HandControl selects the prosthesis link's payload schema: the built-in
 	// v2/v1 schemas, the user's .proto files, or raw wire fields.
 	HandControl handcontrol.Options
+	// VRPNNameBytes bounds the VRPN names all the run's connections hold
+	// (vrpn.Options.MaxNameBytes; 0: vrpn.DefaultMaxNameBytes).
+	VRPNNameBytes int64
 }
 
 // Protocols returns fresh instances of every protocol, for one run, in
@@ -30,7 +33,7 @@ func Protocols(opt Options) ([]dissect.Protocol, error) {
 		return nil, err
 	}
 	return []dissect.Protocol{
-		vrpn.New(),
+		vrpn.NewWith(vrpn.Options{MaxNameBytes: opt.VRPNNameBytes}),
 		deltarobot.New(),
 		hc,
 		neptune.New(),

@@ -403,7 +403,7 @@ func (p *parser) description(c *dissect.Ctx, h header, body []byte, isType bool)
 	case setTableFull:
 		r.Warnf("name table full (%d ids): id %d not recorded", maxIDs, id)
 	case setBudgetFull:
-		r.Warnf("name not recorded: the name tables of all connections hold their bound (%d MiB)", maxRunNameBytes>>20) // the id is in sender_id
+		r.Warnf("name not recorded: the name tables of all connections hold their bound (%s)", p.dirs[c.Dir].names.budget) // the id is in sender_id
 	}
 	if !c.Decode {
 		return

@@ -1,6 +1,10 @@
 package vrpn
 
-import "github.com/dissect-tools/dissect/dissect"
+import (
+	"fmt"
+
+	"github.com/dissect-tools/dissect/dissect"
+)
 
 // Bounds of the name tables. VRPN ids are int32 values read from the wire,
 // so the tables are maps with a cap rather than slices indexed by id.
@@ -41,6 +45,20 @@ func (b *nameBudget) take(n int64) bool {
 	}
 	b.held += n
 	return true
+}
+
+// String writes the bound for messages: in MiB or KiB when it is a whole
+// number of them, else in bytes.
+func (b *nameBudget) String() string {
+	switch {
+	case b == nil:
+		return "unbounded"
+	case b.max%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", b.max>>20)
+	case b.max%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", b.max>>10)
+	}
+	return fmt.Sprintf("%d bytes", b.max)
 }
 
 // setResult says what became of a description.
@@ -164,7 +182,7 @@ func (p *parser) End(c *dissect.Ctx) {
 		p.dirs[d].names.end()
 	}
 	if refused > 0 {
-		c.Note("%s: %d names not recorded: the name tables of all connections held their bound (%d MiB); messages of those ids are %s", protoName, refused, maxRunNameBytes>>20, TypeUnknown)
+		c.Note("%s: %d names not recorded: the name tables of all connections held their bound (%s); messages of those ids are %s", protoName, refused, p.dirs[0].names.budget, TypeUnknown)
 	}
 }
 

@@ -30,8 +30,26 @@ type protocol struct {
 // across the streams of the run, the UDP ports that VRPN TCP connections
 // announce, so that the UDP messages sent there are named with the ids that
 // connection described.
-func New() dissect.Protocol {
-	return &protocol{routes: make(map[netip.AddrPort]*table), names: nameBudget{max: maxRunNameBytes}}
+func New() dissect.Protocol { return NewWith(Options{}) }
+
+// Options are VRPN's preferences for a run.
+type Options struct {
+	// MaxNameBytes bounds the sender and type names the run's connections
+	// hold together (each name counted as its length plus 64 bytes); past
+	// it a new name is refused, counted in the connection's notes, and its
+	// messages are "unknown". 0: DefaultMaxNameBytes.
+	MaxNameBytes int64
+}
+
+// DefaultMaxNameBytes is the default of [Options].MaxNameBytes (16 MiB).
+const DefaultMaxNameBytes = maxRunNameBytes
+
+// NewWith is [New] with options.
+func NewWith(opt Options) dissect.Protocol {
+	if opt.MaxNameBytes <= 0 {
+		opt.MaxNameBytes = maxRunNameBytes
+	}
+	return &protocol{routes: make(map[netip.AddrPort]*table), names: nameBudget{max: opt.MaxNameBytes}}
 }
 
 // Info describes VRPN (a new value on each call).
