@@ -78,21 +78,22 @@ func (a *rateAcc) jitter() float64 {
 // the rate, the inter-arrival gaps and their jitter, and the longest
 // stall.
 type Rate struct {
-	decl  declCache
-	keys  map[rateKey]*rateAcc
-	a     map[int]string // stream → A, the source of its first record
-	order []*rateAcc
-	other *rateAcc
-	bytes byteBudget // of the keys' strings (maxRateBytes)
-	first time.Time
-	seen  bool
-	buf   []byte
+	decl    declCache
+	keys    map[rateKey]*rateAcc
+	a       map[int]string // stream → A, the source of its first record
+	order   []*rateAcc
+	other   *rateAcc
+	bytes   byteBudget // of the keys' strings (maxRateBytes)
+	maxKeys int        // maxRateKeys, or scaled (ScaleMemory)
+	first   time.Time
+	seen    bool
+	buf     []byte
 }
 
 // NewRate returns an empty rate statistic that reads the records'
 // declarations with decl.
 func NewRate(decl DeclFunc) *Rate {
-	return &Rate{decl: declCache{fn: decl}, keys: map[rateKey]*rateAcc{}, a: map[int]string{}, bytes: byteBudget{max: maxRateBytes}}
+	return &Rate{decl: declCache{fn: decl}, keys: map[rateKey]*rateAcc{}, a: map[int]string{}, bytes: byteBudget{max: maxRateBytes}, maxKeys: maxRateKeys}
 }
 
 // Name returns "rate".
@@ -129,7 +130,7 @@ func (s *Rate) Record(r *dissect.Record) {
 	}
 	acc := s.keys[k]
 	if acc == nil {
-		if len(s.keys) >= maxRateKeys || !s.bytes.take(rateKeyCost+len(k.proto)+len(k.typ)+len(k.sender)+len(r.Src)) {
+		if len(s.keys) >= s.maxKeys || !s.bytes.take(rateKeyCost+len(k.proto)+len(k.typ)+len(k.sender)+len(r.Src)) {
 			if s.other == nil {
 				s.other = &rateAcc{key: rateKey{stream: -1, typ: "(other)"}}
 			}

@@ -146,6 +146,8 @@ type RTT struct {
 	maxSamples int
 	keyBytes   byteBudget // of keys' strings (maxRTTKeyBytes)
 	nameBytes  byteBudget // of names' strings (maxRTTNameBytes)
+	maxKeys    int        // maxRTTKeys, or scaled (ScaleMemory)
+	maxNames   int        // maxCodeNames, or scaled
 	unnamed    int64      // requests whose key and type were not remembered: names was full
 	buf        []byte
 }
@@ -163,7 +165,7 @@ type reqKey struct {
 // declarations with decl.
 func NewRTT(decl DeclFunc) *RTT {
 	return &RTT{decl: declCache{fn: decl}, keys: map[rttKey]*rttAcc{}, names: map[reqKey]string{}, maxSamples: maxSamples,
-		keyBytes: byteBudget{max: maxRTTKeyBytes}, nameBytes: byteBudget{max: maxRTTNameBytes}}
+		keyBytes: byteBudget{max: maxRTTKeyBytes}, nameBytes: byteBudget{max: maxRTTNameBytes}, maxKeys: maxRTTKeys, maxNames: maxCodeNames}
 }
 
 // Name returns "rtt".
@@ -173,7 +175,7 @@ func (s *RTT) acc(k rttKey) *rttAcc {
 	if a := s.keys[k]; a != nil {
 		return a
 	}
-	if len(s.keys) >= maxRTTKeys || !s.keyBytes.take(rttKeyCost+len(k.proto)+len(k.request)) {
+	if len(s.keys) >= s.maxKeys || !s.keyBytes.take(rttKeyCost+len(k.proto)+len(k.request)) {
 		if s.other == nil {
 			s.other = &rttAcc{key: rttKey{stream: -1, request: "(other)"}}
 		}
@@ -200,7 +202,7 @@ func (s *RTT) Record(r *dissect.Record) {
 		s.acc(rttKey{r.Stream, r.Proto, r.Type}).requests++
 		if k, ok := requestKey(r, d); ok {
 			if _, ok := s.names[k]; !ok {
-				if len(s.names) < maxCodeNames && s.nameBytes.take(rttNameCost+len(k.s)+len(r.Type)) {
+				if len(s.names) < s.maxNames && s.nameBytes.take(rttNameCost+len(k.s)+len(r.Type)) {
 					k.s = strings.Clone(k.s)
 					s.names[k] = strings.Clone(r.Type)
 				} else {

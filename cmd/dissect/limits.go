@@ -11,6 +11,7 @@ import (
 	"github.com/dissect-tools/dissect/dissect/vrpn"
 	"github.com/dissect-tools/dissect/pipeline"
 	"github.com/dissect-tools/dissect/reassembly"
+	"github.com/dissect-tools/dissect/stats"
 )
 
 // limitFlags are the bounds on what the wire makes a run hold, beyond
@@ -21,12 +22,14 @@ type limitFlags struct {
 	maxTypes   countFlag // --max-types: the summary's distinct (protocol, type) rows
 	vrpnNames  sizeFlag  // --max-vrpn-names: bytes of VRPN names across connections
 	outOfOrder sizeFlag  // --max-out-of-order: TCP bytes held out of order, all directions
+	statsMem   sizeFlag  // --max-stats-memory: -z rate's and rtt's wire strings
 }
 
 // Usage texts: each says what gives way past the bound.
 var (
 	maxTypesUsage   = fmt.Sprintf("the summary counts at most this many distinct (protocol, type) rows; the messages of further types named by the wire are counted in one %q row per protocol, which says how many types it holds (records keep their real type; types a protocol declares keep their row) (default %d)", dissect.OtherTypes, dissect.MaxTypeRows)
 	vrpnNamesUsage  = fmt.Sprintf("vrpn: bytes of sender and type names all connections hold together (a name counts its length plus 64): SIZE in bytes, or with K, M or G; past it a new name is not recorded, with a warning and a note counting the refused names, and its messages are %q; a connection's names are given back when it ends (default %s)", vrpn.TypeUnknown, sizeString(vrpn.DefaultMaxNameBytes))
+	statsMemUsage   = fmt.Sprintf("-z rate and rtt: bytes their keys and remembered request names may hold, all of them together (a key counts its strings plus 160-224 bytes); the number of keys scales with it: SIZE in bytes, or with K, M or G; past it the messages of new keys are added up in one \"(other)\" row, and rtt names a reply whose request it could not remember by its code and says how many (default %s)", sizeString(stats.DefaultMemory))
 	outOfOrderUsage = fmt.Sprintf("TCP: bytes all directions together may hold out of order, waiting for a missing segment (each segment counts 64 bytes more), one direction at most a quarter of it: SIZE in bytes, or with K, M or G; past it the first hole of the direction holding data the longest is declared lost (a gap record, counted in the summary) and the data after it delivered (default %s, %s per direction)", sizeString(int64(reassembly.DefaultConfig().MaxHeldBytes)), sizeString(int64(reassembly.DefaultConfig().MaxBuffered)))
 )
 
@@ -35,6 +38,7 @@ func (l *limitFlags) add(cmd *cobra.Command) {
 	f.Var(&l.maxTypes, "max-types", maxTypesUsage)
 	f.Var(&l.vrpnNames, "max-vrpn-names", vrpnNamesUsage)
 	f.Var(&l.outOfOrder, "max-out-of-order", outOfOrderUsage)
+	f.Var(&l.statsMem, "max-stats-memory", statsMemUsage)
 }
 
 // protocols sets the protocol options the flags bound.
@@ -65,6 +69,9 @@ func (l *limitFlags) extra() int64 {
 	}
 	if l.outOfOrder > 0 {
 		n += max(int64(l.outOfOrder)-int64(reassembly.DefaultConfig().MaxHeldBytes), 0)
+	}
+	if l.statsMem > 0 {
+		n += max(int64(l.statsMem)-stats.DefaultMemory, 0)
 	}
 	return n
 }

@@ -4,6 +4,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -122,9 +123,34 @@ func TestMaxOutOfOrderFlag(t *testing.T) {
 		t.Errorf("--max-out-of-order -1: exit %d, %q", code, stderr)
 	}
 	out, _, _ := cli(t, "read", "--help")
-	for _, f := range []string{"--max-types N", "--max-vrpn-names SIZE", "--max-out-of-order SIZE"} {
+	for _, f := range []string{"--max-types N", "--max-vrpn-names SIZE", "--max-out-of-order SIZE", "--max-stats-memory SIZE"} {
 		if !strings.Contains(out, f) {
 			t.Errorf("read --help does not document %s", f)
 		}
+	}
+}
+
+// --max-stats-memory scales -z rate's bounds: `hostile wirenames 30 8`
+// makes 32 rate keys on one stream (30 wire types, type_description,
+// cookie), all their own rows by default. 4K is 1/7168 of the default
+// 28 MiB, so at most 65,536 × 4096 / 28 MiB = 9 keys (and about 2.3 KB of
+// their strings, some 9 keys of ~250 bytes): the other 23 messages are
+// added up in "(other)".
+func TestMaxStatsMemoryFlag(t *testing.T) {
+	capture := hostileCapture(t, "wirenames", "30", "8")
+	out, stderr, code := cli(t, "-q", "-z", "rate", capture)
+	if code != 0 || !strings.Contains(out, "type_description") || strings.Contains(out, "(other)") {
+		t.Fatalf("default: exit %d, keys added up:\n%s%s", code, out, stderr)
+	}
+	out, stderr, code = cli(t, "-q", "-z", "rate", "--max-stats-memory", "4K", capture)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	other := regexp.MustCompile(`\(other\)\s+(\d+)\s`).FindStringSubmatch(out)
+	if other == nil || other[1] != "23" {
+		t.Errorf("--max-stats-memory 4K: want 23 messages in (other), -z rate:\n%s", out)
+	}
+	if _, stderr, code := cli(t, "--max-stats-memory", "0", capture); code != exitUsage || !strings.Contains(stderr, "max-stats-memory") {
+		t.Errorf("--max-stats-memory 0: exit %d, %q", code, stderr)
 	}
 }

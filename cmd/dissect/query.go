@@ -23,6 +23,7 @@ type queryOpts struct {
 	fieldOpts []string // -E
 	stats     []string // -z
 	hex       bool     // -x
+	memory    int64    // --max-stats-memory (limits.go; 0: the default)
 }
 
 func addQueryFlags(cmd *cobra.Command, o *queryOpts) {
@@ -73,6 +74,9 @@ func (o *queryOpts) build(reg *dissect.Registry, out sink) (*querySink, error) {
 		s, err := stats.Parse(z, compile, reg.Decl)
 		if err != nil {
 			return nil, usageError{err}
+		}
+		if m, ok := s.(stats.MemoryScaler); ok && o.memory > 0 {
+			m.ScaleMemory(o.memory)
 		}
 		q.stats = append(q.stats, s)
 	}

@@ -133,6 +133,7 @@ func (o *readOpts) setup(stdout io.Writer) (*dissect.Registry, sink, error) {
 	if !o.q.active() {
 		return reg, out, nil
 	}
+	o.q.memory = int64(o.lim.statsMem)
 	q, err := o.q.build(reg, out)
 	if err != nil {
 		return nil, nil, err
