@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -152,5 +153,21 @@ func TestMaxStatsMemoryFlag(t *testing.T) {
 	}
 	if _, stderr, code := cli(t, "--max-stats-memory", "0", capture); code != exitUsage || !strings.Contains(stderr, "max-stats-memory") {
 		t.Errorf("--max-stats-memory 0: exit %d, %q", code, stderr)
+	}
+}
+
+// Raising a bound raises the run's soft memory limit by twice as much, as
+// --max-held-messages does (memlimit.go): 16 MiB more VRPN names and
+// 1,024 more type rows (400 bytes each) add 2 × (16 MiB + 400 KiB).
+func TestLimitsRaiseMemoryLimit(t *testing.T) {
+	prev := debug.SetMemoryLimit(-1)
+	t.Cleanup(func() { debug.SetMemoryLimit(prev) })
+	t.Setenv("GOMEMLIMIT", "")
+	capture := filepath.Join(pcapDir, "vrpn_tcp_only.pcap")
+	if _, errOut, code := cli(t, "-q", "--max-vrpn-names", "32M", "--max-types", "2048", capture); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if got, want := debug.SetMemoryLimit(-1), int64(160<<20+2*(16<<20+1024*400)); got != want {
+		t.Errorf("limit %d, want %d", got, want)
 	}
 }
