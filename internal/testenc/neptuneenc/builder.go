@@ -23,7 +23,7 @@ var axisNames = [3]string{"x", "y", "z"}
 type Builder struct {
 	buf   []byte
 	msgs  []Message
-	prev  byte // the type byte left in the device's buffer (0: zeroed at start)
+	bad   []int64 // offsets of garbage runs (a length byte of 100 or more)
 	ended bool
 	err   error
 }
@@ -48,9 +48,6 @@ func (b *Builder) add(m Message, wire []byte) {
 	m.Offset, m.Length = int64(len(b.buf)), int64(len(wire))
 	if !m.IsEvent() {
 		m.Wire = append([]byte{}, wire...)
-	}
-	if !m.IsEvent() && len(wire) > 1 {
-		b.prev = wire[1] // nep_network.ino reads the payload into packet[0..]
 	}
 	b.buf = append(b.buf, wire...)
 	b.msgs = append(b.msgs, m)
@@ -85,12 +82,9 @@ func (b *Builder) SetMotor(motor, dir, magnitude byte) {
 	if motor >= 7 {
 		w = truth.Yes
 	}
-	fs := []Field{field("motor", Int(int64(motor))), field("direction", Str(d)), field("magnitude", Int(int64(magnitude)))}
-	if motor == 5 || motor == 6 {
-		// motor_test.ino: ids 5 and 6 are relays, switched on when dir != 0.
-		fs = append(fs, field("relay_on", Bool(dir != 0)))
-	}
-	b.add(Message{Type: TypeSetMotor, Match: Exact, Warn: w, Fields: fs}, SetMotor(motor, dir, magnitude))
+	b.add(Message{Type: TypeSetMotor, Match: Exact, Warn: w, Fields: []Field{
+		field("motor", Int(int64(motor))), field("direction", Str(d)), field("magnitude", Int(int64(magnitude))),
+	}}, SetMotor(motor, dir, magnitude))
 }
 
 func (b *Builder) move(typ string, code, axis, sign byte) {
@@ -154,34 +148,23 @@ func (b *Builder) WrongLength(code byte, args ...byte) {
 		fmt.Sprintf("fields: length %d does not fit the type (needs %d); which fields are shown is the decoder's choice", len(args)+1, want)}}, wire)
 }
 
-// ZeroLength appends a length byte of 0. nep_network.ino reads no payload
-// and runs run_command on the type byte its buffer still holds from the
-// last message (0, abort, at the start: the buffer is zeroed): a record of
-// that type (unknown past 5) with no fields and a warning.
+// ZeroLength appends a length byte of 0 (a message with no type): an
+// "unknown" record of one byte with a warning; its fields are not asserted.
 func (b *Builder) ZeroLength() {
-	typ := TypeUnknown
-	if b.prev <= CodeLamp {
-		typ = [...]string{TypeAbort, TypeSetMotor, TypeTranslate, TypeRotate, TypeStabilize, TypeLamp}[b.prev]
-	}
-	b.add(Message{Type: typ, Match: Exact, Warn: truth.Yes}, []byte{0})
+	b.add(Message{Type: TypeUnknown, Match: Subset, Warn: truth.Yes, NotAsserted: []string{"fields: a length-0 message has no type"}}, []byte{0})
 }
 
-// Garbage appends junk made of length bytes of 100 or more. nep_network.ino
-// reads each as a length, and for 100 or more calls client.flush(), which
-// in the Ethernet library discards nothing: each byte is dropped alone and
-// the next is read as a length. The expected record is a skipped run of
-// exactly the junk; the message appended next decodes.
+// Garbage appends junk whose first byte is a length of 100 or more (the
+// device flushes its input there). The expected record is a skipped run
+// from here to the offset where the decoder resynchronises (see
+// [FirstSync]), settled by [Builder.Finish], which fails when that offset
+// is not the start of a message appended later.
 func (b *Builder) Garbage(junk []byte) {
-	if len(junk) == 0 {
-		b.fail("Garbage: no bytes")
+	if len(junk) == 0 || junk[0] <= MaxLength {
+		b.fail("Garbage: must start with a length byte of 100 or more")
 		return
 	}
-	for i, c := range junk {
-		if c <= MaxLength {
-			b.fail("Garbage: byte %d (%d) is a length below 100: the device reads a message there", i, c)
-			return
-		}
-	}
+	b.bad = append(b.bad, int64(len(b.buf)))
 	b.add(Message{Type: TypeSkipped}, junk)
 }
 
@@ -197,16 +180,28 @@ func (b *Builder) Truncated(wire []byte, keep int) {
 	b.ended = true
 }
 
-// Finish returns the bytes and the expected records, adjacent skipped
-// runs merged (as the stream driver merges them).
+// Finish returns the bytes and the expected records, with the skipped runs
+// after garbage resolved and adjacent skipped runs merged (as the stream
+// driver merges them).
 func (b *Builder) Finish() ([]byte, []Message, error) {
 	if b.err != nil {
 		return nil, nil, b.err
 	}
-	return b.buf, mergeSkipped(append([]Message(nil), b.msgs...)), nil
+	msgs := append([]Message(nil), b.msgs...)
+	for _, o := range b.bad {
+		s, err := FirstSync(b.buf, int(o)+1)
+		if err != nil {
+			return nil, nil, fmt.Errorf("neptuneenc: garbage at offset %d: %w", o, err)
+		}
+		msgs, err = skipRange(msgs, o, int64(s))
+		if err != nil {
+			return nil, nil, fmt.Errorf("neptuneenc: garbage at offset %d: %w", o, err)
+		}
+	}
+	return b.buf, mergeSkipped(msgs), nil
 }
 
-// skipOps lets the truth package's MergeSkipped handle
+// skipOps lets the truth package's SkipRange and MergeSkipped handle
 // Messages.
 var skipOps = truth.Ops[Message]{
 	Span:      func(m *Message) (int64, int64) { return m.Offset, m.Length },
@@ -214,6 +209,12 @@ var skipOps = truth.Ops[Message]{
 	Grow:      func(m *Message, n int64) { m.Length += n },
 	Skipped:   func(off, n int64) Message { return Message{Type: TypeSkipped, Offset: off, Length: n} },
 	String:    (*Message).String,
+}
+
+// skipRange replaces the records in [from, to) by one skipped record. Both
+// ends must be record boundaries (to may be the end of the stream).
+func skipRange(msgs []Message, from, to int64) ([]Message, error) {
+	return truth.SkipRange(skipOps, msgs, from, to)
 }
 
 // mergeSkipped joins adjacent skipped records.
