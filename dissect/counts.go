@@ -59,11 +59,11 @@ type TypeCounts struct {
 	cache strcache.Cache[int32] // type string → index into rows; made on first use
 	index map[typeKey]int32     // made when rows outgrow a linear search; real rows only
 
-	limit  int                            // cap on the real rows; 0: MaxTypeRows
+	limit  int                          // cap on the real rows; 0: MaxTypeRows
 	keep   func(proto, typ string) bool // types that get a row past the cap too
-	real   int              // rows that are not OtherTypes rows
-	others []int32          // the OtherTypes rows, one per protocol that folded
-	folded map[uint64]int32 // hash of a folded (proto, type) → its OtherTypes row
+	real   int                          // rows that are not OtherTypes rows
+	others []int32                      // the OtherTypes rows, one per protocol that folded
+	folded map[uint64]int32             // hash of a folded (proto, type) → its OtherTypes row
 }
 
 // hotType is a row found by the addresses and lengths of its strings.

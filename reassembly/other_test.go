@@ -52,7 +52,7 @@ func TestOtherAndMalformed(t *testing.T) {
 		// Whole frames (Length = len(Data)) whose IP header declares more
 		// than they hold: the length lies.
 		{"ipv4 total past a whole frame", capture.LinkRaw, mod(good, func(b []byte) { b[2], b[3] = 0xff, 0xff }), ""},
-		{"ipv4 udp total past a whole frame", capture.LinkRaw, mod(udp, func(b []byte) { b[2], b[3] = 0, byte(len(udp) + 1) }), ""},
+		{"ipv4 udp total past a whole frame", capture.LinkRaw, mod(udp, func(b []byte) { b[2], b[3] = 0, byte(len(udp)+1) }), ""},
 		{"ipv6 payload length past a whole frame", capture.LinkRaw, mod(v6, func(b []byte) { b[4], b[5] = 0xff, 0xff }), ""},
 	}
 	for _, c := range cases {
