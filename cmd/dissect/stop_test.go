@@ -311,16 +311,28 @@ func TestSecondSignalExitsAtOnce(t *testing.T) {
 	}
 }
 
-// A reader of the output that goes away (dissect | head -c 10) ends every
-// form that writes to stdout the same way: the summary, exit 0, no death
-// by SIGPIPE, no error line.
-func TestClosedReaderEveryForm(t *testing.T) {
+// bigInput writes a capture of 200,000 messages to a temporary file.
+func bigInput(t *testing.T) string {
 	in := filepath.Join(t.TempDir(), "big.pcap")
 	if err := os.WriteFile(in, bigCapture(t, 200_000), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	forms := append(stopForms[:3:3], stopForm{name: "mcap to stdout", args: func(string) []string { return []string{"-o", "mcap", "--out", "-"} }},
+	return in
+}
+
+// stdoutForms are the output forms that write to stdout: the first three
+// stop forms, MCAP to stdout and statistics alone.
+func stdoutForms() []stopForm {
+	return append(stopForms[:3:3], stopForm{name: "mcap to stdout", args: func(string) []string { return []string{"-o", "mcap", "--out", "-"} }},
 		stopForm{name: "statistics", args: func(string) []string { return []string{"-q", "-z", "io,stat,0.00001"} }})
+}
+
+// A reader of the output that goes away (dissect | head -c 10) ends every
+// form that writes to stdout the same way: the summary, exit 0, no death
+// by SIGPIPE, no error line.
+func TestClosedReaderEveryForm(t *testing.T) {
+	in := bigInput(t)
+	forms := stdoutForms()
 	for _, f := range forms {
 		// The reader takes 10 bytes (head -c 10), or none: then even the
 		// first write fails (-o mcap's header).
@@ -354,12 +366,8 @@ func TestClosedReaderEveryForm(t *testing.T) {
 // naming the path, exit 1, no .inprogress left. Stdout forms write to
 // /dev/full; --out forms to a tmpfs of 256 KiB (root only).
 func TestFullDiskEveryForm(t *testing.T) {
-	in := filepath.Join(t.TempDir(), "big.pcap")
-	if err := os.WriteFile(in, bigCapture(t, 200_000), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	forms := append(stopForms[:3:3], stopForm{name: "mcap to stdout", args: func(string) []string { return []string{"-o", "mcap", "--out", "-"} }},
-		stopForm{name: "statistics", args: func(string) []string { return []string{"-q", "-z", "io,stat,0.00001"} }})
+	in := bigInput(t)
+	forms := stdoutForms()
 	for _, f := range forms {
 		t.Run(f.name, func(t *testing.T) {
 			full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
