@@ -1,0 +1,4 @@
+package vrpn
+
+// imagerDefs lists the catalogued types of mainline's vrpn_Imager.C (none yet).
+func imagerDefs() []msgDef { return nil }
