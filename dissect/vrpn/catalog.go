@@ -287,6 +287,14 @@ func (p *parser) layout(c *dissect.Ctx, body []byte, d *msgDef) (int, bool) {
 		if v, ok := intValue(it.op, b); ok {
 			ints = append(ints, namedInt{it.name, v})
 		}
+		// Warnings come whether or not c.Decode is set: a types-only run
+		// reports the same records.
+		switch {
+		case it.op == opText && indexNUL(b) < 0:
+			r.Warnf("%s: %s at offset %d fills its %d bytes with no NUL", d.name, it.name, off-need, need)
+		case it.op == opEnum && int64(be.Uint32(b)) >= int64(len(it.names)):
+			r.Warnf("%s: %s %d at offset %d is not one mainline names", d.name, it.name, be.Uint32(b), off-need)
+		}
 		if !c.Decode {
 			continue
 		}
@@ -294,8 +302,6 @@ func (p *parser) layout(c *dissect.Ctx, body []byte, d *msgDef) (int, bool) {
 		case opText, opCStr:
 			if n := indexNUL(b); n >= 0 {
 				b = b[:n]
-			} else if it.op == opText {
-				r.Warnf("%s: %s at offset %d fills its %d bytes with no NUL", d.name, it.name, off-need, need)
 			}
 			r.Add(it.name, dissect.Str(string(b)))
 		case opEnum:
@@ -303,7 +309,6 @@ func (p *parser) layout(c *dissect.Ctx, body []byte, d *msgDef) (int, bool) {
 			if int64(v) < int64(len(it.names)) {
 				r.Add(it.name, dissect.Str(it.names[v]))
 			} else {
-				r.Warnf("%s: %s %d is not one mainline names", d.name, it.name, v)
 				r.Add(it.name, dissect.Str(strconv.FormatUint(uint64(v), 10)))
 			}
 		case opRest:

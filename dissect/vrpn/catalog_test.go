@@ -200,3 +200,42 @@ func TestCatalogueShort(t *testing.T) {
 		}
 	}
 }
+
+// TestCatalogueWarningsTypesOnly: a malformed catalogued body is warned
+// about the same way whether or not its fields are decoded (a types-only
+// run reports the same records), e.g. an enum value mainline does not
+// name and a text that fills its buffer with no NUL.
+func TestCatalogueWarningsTypesOnly(t *testing.T) {
+	bad := []sample{
+		{nameText, wbe(uint32(7), uint32(0), padTo([]byte("x\x00"), 1024)), ""},
+		{nameText, wbe(uint32(0), uint32(0), bytesOf('a', 1024)), ""},
+		{"vrpn_Button Admin", wbe(int32(1), int32(5)), ""},
+		{"vrpn_Button Alert", wbe(int32(1), int32(22)), ""},
+		{"vrpn_Auxiliary_Logger Logging_request", wbe(int32(0), int32(-1), int32(0), int32(0)), ""},
+		{"vrpn_Auxiliary_Logger Logging_response", wbe(int32(1), int32(0), int32(0), int32(0), "ab"), ""},
+		{"vrpn_Tracker Reset_Origin", wbe(int32(1)), ""},
+		{"vrpn_Analog_Output Change_Channels_request", wbe(int32(-2), int32(0)), ""},
+	}
+	on := fuzzFeed(catalogueStream(bad), 0, 1, true).recs
+	off := fuzzFeed(catalogueStream(bad), 0, 1, false).recs
+	if len(on) != len(off) || len(on) < len(bad) {
+		t.Fatalf("%d records decoded, %d types only, want the same and at least %d", len(on), len(off), len(bad))
+	}
+	on, off = on[len(on)-len(bad):], off[len(off)-len(bad):]
+	for i, s := range bad {
+		if on[i].Type != s.name || len(on[i].Warnings) == 0 {
+			t.Errorf("bad sample %d: type %q warnings %q, want %q and a warning", i, on[i].Type, on[i].Warnings, s.name)
+		}
+		if !reflect.DeepEqual(on[i].Warnings, off[i].Warnings) || off[i].Type != on[i].Type {
+			t.Errorf("bad sample %d (%s): decoded %q, types only %s %q", i, s.name, on[i].Warnings, off[i].Type, off[i].Warnings)
+		}
+	}
+}
+
+func bytesOf(c byte, n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = c
+	}
+	return b
+}
