@@ -165,6 +165,29 @@ func TestMainlineTracker(t *testing.T) {
 		}
 		mlCheck(t, typ, got[0], heard[0], map[string]any{})
 	}
+
+	// Round trips: each answer's capture time minus its request's; the
+	// second Unit_To_Sensor answers a request the first one took.
+	for _, c := range []struct {
+		req, reply string
+		index      int
+		timed      bool
+	}{
+		{"vrpn_Tracker Request_Tracker_To_Room", "vrpn_Tracker To_Room", 0, true},
+		{"vrpn_Tracker Request_Unit_To_Sensor", "vrpn_Tracker Unit_To_Sensor", 0, true},
+		{"vrpn_Tracker Request_Unit_To_Sensor", "vrpn_Tracker Unit_To_Sensor", 1, false},
+		{"vrpn_Tracker Request_Tracker_Workspace", "vrpn_Tracker Workspace", 0, true},
+	} {
+		req, reply := mlOfType(recs, c.req)[0], mlOfType(recs, c.reply)[c.index]
+		rtt, ok := reply.Fields.Get("rtt_ms")
+		if ok != c.timed {
+			t.Errorf("%s %d: rtt_ms present %v, want %v", c.reply, c.index, ok, c.timed)
+			continue
+		}
+		if want := float64(reply.Time.Sub(req.Time)) / float64(time.Millisecond); ok && (rtt.Float() != want || want <= 0) {
+			t.Errorf("%s: rtt_ms %v, want %v (capture times %v, %v)", c.reply, rtt.Float(), want, req.Time, reply.Time)
+		}
+	}
 }
 
 // mustGet returns r's field key.

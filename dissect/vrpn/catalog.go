@@ -166,6 +166,9 @@ func (d *msgDef) decl() dissect.TypeDecl {
 	}
 	t := app(d.name, d.doc, body...)
 	t.Exchange, t.Pose = d.exchange, d.pose
+	if d.exchange.Role == dissect.Reply && d.exchange.Answers != "" {
+		t.Fields = append(t.Fields, exchangeLatency(d.exchange.Answers))
+	}
 	return t
 }
 
@@ -207,8 +210,10 @@ func catalogDecls() []dissect.TypeDecl {
 	return ts
 }
 
-// catalogue decodes a body of a catalogued type into c.Rec.
-func (p *parser) catalogue(c *dissect.Ctx, body []byte, d *msgDef) {
+// catalogue decodes a body of a catalogued type into c.Rec, then keeps a
+// request or times a reply (cat_rtt.go).
+func (p *parser) catalogue(c *dissect.Ctx, body []byte, d *msgDef, sender string, named bool) {
+	defer p.exchangeRTT(c, d, sender, named)
 	r := c.Rec
 	mark := len(r.Fields)
 	if d.decode != nil {

@@ -99,7 +99,7 @@ func bodyJSON(r *dissect.Record) map[string]any {
 	m := map[string]any{}
 	for _, f := range r.Fields {
 		switch f.Key {
-		case "sender", "sender_id", "type_id", "sent", "sequence":
+		case "sender", "sender_id", "type_id", "sent", "sequence", "rtt_ms":
 			continue
 		}
 		m[f.Key] = jsonValue(f.Value)

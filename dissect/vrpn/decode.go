@@ -63,7 +63,7 @@ func (p *parser) message(c *dissect.Ctx, h header, body []byte) {
 	case kindPing, kindPong:
 		p.pingPong(c, e.kind, sender, named, body)
 	case kindCatalog:
-		p.catalogue(c, body, e.def)
+		p.catalogue(c, body, e.def, sender, named)
 	default:
 		p.raw(c, body, e.name, -1)
 	}

@@ -87,6 +87,9 @@
 // senders never described take no part. Each direction keeps at most 8
 // waiting pings per sender (a newer one forgets the oldest) and 64
 // senders (a new one forgets the sender that began waiting first).
+// Catalogued requests and the replies that name them (Request_Tracker_To_Room
+// and To_Room, ...) are timed the same way, per sender name and request
+// type (cat_rtt.go).
 //
 // # Names
 //
