@@ -199,3 +199,22 @@ func mustGet(t *testing.T, r *dissect.Record, key string) dissect.Value {
 	}
 	return v
 }
+
+// BenchmarkMainlineTracker measures the whole text_tracker_logged.pcap
+// (cookies, descriptions, text messages, the Tracker requests and answers)
+// through the pipeline, fields decoded.
+func BenchmarkMainlineTracker(b *testing.B) {
+	reg, _ := registry(b)
+	file := filepath.Join("testdata", "mainline", "text_tracker_logged.pcap")
+	st, err := os.Stat(file)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(st.Size())
+	b.ReportAllocs()
+	for b.Loop() {
+		if recs := dissecttest.Decode(b, reg, file); len(recs) == 0 {
+			b.Fatal("no records")
+		}
+	}
+}

@@ -1,5 +1,7 @@
 package vrpn
 
+import "testing"
+
 // trackerSamples are vrpn_Tracker's messages as mainline writes them:
 // encode_tracker2room_to (f64 pos[3], f64 quat[4] x,y,z,w),
 // encode_unit2sensor_to (i32 sensor, i32 0, f64 pos[3], f64 quat[4]),
@@ -18,5 +20,19 @@ func trackerSamples() []sample {
 		{"vrpn_Tracker Request_Tracker_Workspace", nil, `{}`},
 		{"vrpn_Tracker set_update_rate", wbe(60.0), `{"rate":60}`},
 		{"vrpn_Tracker Reset_Origin", nil, `{}`},
+	}
+}
+
+// TestExchangeSameDirection: a reply answers only a request of the other
+// direction, so a request and its reply sent the same way give no rtt_ms
+// (the two directions are timed in TestMainlineTracker).
+func TestExchangeSameDirection(t *testing.T) {
+	run := fuzzFeed(catalogueStream([]sample{
+		{name: nameTrackerReqToRoom},
+		{name: nameTrackerToRoom, body: wbe(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0)},
+	}), 0, 1, true)
+	r := run.recs[len(run.recs)-1]
+	if _, ok := r.Fields.Get("rtt_ms"); r.Type != nameTrackerToRoom || ok {
+		t.Errorf("%s: rtt_ms %v, want none", r.Type, ok)
 	}
 }
