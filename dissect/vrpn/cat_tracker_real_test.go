@@ -218,3 +218,27 @@ func BenchmarkMainlineTracker(b *testing.B) {
 		}
 	}
 }
+
+// TestMainlineTrackerRate decodes the tracker part of
+// tracker_rate_auxlog.pcap (catA_driver.C): vrpn_Tracker_Remote's
+// set_update_rate(60.5) and reset_origin(), compared with the values the
+// client handed mainline and the header times the server dispatched.
+func TestMainlineTrackerRate(t *testing.T) {
+	const sc = "tracker_rate_auxlog"
+	recs := mlDecode(t, sc)
+	client := mlTruth(t, sc, "client")
+	server := mlTruth(t, sc, "server")
+	for _, c := range []struct {
+		typ  string
+		want func(mlLine) map[string]any
+	}{
+		{nameTrackerUpdateRate, func(l mlLine) map[string]any { return map[string]any{"rate": l["rate"]} }},
+		{nameTrackerResetOrigin, func(mlLine) map[string]any { return map[string]any{} }},
+	} {
+		got, sent, heard := mlOfType(recs, c.typ), mlSelect(client, "sent", c.typ), mlSelect(server, "recv_raw", c.typ)
+		if len(got) != 1 || len(sent) != 1 || len(heard) != 1 {
+			t.Fatalf("%s: %d records, %d sent, %d dispatched; want 1 each", c.typ, len(got), len(sent), len(heard))
+		}
+		mlCheck(t, c.typ, got[0], heard[0], c.want(sent[0]))
+	}
+}
