@@ -120,10 +120,10 @@ func itoa(v int64) string {
 func TestBuilder(t *testing.T) {
 	var b Builder
 	b.Lamp(1)                         // [0,3)
-	b.ZeroLength()                    // [3,4)
+	b.ZeroLength()                    // [3,4): reruns lamp (type 5 left in the buffer)
 	b.WrongLength(CodeSetMotor, 2)    // [4,7): 02 01 02
 	b.Unknown(9, 0x12)                // [7,10): 02 09 12
-	b.Garbage([]byte{0xc8, 0x01})     // [10,12): 0x01 at 11 could be a length, but 01 02 is an unknown type
+	b.Garbage([]byte{0xc8, 0xff})     // [10,12): each byte dropped alone
 	b.Translate(AxisY, 1)             // [12,16)
 	b.Rotate(3, 0)                    // [16,20): axis 3, well-formed by length
 	b.Stabilize(0)                    // [20,23)
@@ -137,7 +137,7 @@ func TestBuilder(t *testing.T) {
 	if len(buf) != 33 {
 		t.Fatalf("%d bytes", len(buf))
 	}
-	want := "lamp@0+3 unknown@3+1 set_motor@4+3 unknown@7+3 skipped@10+2 translate@12+4 rotate@16+4 stabilize@20+3 abort@23+3 set_motor@26+5 skipped@31+2"
+	want := "lamp@0+3 lamp@3+1 set_motor@4+3 unknown@7+3 skipped@10+2 translate@12+4 rotate@16+4 stabilize@20+3 abort@23+3 set_motor@26+5 skipped@31+2"
 	if s := summary(ms); s != want {
 		t.Errorf("got  %s\nwant %s", s, want)
 	}
@@ -165,14 +165,15 @@ func TestBuilder(t *testing.T) {
 		t.Errorf("skipped: %s", j)
 	}
 
-	// Garbage followed by fewer than three well-formed messages: skipped
-	// to the end.
+	// Garbage followed by two messages: the device drops the one byte and
+	// runs both; a length 0 at the start reruns the zeroed buffer's abort.
 	var c Builder
+	c.ZeroLength()
 	c.Garbage([]byte{0xff})
 	c.Lamp(1)
 	c.Lamp(0)
 	_, ms, err = c.Finish()
-	if err != nil || summary(ms) != "skipped@0+7" {
+	if err != nil || summary(ms) != "abort@0+1 skipped@1+1 lamp@2+3 lamp@5+3" {
 		t.Errorf("short tail: %s, %v", summary(ms), err)
 	}
 }
@@ -184,9 +185,8 @@ func TestBuilderErrors(t *testing.T) {
 		"abort length":     func(b *Builder) { b.WrongLength(CodeAbort, 1) },
 		"garbage < 100":    func(b *Builder) { b.Garbage([]byte{99}) },
 		"after truncation": func(b *Builder) { b.Truncated(Abort(), 1); b.Abort() },
-		// 0a 09 02 05 01 02 05 01 02 05 01: three lamps start at 3,
-		// inside the unknown message.
-		"resync inside": func(b *Builder) { b.Garbage([]byte{0xff}); b.Unknown(9, 2, 5, 1, 2, 5, 1, 2, 5, 1) },
+		// 0x01 after 0xff is a length the device reads: no garbage.
+		"length after garbage": func(b *Builder) { b.Garbage([]byte{0xff, 0x01}) },
 	}
 	for name, f := range cases {
 		var b Builder
@@ -280,8 +280,9 @@ func TestPilotSession(t *testing.T) {
 		t.Fatalf("records end at %d of %d", off, len(a.Stream))
 	}
 	// 60 updates × 4 thrusters + 4 stops, 6 relay toggles, motor 9, the
-	// wrong-length set_motor.
-	if count[TypeSkipped] != 2 || count[TypeUnknown] != 2 || count[TypeAbort] != 1 || count[TypeSetMotor] != 60*4+4+6+2 ||
+	// wrong-length set_motor; the one unknown is type 9 (the length 0
+	// follows a translate and reruns it).
+	if count[TypeSkipped] != 2 || count[TypeUnknown] != 1 || count[TypeAbort] != 1 || count[TypeSetMotor] != 60*4+4+6+2 ||
 		count[TypeLamp] != 3 || count[TypeStabilize] != 2 {
 		t.Errorf("counts %v", count)
 	}
