@@ -206,7 +206,7 @@ func (b *Builder) Finish() ([]byte, []Message, error) {
 	return b.buf, mergeSkipped(append([]Message(nil), b.msgs...)), nil
 }
 
-// skipOps lets the truth package's SkipRange and MergeSkipped handle
+// skipOps lets the truth package's MergeSkipped handle
 // Messages.
 var skipOps = truth.Ops[Message]{
 	Span:      func(m *Message) (int64, int64) { return m.Offset, m.Length },
@@ -214,12 +214,6 @@ var skipOps = truth.Ops[Message]{
 	Grow:      func(m *Message, n int64) { m.Length += n },
 	Skipped:   func(off, n int64) Message { return Message{Type: TypeSkipped, Offset: off, Length: n} },
 	String:    (*Message).String,
-}
-
-// skipRange replaces the records in [from, to) by one skipped record. Both
-// ends must be record boundaries (to may be the end of the stream).
-func skipRange(msgs []Message, from, to int64) ([]Message, error) {
-	return truth.SkipRange(skipOps, msgs, from, to)
 }
 
 // mergeSkipped joins adjacent skipped records.
