@@ -41,14 +41,23 @@
 //
 // A length byte of 100 or more is malformed (code "bad_length"): the device
 // drops that byte alone (its client.flush() discards nothing) and reads the
-// next as a length, so Sync resumes at the very next byte. After a gap the
-// framework resynchronises with Sync: the first offset from which three
-// consecutive well-formed messages frame
-// (a known type with the length the device acts on for it; an abort only
-// with length 1, so that garbage cannot pass for a long abort). When
-// the bytes run out before a candidate offset is decided, Sync answers
-// (offset, false) and it is judged again with more bytes. Parse itself frames every length below 100, as the device
-// does, so a stream is decoded from its first byte without any search.
+// next as a length, so Sync resumes at the very next byte and every message
+// after it decodes as soon as its last byte is seen. Parse itself frames
+// every length below 100, as the device does, so a stream is decoded from
+// its first byte without any search.
+//
+// A gap (bytes never captured) is where the decoder stops knowing what the
+// device did: the missing bytes may have held any lengths and any message,
+// so neither the device's place in its framing nor the type byte left in
+// its buffer is known after it. Decoding starts afresh: Sync looks for the
+// first offset from which three consecutive well-formed messages frame (a
+// known type with the length the device acts on for it; an abort only with
+// length 1, so that garbage cannot pass for a long abort), and the bytes
+// before it are skipped. The first of those messages has a length of 1 or
+// more, so it sets the buffer's type byte again before any length 0 is
+// decoded. When the bytes run out before a candidate offset is decided,
+// Sync answers (offset, false) and it is judged again with more bytes.
+// Messages before a gap are not affected by it; one cut by it is skipped.
 //
 // # Wiki packet format ("neptune-wiki")
 //

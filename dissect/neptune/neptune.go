@@ -299,8 +299,9 @@ func chain(b []byte) int {
 // bytes; len(b) when every offset is ruled out.
 //
 // Right after a dropped length byte (and no gap since) it returns (0,
-// true): the device reads the next byte as a length. After a gap a sync
-// point starts with a message of length 1 or more, which sets the type
+// true): the device reads the next byte as a length. Otherwise (after a
+// gap) nothing from before is trusted: a sync point starts a chain of
+// well-formed messages, the first of length 1 or more, which sets the type
 // byte a later length 0 reruns.
 func (pp *deviceParser) Sync(c *dissect.Ctx, b []byte) (int, bool) {
 	s := &pp.dirs[c.Dir&1]

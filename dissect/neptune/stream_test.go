@@ -258,6 +258,57 @@ var deviceScenarios = []scenario{
 		},
 	},
 	{
+		// A gap inside a run of dropped length bytes. By hand: [0,3) lamp;
+		// c8@3 dropped; gap [4,6); after it nothing of the device's state
+		// is known, so c8@6 is passed over with the search and decoding
+		// starts afresh at 7, where lamp, set_motor, translate chain.
+		name:  "gap inside dropped bytes",
+		info:  tcpInfo,
+		rules: []string{"tcp.port==1493,neptune"},
+		evs: []event{
+			{Dir: 0, Data: cat(vLamp, h("c8"))},
+			{Dir: 0, Gap: 2},
+			{Dir: 0, Data: cat(h("c8"), vLamp, vStop, vTranslate)},
+			{Dir: 0},
+		},
+		size: [2]int64{19, 0},
+		wants: []want{
+			{typ: "lamp", off: 0, len: 3},
+			{typ: dissect.TypeSkipped, off: 3, len: 1, reason: "length byte 200 is 100 or more"},
+			{typ: dissect.TypeGap, off: 4, len: 2},
+			{typ: dissect.TypeSkipped, off: 6, len: 1, reason: "resynchronising"},
+			{typ: "lamp", off: 7, len: 3},
+			{typ: "set_motor", off: 10, len: 5},
+			{typ: "translate", off: 15, len: 4},
+		},
+	},
+	{
+		// A length 0 right after a gap is not decoded: the lost bytes may
+		// have held any message, so the type byte in the device's buffer
+		// is not known. By hand: [0,2) abort; [2,7) set_motor; gap [7,9);
+		// 00@9 passed over (no chain starts at a length 0); three
+		// set_motor from 10.
+		name:  "length 0 after a gap",
+		info:  tcpInfo,
+		rules: []string{"tcp.port==1493,neptune"},
+		evs: []event{
+			{Dir: 0, Data: cat(vAbort, vMotor2)},
+			{Dir: 0, Gap: 2},
+			{Dir: 0, Data: cat(h("00"), vStop, vRelay5On, vMotor2)},
+			{Dir: 0},
+		},
+		size: [2]int64{25, 0},
+		wants: []want{
+			{typ: "abort", off: 0, len: 2},
+			{typ: "set_motor", off: 2, len: 5},
+			{typ: dissect.TypeGap, off: 7, len: 2},
+			{typ: dissect.TypeSkipped, off: 9, len: 1, reason: "resynchronising"},
+			{typ: "set_motor", off: 10, len: 5},
+			{typ: "set_motor", off: 15, len: 5, summary: "relay 5 on"},
+			{typ: "set_motor", off: 20, len: 5},
+		},
+	},
+	{
 		// After a length of 200 only two messages follow: the device drops
 		// the one byte and runs both (no three-message resync is needed).
 		name:  "two messages after a dropped length byte",

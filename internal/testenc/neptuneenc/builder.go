@@ -304,36 +304,26 @@ func isBoundary(msgs []Message, off, end int64) bool {
 	return i < len(msgs) && msgs[i].Offset == off
 }
 
-// ready returns, for each record, the offset up to which the direction's
-// bytes must have been seen before the decoder emits it: its end, or for
-// the first messages after a skipped run or a gap, the end of the chain of
-// SyncRun messages that lets the decoder resynchronise.
-func ready(msgs []Message) []int64 {
-	r := make([]int64, len(msgs))
-	for i := range msgs {
-		r[i] = msgs[i].End()
-	}
-	for i := 1; i < len(msgs); i++ {
-		if msgs[i].IsEvent() || !msgs[i-1].IsEvent() {
-			continue
-		}
-		end := msgs[i].End()
-		for k := i; k < min(i+SyncRun, len(msgs)) && !msgs[k].IsEvent(); k++ {
-			end = msgs[k].End()
-		}
-		for k := i; k < len(msgs) && msgs[k].Offset < end; k++ {
-			r[k] = end
-		}
-	}
-	return r
-}
-
 // ApplyGap returns the records expected when bytes [from, to) of the
-// stream b (expected records msgs) are never captured: records emitted
-// before the gap stay; a message cut by the gap, or waiting for the rest of
-// its resynchronisation chain, becomes a skipped run (incomplete before a
-// gap); then the gap; then a skipped run up to the resynchronisation point
-// (which must start a record), then the rest.
+// stream b (expected records msgs) are never captured. The rule, derived
+// from nep_network.ino and not from the decoder:
+//
+//   - before the gap every record is emitted once its last byte is seen: a
+//     message is run when its last payload byte is read, and a length byte
+//     of 100 or more is dropped alone with the next byte read as a length,
+//     so nothing before the gap waits for what follows. A record that ends
+//     by from stays; a message cut by the gap is a skipped run of the bytes
+//     it has before from (a run of garbage cut by it just ends at from).
+//   - the gap is one record.
+//   - after the gap nothing of the device's state is known: neither where
+//     it is in its framing (the missing bytes may have held any lengths) nor
+//     which type byte its buffer holds (they may have held any message).
+//     Decoding starts afresh at the first offset from to where SyncRun
+//     well-formed messages start ([FirstSync]); the first of them has a
+//     length of 1 or more, so it sets the type byte again. The bytes before
+//     it are one skipped run. That offset must start a record of msgs (when
+//     it falls inside one, the decoder's output there is not this
+//     encoder's to say, and ApplyGap returns an error).
 func ApplyGap(b []byte, msgs []Message, from, to int64) ([]Message, error) {
 	if from < 0 || to <= from || to > int64(len(b)) {
 		return nil, fmt.Errorf("neptuneenc: gap [%d,%d) outside [0,%d)", from, to, len(b))
@@ -346,11 +336,10 @@ func ApplyGap(b []byte, msgs []Message, from, to int64) ([]Message, error) {
 	if !isBoundary(msgs, sync, int64(len(b))) {
 		return nil, fmt.Errorf("neptuneenc: after the gap [%d,%d) the decoder resynchronises at %d, inside a message", from, to, sync)
 	}
-	rd := ready(msgs)
 	var out []Message
-	for i, m := range msgs {
+	for _, m := range msgs {
 		switch {
-		case max(rd[i], m.End()) <= from:
+		case m.End() <= from:
 			out = append(out, m)
 		case m.Offset < from:
 			out = append(out, Message{Type: TypeSkipped, Offset: m.Offset, Length: min(m.End(), from) - m.Offset})

@@ -240,8 +240,10 @@ func TestApplyGap(t *testing.T) {
 	if _, err := ApplyGap(ubuf, ums, 3, 6); err == nil {
 		t.Error("gap [3,6): resync inside a message accepted")
 	}
-	// A gap inside the resync chain after garbage: the messages waiting
-	// for their chain become skipped.
+	// A gap after a dropped byte: ff [0,1) is dropped alone and each lamp
+	// [1,4) [4,7) ... runs as soon as it is read, so nothing before the gap
+	// waits for a chain. Gap [5,7) cuts lamp@4: its byte 4 is skipped; from
+	// 7 three lamps start.
 	var c Builder
 	c.Garbage([]byte{0xff})
 	for range 5 {
@@ -251,11 +253,56 @@ func TestApplyGap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// lamp@1..7 wait for their chain, which ends at 10: cut by the gap at
-	// 5 they are passed over with the cut lamp@4; at 7 three lamps start.
 	got, err = ApplyGap(buf, ms, 5, 7)
-	if err != nil || summary(got) != "skipped@0+5 gap@5+2 lamp@7+3 lamp@10+3 lamp@13+3" {
+	if err != nil || summary(got) != "skipped@0+1 lamp@1+3 skipped@4+1 gap@5+2 lamp@7+3 lamp@10+3 lamp@13+3" {
 		t.Errorf("gap [5,7) after garbage: %s, %v", summary(got), err)
+	}
+	// A gap inside a run of garbage (the fuzz case of issue 22): lamp
+	// [0,3), c8 c8 c8 c8 [3,7), lamp [7,10), set_motor [10,15), then three
+	// lamps [15,24). Gap [4,6): c8@3 is skipped before it; after it c8@6 is
+	// skipped while nothing is known, and lamp@7, set_motor@10, lamp@15
+	// chain, so decoding starts afresh at 7.
+	var g Builder
+	g.Lamp(1)
+	g.Garbage([]byte{0xc8, 0xc8, 0xc8, 0xc8})
+	g.Lamp(0)
+	g.SetMotor(0, 1, 2)
+	for range 3 {
+		g.Lamp(1)
+	}
+	buf, ms, err = g.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err = ApplyGap(buf, ms, 4, 6)
+	if err != nil || summary(got) != "lamp@0+3 skipped@3+1 gap@4+2 skipped@6+1 lamp@7+3 set_motor@10+5 lamp@15+3 lamp@18+3 lamp@21+3" {
+		t.Errorf("gap [4,6) inside garbage: %s, %v", summary(got), err)
+	}
+	// A length 0 right after a gap says nothing: the buffer's type byte is
+	// not known (the lost bytes may have held any message), and a chain
+	// never starts at a length 0. Abort [0,2), set_motor [2,7), gap [7,9)
+	// over a lamp's first two bytes, its last byte 02@9 (read as a length
+	// it would make 02 00 a long abort, no chain), 00@10 (a length 0 that
+	// truly reruns lamp), then three set_motor [11,26): 9 and 10 are
+	// skipped.
+	var z Builder
+	z.Abort()
+	z.SetMotor(1, 0, 0)
+	z.Lamp(2)
+	z.ZeroLength()
+	for range 3 {
+		z.SetMotor(2, 0, 9)
+	}
+	buf, ms, err = z.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ms[3].Type != TypeLamp || ms[3].Offset != 10 {
+		t.Fatalf("length 0 after a lamp: %s", summary(ms))
+	}
+	got, err = ApplyGap(buf, ms, 7, 9)
+	if err != nil || summary(got) != "abort@0+2 set_motor@2+5 gap@7+2 skipped@9+2 set_motor@11+5 set_motor@16+5 set_motor@21+5" {
+		t.Errorf("gap [7,9) before a length 0: %s, %v", summary(got), err)
 	}
 }
 
