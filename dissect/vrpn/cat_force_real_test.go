@@ -2,6 +2,7 @@ package vrpn
 
 import (
 	"bufio"
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"reflect"
@@ -177,6 +178,35 @@ func TestForceRealCapture(t *testing.T) {
 		case typ == nameForceUpdTri:
 		default:
 			t.Errorf("sent line %d: unexpected type %q", k, typ)
+		}
+	}
+}
+
+// TestForceSamplesMainline: the bodies of forceSamples (written with wbe
+// from reading the encoders) are byte for byte what mainline's own
+// encode_* functions write for the same values
+// (testdata/mainline/force_encoders.jsonl, the output of
+// force_encoders.C run against mainline's library). So the samples'
+// decoded fields, checked by TestCatalogueSamples, are those of real
+// bodies for all the family's types.
+func TestForceSamplesMainline(t *testing.T) {
+	var samples []sample
+	for _, s := range forceSamples() {
+		if s.name != nameForceNewID { // no encoder in mainline
+			samples = append(samples, s)
+		}
+	}
+	lines := readTruthLines(t, "testdata/mainline/force_encoders.jsonl")
+	if len(lines) != len(samples) {
+		t.Fatalf("%d lines from mainline's encoders, %d samples", len(lines), len(samples))
+	}
+	for i, l := range lines {
+		s := samples[i]
+		if l["type"] != s.name {
+			t.Errorf("line %d: type %v, sample %s", i, l["type"], s.name)
+		}
+		if got := hex.EncodeToString(s.body); got != l["hex"] {
+			t.Errorf("%s (line %d): sample body %s, mainline wrote %s", s.name, i, got, l["hex"])
 		}
 	}
 }
