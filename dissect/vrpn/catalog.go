@@ -48,6 +48,11 @@ const (
 	opEnum            // uint32 naming one of names: a KindString (an unknown value: its number as text, with a warning)
 	opArray           // count values of elem, count from the earlier integer item named count (or n when count is ""): a KindArray
 	opRest            // the rest of the body: KindBytes
+	// opStale is n bytes a mainline sender sends without having written
+	// them (its length counts a struct's padding, or a buffer larger than
+	// what it filled): read when present, no field. A body may stop before
+	// or inside them.
+	opStale
 )
 
 // item is one value of a body layout.
@@ -91,6 +96,10 @@ func fixedf(name string, elem op, n int, unit, doc string) item {
 	return item{name: name, op: opArray, elem: elem, n: n, unit: unit, doc: doc}
 }
 func restf(name, doc string) item { return item{name: name, op: opRest, doc: doc} }
+
+// stalef is n bytes of the sender's stale memory, at the end of a body
+// (opStale): they declare no field.
+func stalef(n int) item { return item{op: opStale, n: n} }
 
 // size is the wire size of a fixed-size op (0 for the others).
 func (o op) size() int {
@@ -160,9 +169,11 @@ func quatDecls(doc string) []dissect.FieldDecl {
 // decl declares the type: the header, the body's items, then data for a
 // body that cannot be decoded.
 func (d *msgDef) decl() dissect.TypeDecl {
-	body := make([]dissect.FieldDecl, len(d.body))
-	for i, it := range d.body {
-		body[i] = it.fieldDecl()
+	body := make([]dissect.FieldDecl, 0, len(d.body))
+	for _, it := range d.body {
+		if it.op != opStale {
+			body = append(body, it.fieldDecl())
+		}
 	}
 	t := app(d.name, d.doc, body...)
 	t.Exchange, t.Pose = d.exchange, d.pose
@@ -277,6 +288,9 @@ func (p *parser) layout(c *dissect.Ctx, body []byte, d *msgDef) (int, bool) {
 			need = n + 1
 		case opRest:
 			need = len(body) - off
+		case opStale:
+			off += min(it.n, len(body)-off)
+			continue
 		}
 		if len(body)-off < need {
 			r.Warnf("body of %d bytes too short for %s: %s at offset %d needs %d bytes", len(body), d.name, it.name, off, need)
