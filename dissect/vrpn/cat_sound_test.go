@@ -1,5 +1,7 @@
 package vrpn
 
+import "testing"
+
 // A test encoder for vrpn_Sound's requests, written from mainline's
 // encode functions (vrpn_Sound.C at 893c7496), not from cat_sound.go.
 
@@ -114,4 +116,18 @@ func soundSamples() []sample {
 		// encodeSetPolyMaterial: tag, 128 bytes copied from the name.
 		{"vrpn_Sound Poly_Material", wbe(int32(13), glass), `{"tag":13,"material":"glass"}`},
 	}
+}
+
+// TestSoundStale: the bytes a mainline client counts but never writes may
+// be absent; bytes beyond them are warned about.
+func TestSoundStale(t *testing.T) {
+	r := decodeOne(t, "vrpn_Sound Load_Model_Local", wbe("room.wrl\x00"))
+	if len(r.Warnings) > 0 {
+		t.Errorf("no stale bytes: warnings %q", r.Warnings)
+	}
+	if v, _ := r.Fields.Get("filename"); v.Str() != "room.wrl" {
+		t.Errorf("filename %v", v)
+	}
+	r = decodeOne(t, "vrpn_Sound Load_Model_Local", wbe("room.wrl\x00", sndStale(5)))
+	wantWarning(t, r, "body of 14 bytes is longer than the 13 bytes")
 }

@@ -66,6 +66,9 @@ type item struct {
 	unit  string
 	doc   string
 	role  dissect.Role
+	// decl, when set, is the item's declaration (for the items of a body
+	// a decode func reads, whose shape no op says).
+	decl *dissect.FieldDecl
 }
 
 // Constructors of items, for readable tables.
@@ -144,6 +147,9 @@ func (o op) kind() dissect.Kind {
 // fieldDecl declares the item, with doc and unit; every value of an item
 // of a decoded body is present, so it is required.
 func (it item) fieldDecl() dissect.FieldDecl {
+	if it.decl != nil {
+		return *it.decl
+	}
 	f := dissect.FieldDecl{Name: it.name, Kind: it.op.kind(), Unit: it.unit, Doc: it.doc, Role: it.role}
 	switch it.op {
 	case opVec3:
@@ -301,6 +307,17 @@ func (p *parser) layout(c *dissect.Ctx, body []byte, d *msgDef) (int, bool) {
 		if v, ok := intValue(it.op, b); ok {
 			ints = append(ints, namedInt{it.name, v})
 		}
+		// Warnings first: a run without Decode warns the same.
+		switch it.op {
+		case opText:
+			if indexNUL(b) < 0 {
+				r.Warnf("%s: %s at offset %d fills its %d bytes with no NUL", d.name, it.name, off-need, need)
+			}
+		case opEnum:
+			if v := be.Uint32(b); int64(v) >= int64(len(it.names)) {
+				r.Warnf("%s: %s %d at offset %d is not one mainline names", d.name, it.name, v, off-need)
+			}
+		}
 		if !c.Decode {
 			continue
 		}
@@ -308,8 +325,6 @@ func (p *parser) layout(c *dissect.Ctx, body []byte, d *msgDef) (int, bool) {
 		case opText, opCStr:
 			if n := indexNUL(b); n >= 0 {
 				b = b[:n]
-			} else if it.op == opText {
-				r.Warnf("%s: %s at offset %d fills its %d bytes with no NUL", d.name, it.name, off-need, need)
 			}
 			r.Add(it.name, dissect.Str(string(b)))
 		case opEnum:
@@ -317,7 +332,6 @@ func (p *parser) layout(c *dissect.Ctx, body []byte, d *msgDef) (int, bool) {
 			if int64(v) < int64(len(it.names)) {
 				r.Add(it.name, dissect.Str(it.names[v]))
 			} else {
-				r.Warnf("%s: %s %d is not one mainline names", d.name, it.name, v)
 				r.Add(it.name, dissect.Str(strconv.FormatUint(uint64(v), 10)))
 			}
 		case opRest:
