@@ -201,3 +201,39 @@ func TestImagerDescriptionHostile(t *testing.T) {
 		t.Errorf("channel %v", obj)
 	}
 }
+
+// BenchmarkParseImagerRegion measures Parse over 20 Regionu8 messages of
+// 200×300 pixels (a camera's band), with fields (decode) and types only.
+func BenchmarkParseImagerRegion(b *testing.B) {
+	px := make([]byte, 200*300)
+	for i := range px {
+		px[i] = byte(i)
+	}
+	region := wbe(encRegionHead(0, 0, 0, 0, 199, 0, 299, 1), px)
+	head := append([]byte("vrpn: ver. 07.38  0\x00\x00\x00\x00\x00"), encDescription(-1, 0, "Imager0", 0)...)
+	head = append(head, encDescription(-2, 0, "vrpn_Imager Regionu8", 1)...)
+	var body []byte
+	for i := range 20 {
+		body = append(body, encMsg(1795306101, uint32(i), 0, 0, uint32(2+i), region)...)
+	}
+	for _, bc := range benchModes {
+		b.Run(bc.name, func(b *testing.B) {
+			h := newTCP(b)
+			h.feed(b, 0, head, false)
+			h.decode = bc.decode
+			start := h.off[0]
+			b.SetBytes(int64(len(body)))
+			b.ReportAllocs()
+			for b.Loop() {
+				h.off[0] = start
+				for rest := body; len(rest) > 0; {
+					n, err := h.parse(0, rest, false)
+					if err != nil || h.rec.Type != "vrpn_Imager Regionu8" || len(h.rec.Warnings) > 0 {
+						b.Fatalf("Parse = %d, %v, type %q, warnings %q", n, err, h.rec.Type, h.rec.Warnings)
+					}
+					rest = rest[n:]
+				}
+			}
+		})
+	}
+}
