@@ -180,24 +180,31 @@ func TestCatalogueSamples(t *testing.T) {
 }
 
 // TestCatalogueShort cuts every sample at every length shorter than its
-// body: a record of the type with a warning and the body as data, or, for
-// a body that ends early but whole (a text ending at its NUL), the
-// decoded fields; never a panic.
+// body, all the cuts of a sample sent as messages of one type in one
+// stream: each is a record of the type with a warning and the body as
+// data, or, for a body that ends early but whole (a text ending at its
+// NUL), its decoded fields; never a panic.
 func TestCatalogueShort(t *testing.T) {
 	reg, _ := registry(t)
 	for _, s := range catalogueSamples() {
+		in := append(encDescription(-1, 0, "Device0", 0), encDescription(-2, 0, s.name, 1)...)
 		for n := range len(s.body) {
-			cut := sample{name: s.name, body: s.body[:n]}
-			run := fuzzFeed(catalogueStream([]sample{cut}), 0, uint64(n), true)
-			r := run.recs[len(run.recs)-1]
+			in = append(in, encMsg(1795306101, uint32(n), 0, 0, uint32(2+n), s.body[:n])...)
+		}
+		run := fuzzFeed(in, 0, uint64(len(s.body)), true)
+		recs := run.recs[3:] // after the cookie and the descriptions
+		if len(recs) != len(s.body) {
+			t.Fatalf("%s: %d records for %d cuts", s.name, len(recs), len(s.body))
+		}
+		for n, r := range recs {
 			if r.Type != s.name {
 				t.Fatalf("%s cut to %d bytes: type %q", s.name, n, r.Type)
 			}
 			if _, ok := r.Fields.Get("data"); ok && len(r.Warnings) == 0 {
 				t.Errorf("%s cut to %d bytes: data without a warning", s.name, n)
 			}
-			dissecttest.CheckDeclared(t, reg, []*dissect.Record{r})
 		}
+		dissecttest.CheckDeclared(t, reg, recs)
 	}
 }
 
