@@ -13,7 +13,8 @@ const (
 // vrpn_Auxiliary_Logger.C. A client's vrpn_Auxiliary_Logger_Remote asks the
 // server to log the server's connections to the named files (empty names
 // stop logging) or asks which files it logs to; the server answers either
-// with Logging_response, naming the files it now logs to. All three are
+// with Logging_response, naming the files it now logs to (timed for a
+// logging request: cat_rtt.go). All three are
 // written by pack_log_message_of_type: four int32 lengths, then the four
 // names without NULs (the status request: four zero lengths).
 func auxLoggerDefs() []msgDef {
@@ -25,25 +26,27 @@ func auxLoggerDefs() []msgDef {
 			cstrf("remote_out", what+"file the client's side is asked to log its outgoing messages to (empty: none)"),
 		}
 	}
-	request := dissect.Exchange{Role: dissect.Request}
 	return []msgDef{{
 		name:     nameAuxLogRequest,
 		doc:      "a client asks the server to log to new files, closing the old ones (empty names: stop logging; answered by Logging_response)",
 		body:     files("log "),
 		decode:   func(c *dissect.Ctx, b []byte) ([]byte, bool) { return decodeAuxLog(c, b, nameAuxLogRequest) },
-		exchange: request,
+		exchange: dissect.Exchange{Role: dissect.Request},
 	}, {
-		name:     nameAuxLogReport,
-		doc:      "the server names the files it logs to, after a logging request or a status request",
-		body:     files("log "),
-		decode:   func(c *dissect.Ctx, b []byte) ([]byte, bool) { return decodeAuxLog(c, b, nameAuxLogReport) },
-		exchange: dissect.Exchange{Role: dissect.Reply},
+		name: nameAuxLogReport,
+		doc:  "the server names the files it logs to, after a logging request or a status request (rtt_ms: for a logging request)",
+		body: files("log "),
+		decode: func(c *dissect.Ctx, b []byte) ([]byte, bool) {
+			return decodeAuxLog(c, b, nameAuxLogReport)
+		},
+		exchange: dissect.Exchange{Role: dissect.Reply, Answers: nameAuxLogRequest},
 	}, {
-		name:     nameAuxLogStatus,
-		doc:      "a client asks the server which files it logs to (mainline sends four empty names; answered by Logging_response)",
-		body:     files("(always empty from mainline) "),
-		decode:   func(c *dissect.Ctx, b []byte) ([]byte, bool) { return decodeAuxLog(c, b, nameAuxLogStatus) },
-		exchange: request,
+		// Not declared a request: its answer is a Logging_response, whose
+		// round trips -z rtt files under Logging_request (cat_rtt.go).
+		name:   nameAuxLogStatus,
+		doc:    "a client asks the server which files it logs to (mainline sends four empty names; answered by Logging_response)",
+		body:   files("(always empty from mainline) "),
+		decode: func(c *dissect.Ctx, b []byte) ([]byte, bool) { return decodeAuxLog(c, b, nameAuxLogStatus) },
 	}}
 }
 

@@ -1,6 +1,9 @@
 package vrpn
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 // TestMainlineAuxLogger decodes auxlogger.pcap: the client's
 // vrpn_Auxiliary_Logger_Remote asked for the logging status (four empty
@@ -73,6 +76,18 @@ func TestMainlineAuxLoggerExchange(t *testing.T) {
 		}
 		for i, r := range got {
 			mlCheck(t, c.typ, r, heard[i], c.want(truth[i]))
+		}
+	}
+	// Only the response to the logging request is timed: status, logging,
+	// status came in that order, each answered before the next.
+	req := mlOfType(recs, nameAuxLogRequest)[0]
+	for i, r := range mlOfType(recs, nameAuxLogReport) {
+		rtt, ok := r.Fields.Get("rtt_ms")
+		if ok != (i == 1) {
+			t.Errorf("response %d: rtt_ms present %v", i, ok)
+		}
+		if want := float64(r.Time.Sub(req.Time)) / float64(time.Millisecond); ok && (rtt.Float() != want || want <= 0) {
+			t.Errorf("response %d: rtt_ms %v, want %v", i, rtt.Float(), want)
 		}
 	}
 }

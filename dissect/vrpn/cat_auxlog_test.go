@@ -44,3 +44,43 @@ func TestAuxLogMalformed(t *testing.T) {
 		}
 	}
 }
+
+// TestAuxLogResponseOrder: a Logging_response answers the oldest waiting
+// logger request of either kind; it is timed only when that is a
+// Logging_request (the status request is not a declared request).
+func TestAuxLogResponseOrder(t *testing.T) {
+	empty := wbe(int32(0), int32(0), int32(0), int32(0))
+	for _, c := range []struct {
+		name  string
+		first int32 // type id of the first request: 0 status, 1 logging
+		timed [2]bool
+	}{
+		{"status first", 0, [2]bool{false, true}},
+		{"logging first", 1, [2]bool{true, false}},
+	} {
+		h := newTCP(t)
+		h.decode = true
+		cookie := []byte("vrpn: ver. 07.38  0\x00\x00\x00\x00\x00")
+		h.feed(t, 0, cookie, false)
+		h.feed(t, 1, cookie, false)
+		var cl []byte
+		cl = append(cl, encDescription(-1, 0, "Logger0", 0)...)
+		cl = append(cl, encDescription(-2, 0, nameAuxLogStatus, 1)...)
+		cl = append(cl, encDescription(-2, 1, nameAuxLogRequest, 2)...)
+		cl = append(cl, encMsg(1795306101, 0, 0, c.first, 3, empty)...)
+		cl = append(cl, encMsg(1795306101, 1, 0, 1-c.first, 4, empty)...)
+		h.feed(t, 0, cl, false)
+		var sv []byte
+		sv = append(sv, encDescription(-1, 0, "Logger0", 0)...)
+		sv = append(sv, encDescription(-2, 0, nameAuxLogReport, 1)...)
+		sv = append(sv, encMsg(1795306101, 2, 0, 0, 2, empty)...)
+		sv = append(sv, encMsg(1795306101, 3, 0, 0, 3, empty)...)
+		recs := h.feed(t, 1, sv, false)
+		recs = recs[len(recs)-2:]
+		for i, r := range recs {
+			if _, ok := r.Fields.Get("rtt_ms"); r.Type != nameAuxLogReport || ok != c.timed[i] {
+				t.Errorf("%s: response %d: type %q rtt_ms %v, want %v", c.name, i, r.Type, ok, c.timed[i])
+			}
+		}
+	}
+}
