@@ -64,7 +64,8 @@ func TestDeclaredCaptures(t *testing.T) {
 	}
 	var missing, want []string
 	for _, d := range reg.Types(protoName) {
-		if seen[protoName+" "+d.Table()] == 0 {
+		// The catalogue's types are in pcaps/vrpn, not in this corpus.
+		if _, cat := catalogued[d.Type]; seen[protoName+" "+d.Table()] == 0 && !cat {
 			missing = append(missing, d.Table())
 		}
 	}

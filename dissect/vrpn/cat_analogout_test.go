@@ -1,0 +1,4 @@
+package vrpn
+
+// analogOutputSamples are the test messages of cat_analogout.go's types (none yet).
+func analogOutputSamples() []sample { return nil }

@@ -1,0 +1,4 @@
+package vrpn
+
+// buttonDefs lists the catalogued types of mainline's vrpn_Button.C (none yet).
+func buttonDefs() []msgDef { return nil }
