@@ -3,6 +3,7 @@ package pipeline
 import (
 	"fmt"
 	"net/netip"
+	"path/filepath"
 	"time"
 
 	"github.com/dissect-tools/dissect/capture"
@@ -201,8 +202,9 @@ func (h *handler) Open(s *reassembly.Stream, t time.Time) {
 	switch {
 	case s.Carries != "":
 		// A log file: one side of a connection, which the file does not
-		// name; its messages are direction 1, sent from the file.
-		info.Name = [2]string{"", s.Link}
+		// name; its messages are direction 1, sent from the file, named
+		// without its directory to keep the table narrow.
+		info.Name = [2]string{"", filepath.Base(s.Link)}
 	case info.Transport == dissect.Serial:
 		info.Name = [2]string{"host", s.Link}
 	default:
