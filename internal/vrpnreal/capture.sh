@@ -8,7 +8,8 @@
 # files, are passed on), waits for both, stops tcpdump, and writes OUT.pcap, OUT.server.jsonl (sender's
 # stdout), OUT.client.jsonl (receiver's stdout) and their stderr files (OUT.*.stderr.txt).
 #
-# usage: capture.sh OUT PORT KINDS [SENDER_ARGS --] [RECEIVER_ARGS...]
+# usage: [RECV_SECONDS=S] capture.sh OUT PORT KINDS [SENDER_ARGS --] [RECEIVER_ARGS...]
+#   RECV_SECONDS: how long the receiver keeps serving after its requests (default 1)
 #   e.g. capture.sh pcaps/vrpn/text_tracker 3901 text,tracker
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -30,13 +31,26 @@ cd "$work"
 tcpdump -i lo -U -w "$out.pcap" "tcp port $port" 2>"$work/tcpdump.err" &
 tdpid=$!
 sleep 1.5
+case ",$kinds," in
+*,aux,*) # the connection the auxiliary logger logs: a second server, not captured
+	"$B/bin/sender" $((port + 100)) tracker >"$work/aux_target.out" 2>&1 &
+	;;
+esac
 "$B/bin/sender" "$port" "$kinds" $sargs >"$out.server.jsonl" 2>"$out.server.stderr.txt" &
 spid=$!
 sleep 0.5
-"$B/bin/receiver" "$port" "$kinds" 1 "$@" >"$out.client.jsonl" 2>"$out.client.stderr.txt"
-wait $spid
+"$B/bin/receiver" "$port" "$kinds" "${RECV_SECONDS:-1}" "$@" >"$out.client.jsonl" 2>"$out.client.stderr.txt" ||
+	echo "capture.sh: receiver exited with status $?" >&2
+wait $spid || echo "capture.sh: sender exited with status $?" >&2
 sleep 1
 kill -INT $tdpid
 wait $tdpid || true
 cat "$work/tcpdump.err" >&2
+# mainline prints a few notices on stdout (e.g. "vrpn: TCP connection request received."): keep only the JSON
+# lines in the truth files and move the rest to the stderr files.
+for side in server client; do
+	mv "$out.$side.jsonl" "$work/$side.out"
+	grep '^{' "$work/$side.out" >"$out.$side.jsonl" || true
+	grep -v '^{' "$work/$side.out" >>"$out.$side.stderr.txt" || true
+done
 rm -rf "$work"

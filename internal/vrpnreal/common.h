@@ -30,6 +30,10 @@ struct J {
     J &str(const char *k, const char *v)
     {
         key(k);
+        if (!v) {
+            s += "null";
+            return *this;
+        }
         s += "\"";
         for (const unsigned char *p = (const unsigned char *)v; *p; p++) {
             char b[8];

@@ -372,12 +372,14 @@ int main(int argc, char **argv)
             x.run(0.05);
         }
         if (aux) {
-            aux->send_logging_status_request();
-            J("sent", "vrpn_Auxiliary_Logger_Base Logging_Status_Request").str("sender", "Logger0");
-            x.run(0.3);
+            // A status request before the first logging request crashes mainline's Generic logger server
+            // (it reads the log names of a logging connection it does not have yet), so it comes second.
             aux->send_logging_request("/tmp/vrpnreal_aux_in.vrpn", "/tmp/vrpnreal_aux_out.vrpn", "", "");
             J("sent", "vrpn_Auxiliary_Logger_Base Logging_Request").str("sender", "Logger0").str("local_in", "/tmp/vrpnreal_aux_in.vrpn").str("local_out", "/tmp/vrpnreal_aux_out.vrpn").str("remote_in", "").str("remote_out", "");
             x.run(1.0);
+            aux->send_logging_status_request();
+            J("sent", "vrpn_Auxiliary_Logger_Base Logging_Status_Request").str("sender", "Logger0");
+            x.run(0.3);
             aux->send_logging_request("", "", "", "");
             J("sent", "vrpn_Auxiliary_Logger_Base Logging_Request").str("sender", "Logger0").str("local_in", "").str("local_out", "").str("remote_in", "").str("remote_out", "");
             x.run(0.5);

@@ -113,8 +113,10 @@ int main(int argc, char **argv)
         btn->set_alerts(1);
     }
     if (has(kinds, "aux")) {
+        // The connection to log is another VRPN server (logging this process's own server from inside it
+        // does not work): capture.sh starts one on PORT+100.
         char tolog[64];
-        snprintf(tolog, sizeof tolog, "tcp://127.0.0.1:%d", port);
+        snprintf(tolog, sizeof tolog, "Tracker0@tcp://127.0.0.1:%d", port + 100);
         devs[nd++] = new vrpn_Auxiliary_Logger_Server_Generic("Logger0", tolog, c);
     }
     // force and sound: mainline has no hardware-free server for them; the requests are still delivered to
@@ -205,7 +207,7 @@ int main(int argc, char **argv)
             J("sent", "vrpn_Imager Regionu16").str("sender", "Imager0").tv(t).i("chanIndex", 1).i("cMin", 0).i("cMax", 3).i("rMin", 0).i("rMax", 2).dv("values_row_major", d16, 12);
             service(c, devs, nd, 0.02);
             t = now_tv();
-            img->send_region_using_base_pointer(2, 1, 2, 1, 2, f32 + 5, 1, 4, 3, false, 0, 0, 0, &t);
+            img->send_region_using_base_pointer(2, 1, 2, 1, 2, f32, 1, 4, 3, false, 0, 0, 0, &t);
             double sub[4] = {d32[5], d32[6], d32[9], d32[10]};
             J("sent", "vrpn_Imager Regionf32").str("sender", "Imager0").tv(t).i("chanIndex", 2).i("cMin", 1).i("cMax", 2).i("rMin", 1).i("rMax", 2).dv("values_row_major", sub, 4);
             service(c, devs, nd, 0.02);
