@@ -126,6 +126,10 @@ static void VRPN_CALLBACK on_states(void *, const vrpn_BUTTONSTATESCB i)
     for (int k = 0; k < i.num_buttons; k++) v[k] = i.states[k];
     j.dv("states", v, i.num_buttons);
 }
+static void VRPN_CALLBACK on_ferr(void *, const vrpn_FORCEERRORCB i)
+{
+    J("recv", "vrpn_ForceDevice Force_Error").str("sender", "Force0").tv(i.msg_time).i("error_code", i.error_code);
+}
 static void VRPN_CALLBACK on_aux(void *, const vrpn_AUXLOGGERCB i)
 {
     J("recv", "vrpn_Auxiliary_Logger_Base Logging_Response").str("sender", "Logger0").tv(i.msg_time).str("local_in", i.local_in_logfile_name).str("local_out", i.local_out_logfile_name).str("remote_in", i.remote_in_logfile_name).str("remote_out", i.remote_out_logfile_name);
@@ -236,6 +240,7 @@ int main(int argc, char **argv)
     if (has(kinds, "force")) {
         DEV(f, vrpn_ForceDevice_Remote, "Force0");
         force = f;
+        f->register_error_handler(NULL, on_ferr);
     }
     vrpn_Sound_Client *sound = NULL;
     if (has(kinds, "sound")) {

@@ -14,6 +14,7 @@
 #include "vrpn_Auxiliary_Logger.h"
 #include "vrpn_Button.h"
 #include "vrpn_Dial.h"
+#include "vrpn_ForceDevice.h"
 #include "vrpn_Imager.h"
 #include "vrpn_Poser.h"
 #include "vrpn_Text.h"
@@ -120,8 +121,11 @@ int main(int argc, char **argv)
         devs[nd++] = new vrpn_Auxiliary_Logger_Server_Generic("Logger0", tolog, c);
     }
     // force and sound: mainline has no hardware-free server for them; the requests are still delivered to
-    // this connection and printed by raw_handler.
-    if (has(kinds, "force")) c->register_sender("Force0");
+    // this connection and printed by raw_handler. For the force device's error report, a mainline
+    // vrpn_ForceDevice object on this connection sends it (vrpn_ForceDevice::sendError; not mainlooped, so it
+    // sends nothing else).
+    vrpn_ForceDevice_Remote *ferr = NULL;
+    if (has(kinds, "force")) ferr = new vrpn_ForceDevice_Remote("Force0", c);
     if (has(kinds, "sound")) c->register_sender("Sound0");
 
     // Wait for the client, then give its remotes a second to say hello.
@@ -227,6 +231,14 @@ int main(int argc, char **argv)
                 service(c, devs, nd, 0.3);
             }
         }
+        if (ferr) {
+            ferr->sendError(FD_FORCE_ERROR);
+            J("sent", "vrpn_ForceDevice Force_Error").str("sender", "Force0").i("error_code", FD_FORCE_ERROR);
+            service(c, devs, nd, 0.05);
+            ferr->sendError(FD_MISC_ERROR);
+            J("sent", "vrpn_ForceDevice Force_Error").str("sender", "Force0").i("error_code", FD_MISC_ERROR);
+            service(c, devs, nd, 0.05);
+        }
         if (session) service(c, devs, nd, 0.05);
     }
     if (trk) {
@@ -247,6 +259,7 @@ int main(int argc, char **argv)
     while (c->connected() && vrpn_TimevalDurationSeconds(now_tv(), t0) < 20) service(c, devs, nd, 0.05);
     service(c, devs, nd, 0.3);
     for (int k = nd - 1; k >= 0; k--) delete devs[k];
+    delete ferr;
     c->removeReference();
     return 0;
 }
