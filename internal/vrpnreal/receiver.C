@@ -6,7 +6,7 @@
 // handed to mainline, "recv" lines what mainline's *_Remote callbacks delivered, "recv_raw" lines every user
 // message the connection delivered.
 //
-// usage: receiver PORT KINDS SECONDS [-login FILE] [-logout FILE] [-repeat N]
+// usage: receiver PORT KINDS SECONDS [-login FILE] [-logout FILE] [-rlogin FILE] [-rlogout FILE] [-repeat N]
 #include "common.h"
 
 #include "vrpn_Analog_Output.h"
@@ -153,17 +153,19 @@ struct Ctx {
 int main(int argc, char **argv)
 {
     if (argc < 4) {
-        fprintf(stderr, "usage: receiver PORT KINDS SECONDS [-login FILE] [-logout FILE] [-repeat N]\n");
+        fprintf(stderr, "usage: receiver PORT KINDS SECONDS [-login FILE] [-logout FILE] [-rlogin FILE] [-rlogout FILE] [-repeat N]\n");
         return 2;
     }
     int port = atoi(argv[1]);
     const char *kinds = argv[2];
     double secs = atof(argv[3]);
-    const char *login = NULL, *logout = NULL;
+    const char *login = NULL, *logout = NULL, *rlogin = NULL, *rlogout = NULL;
     int repeat = 1;
     for (int a = 4; a + 1 < argc; a += 2) {
         if (!strcmp(argv[a], "-login")) login = argv[a + 1];
         else if (!strcmp(argv[a], "-logout")) logout = argv[a + 1];
+        else if (!strcmp(argv[a], "-rlogin")) rlogin = argv[a + 1];
+        else if (!strcmp(argv[a], "-rlogout")) rlogout = argv[a + 1];
         else if (!strcmp(argv[a], "-repeat")) repeat = atoi(argv[a + 1]);
     }
     bool session = has(kinds, "session");
@@ -175,7 +177,9 @@ int main(int argc, char **argv)
     snprintf(nm, sizeof nm, "Text0@%s", loc);
     Ctx x;
     x.nd = 0;
-    x.c = vrpn_get_connection_by_name(nm, login, logout);
+    // -rlogin/-rlogout ask the server to log this connection (the cookie's log-mode digit and a log
+    // description message carry the request).
+    x.c = vrpn_get_connection_by_name(nm, login, logout, rlogin, rlogout);
     if (!x.c) {
         fprintf(stderr, "receiver: cannot open %s\n", nm);
         return 1;
