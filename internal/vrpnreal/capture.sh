@@ -6,7 +6,9 @@
 # values, read by mainline's vrpn_Tracker constructor), starts `tcpdump -i lo -U -w OUT.pcap 'tcp port PORT'`,
 # then `sender PORT KINDS`, then `receiver PORT KINDS 1` (extra receiver arguments, e.g. -login/-logout log
 # files, are passed on), waits for both, stops tcpdump, and writes OUT.pcap, OUT.server.jsonl (sender's
-# stdout), OUT.client.jsonl (receiver's stdout) and their stderr files (OUT.*.stderr.txt).
+# stdout), OUT.client.jsonl (receiver's stdout) and their stderr files (OUT.*.stderr.txt). For the kind
+# "aux" it also starts, uncaptured, a second sender on PORT+100: the connection the auxiliary logger logs.
+# A port needs a minute after use before mainline can bind it again (no SO_REUSEADDR): use a fresh one.
 #
 # usage: [RECV_SECONDS=S] capture.sh OUT PORT KINDS [SENDER_ARGS --] [RECEIVER_ARGS...]
 #   RECV_SECONDS: how long the receiver keeps serving after its requests (default 1)
