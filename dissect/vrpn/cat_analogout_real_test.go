@@ -11,7 +11,7 @@ import (
 // handed mainline and the channel count mainline's remote kept from the
 // report.
 func TestMainlineAnalogOutput(t *testing.T) {
-	const sc = "analog_output"
+	sc := pcapsVRPN("analog_output")
 	recs := mlDecode(t, sc)
 	client := mlTruth(t, sc, "client")
 	server := mlTruth(t, sc, "server")

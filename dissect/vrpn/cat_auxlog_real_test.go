@@ -8,7 +8,7 @@ import (
 // auxLogTruth names the truth lines of one auxiliary logger scenario and
 // what it holds.
 type auxLogTruth struct {
-	scenario                  string
+	scenario                  string // base path
 	sentStatus, sentReq, recv string // truth types: the client's status and logging requests, its report callback
 	nStatus, nReq, nResp      int
 	timed                     []bool // per response on the wire: answers a logging request
@@ -87,7 +87,7 @@ func checkAuxLog(t *testing.T, c auxLogTruth) {
 // status, then to stop (four empty names); the server answers each.
 func TestMainlineAuxLogger(t *testing.T) {
 	checkAuxLog(t, auxLogTruth{
-		scenario:   "auxlogger",
+		scenario:   pcapsVRPN("auxlogger"),
 		sentStatus: "vrpn_Auxiliary_Logger_Base Logging_Status_Request", sentReq: "vrpn_Auxiliary_Logger_Base Logging_Request",
 		recv:    "vrpn_Auxiliary_Logger_Base Logging_Response",
 		nStatus: 1, nReq: 2, nResp: 3, timed: []bool{true, false, true},
@@ -99,7 +99,7 @@ func TestMainlineAuxLogger(t *testing.T) {
 // answered by mainline's send_report_logging.
 func TestMainlineAuxLoggerExchange(t *testing.T) {
 	checkAuxLog(t, auxLogTruth{
-		scenario:   "tracker_rate_auxlog",
+		scenario:   localMainline("tracker_rate_auxlog"),
 		sentStatus: nameAuxLogStatus, sentReq: nameAuxLogRequest, recv: "vrpn_Auxiliary_Logger_Remote report",
 		nStatus: 2, nReq: 1, nResp: 3, timed: []bool{false, true, false},
 	})

@@ -18,7 +18,7 @@ func buttonModeName(m float64) string {
 // the payloads the client's connection dispatched and with their header
 // time, which mainline leaves at zero.
 func TestMainlineButtonAdmin(t *testing.T) {
-	const sc = "dial_button"
+	sc := pcapsVRPN("dial_button")
 	recs := mlDecode(t, sc)
 	client := mlTruth(t, sc, "client")
 

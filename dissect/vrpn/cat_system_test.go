@@ -16,9 +16,11 @@ func TestLocalNoticesNeverOnWire(t *testing.T) {
 		"VRPN_Connection_Dropped_Connection": true, "VRPN_Connection_Dropped_Last_Connection": true,
 	}
 	files, _ := filepath.Glob(filepath.Join("testdata", "mainline", "*.pcap"))
-	if len(files) == 0 {
-		t.Fatal("no capture in testdata/mainline")
+	shared, _ := filepath.Glob(pcapsVRPN("*.pcap"))
+	if len(files) == 0 || len(shared) == 0 {
+		t.Fatal("no capture in testdata/mainline or pcaps/vrpn")
 	}
+	files = append(files, shared...)
 	reg, _ := registry(t)
 	for _, f := range files {
 		described := map[string]bool{}

@@ -14,17 +14,24 @@ import (
 	"github.com/dissect-tools/dissect/dissect/dissecttest"
 )
 
-// Real captures of mainline VRPN with the values its programs printed
-// (testdata/mainline/README.md): SCENARIO.pcap, SCENARIO.client.jsonl and
-// SCENARIO.server.jsonl. The helpers here serve every cat_*_real_test.go.
+// Real captures of mainline VRPN with the values its programs printed:
+// BASE.pcap, BASE.client.jsonl and BASE.server.jsonl, BASE a scenario of
+// the repository's pcaps/vrpn (README.md there) or of testdata/mainline
+// (README.md here). The helpers here serve every cat_*_real_test.go.
+
+// pcapsVRPN is the base of a scenario of the repository's pcaps/vrpn.
+func pcapsVRPN(sc string) string { return filepath.Join("..", "..", "pcaps", "vrpn", sc) }
+
+// localMainline is the base of a scenario of testdata/mainline.
+func localMainline(sc string) string { return filepath.Join("testdata", "mainline", sc) }
 
 // mlLine is one line of a truth file.
 type mlLine map[string]any
 
-// mlTruth reads testdata/mainline/SCENARIO.SIDE.jsonl.
-func mlTruth(t *testing.T, scenario, side string) []mlLine {
+// mlTruth reads BASE.SIDE.jsonl.
+func mlTruth(t *testing.T, base, side string) []mlLine {
 	t.Helper()
-	f, err := os.Open(filepath.Join("testdata", "mainline", scenario+"."+side+".jsonl"))
+	f, err := os.Open(base + "." + side + ".jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +45,7 @@ func mlTruth(t *testing.T, scenario, side string) []mlLine {
 		}
 		var l mlLine
 		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-			t.Fatalf("%s.%s.jsonl: %v", scenario, side, err)
+			t.Fatalf("%s.%s.jsonl: %v", base, side, err)
 		}
 		out = append(out, l)
 	}
@@ -59,18 +66,18 @@ func mlSelect(lines []mlLine, dir, typ string) []mlLine {
 	return out
 }
 
-// mlDecode decodes testdata/mainline/SCENARIO.pcap; every record must be
-// VRPN, match its declaration and carry no warning.
-func mlDecode(t *testing.T, scenario string) []*dissect.Record {
+// mlDecode decodes BASE.pcap; every record must be VRPN, match its
+// declaration and carry no warning.
+func mlDecode(t *testing.T, base string) []*dissect.Record {
 	t.Helper()
 	reg, _ := registry(t)
-	recs := dissecttest.Decode(t, reg, filepath.Join("testdata", "mainline", scenario+".pcap"))
+	recs := dissecttest.Decode(t, reg, base+".pcap")
 	if len(recs) == 0 {
-		t.Fatalf("%s.pcap: no records", scenario)
+		t.Fatalf("%s.pcap: no records", base)
 	}
 	for _, r := range recs {
 		if r.Proto != protoName || len(r.Warnings) > 0 || r.Type == dissect.TypeSkipped || r.Type == dissect.TypeGap || r.Type == TypeUnknown {
-			t.Errorf("%s.pcap @%d: proto %q type %q warnings %q", scenario, r.Offset, r.Proto, r.Type, r.Warnings)
+			t.Errorf("%s.pcap @%d: proto %q type %q warnings %q", base, r.Offset, r.Proto, r.Type, r.Warnings)
 		}
 	}
 	dissecttest.CheckDeclared(t, reg, recs)
@@ -126,7 +133,7 @@ func mlCheck(t *testing.T, what string, r *dissect.Record, line mlLine, want map
 // vrpn_Tracker_Remote delivered to the client's callbacks and with the
 // requests the client made.
 func TestMainlineTracker(t *testing.T) {
-	const sc = "text_tracker_logged"
+	sc := pcapsVRPN("text_tracker_logged")
 	recs := mlDecode(t, sc)
 	client := mlTruth(t, sc, "client")
 	server := mlTruth(t, sc, "server")
@@ -205,7 +212,7 @@ func mustGet(t *testing.T, r *dissect.Record, key string) dissect.Value {
 // through the pipeline, fields decoded.
 func BenchmarkMainlineTracker(b *testing.B) {
 	reg, _ := registry(b)
-	file := filepath.Join("testdata", "mainline", "text_tracker_logged.pcap")
+	file := pcapsVRPN("text_tracker_logged") + ".pcap"
 	st, err := os.Stat(file)
 	if err != nil {
 		b.Fatal(err)
@@ -224,7 +231,7 @@ func BenchmarkMainlineTracker(b *testing.B) {
 // set_update_rate(60.5) and reset_origin(), compared with the values the
 // client handed mainline and the header times the server dispatched.
 func TestMainlineTrackerRate(t *testing.T) {
-	const sc = "tracker_rate_auxlog"
+	sc := localMainline("tracker_rate_auxlog")
 	recs := mlDecode(t, sc)
 	client := mlTruth(t, sc, "client")
 	server := mlTruth(t, sc, "server")
