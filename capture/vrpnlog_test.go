@@ -286,7 +286,7 @@ func BenchmarkVRPNLog(b *testing.B) {
 // error, the cookie first, times within the session's capture, and the
 // gzip copy the same packets as the plain file.
 func TestVRPNLogReal(t *testing.T) {
-	const dir = "testdata/vrpnlog/"
+	const dir = "../pcaps/vrpn/"
 	// The session's pcap frames, read by hand with tcpdump -tt, span
 	// 1795767320.739 to 1795767322.406; the logs, on the same clock, also
 	// hold messages packed half a second before the connection and the

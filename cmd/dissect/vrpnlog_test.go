@@ -17,7 +17,7 @@ import (
 
 // logDir holds real mainline logs and the capture of the same session
 // (capture/testdata/README.md).
-const logDir = "../../capture/testdata/vrpnlog/"
+const logDir = "../../pcaps/vrpn/"
 
 // sampleVRPNLog is a small log written by the test encoder: descriptions,
 // one Pos_Quat report, the disconnect an outgoing log ends with.

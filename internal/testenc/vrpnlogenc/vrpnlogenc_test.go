@@ -8,12 +8,12 @@ import (
 )
 
 // TestMatchesMainline: the encoder writes the first bytes of a real
-// mainline log (capture/testdata/vrpnlog) byte for byte, from values read
+// mainline log (pcaps/vrpn) byte for byte, from values read
 // by hand from its hex dump: the cookie, the description of sender 0
 // "VRPN Control" at 1795767320.740834, then of sender 1 "Text0" one
 // microsecond later.
 func TestMatchesMainline(t *testing.T) {
-	real, err := os.ReadFile("../../../capture/testdata/vrpnlog/text_tracker_logged.client_in.vrpnlog")
+	real, err := os.ReadFile("../../../pcaps/vrpn/text_tracker_logged.client_in.vrpnlog")
 	if err != nil {
 		t.Fatal(err)
 	}
