@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+	"github.com/dissect-tools/dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect/all"
 	"github.com/dissect-tools/dissect/dissect/dissecttest"
 	"github.com/dissect-tools/dissect/internal/mcapcheck"
 	"github.com/foxglove/mcap/go/mcap"
@@ -472,6 +474,20 @@ func TestMCAPIndependentReader(t *testing.T) {
 	if err := mcapcheck.Available(); err != nil {
 		t.Skip(err.Error())
 	}
+	// The VRPN types declared as poses, each drawn on its own topic.
+	reg, err := all.Registry(all.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vrpnPoses := map[string]*dissect.TypeDecl{}
+	for _, d := range reg.Types("vrpn") {
+		if d.Pose != nil {
+			vrpnPoses[d.Type] = d
+		}
+	}
+	if vrpnPoses["vrpn_Tracker Pos_Quat"] == nil || len(vrpnPoses) < 5 {
+		t.Fatalf("VRPN pose types %d: the check would be vacuous", len(vrpnPoses))
+	}
 	for _, run := range sampleRuns(t) {
 		t.Run(run.name(), func(t *testing.T) {
 			file, jsonl := writeMCAP(t, run.all()...)
@@ -490,25 +506,50 @@ func TestMCAPIndependentReader(t *testing.T) {
 				}
 			}
 			for _, r := range recs {
-				if r.Type != "vrpn_Tracker Pos_Quat" {
+				if *r.Proto != "vrpn" {
 					continue
 				}
-				var fl struct {
-					Sender string     `json:"sender"`
-					Sensor int        `json:"sensor"`
-					Pos    [3]float64 `json:"pos"`
-					Quat   quat       `json:"quat"`
+				d := vrpnPoses[r.Type]
+				if d == nil {
+					continue
 				}
+				var fl map[string]json.RawMessage
 				if err := json.Unmarshal(r.Fields, &fl); err != nil {
 					t.Fatal(err)
 				}
-				topic := fmt.Sprintf("/pose/vrpn/%d/%s/sensor%d", *r.Stream, fl.Sender, fl.Sensor)
+				if _, bad := fl["data"]; bad {
+					continue // not decoded: nothing to draw
+				}
+				var sender string
+				var pos [3]float64
+				q := quat{W: 1}
+				json.Unmarshal(fl["sender"], &sender)
+				if err := json.Unmarshal(fl[d.Pose.Position], &pos); err != nil {
+					t.Fatalf("%s: %s: %v", r.Type, d.Pose.Position, err)
+				}
+				if d.Pose.Orientation != "" {
+					if err := json.Unmarshal(fl[d.Pose.Orientation], &q); err != nil {
+						t.Fatalf("%s: %s: %v", r.Type, d.Pose.Orientation, err)
+					}
+				}
+				// docs/mcap.md: /pose/PROTO/STREAM/SENDER[/sensorN][/NAME]
+				topic := fmt.Sprintf("/pose/vrpn/%d/%s", *r.Stream, sender)
+				for _, f := range d.Fields {
+					if f.Role == dissect.RoleSensor {
+						var n int
+						json.Unmarshal(fl[f.Name], &n)
+						topic += fmt.Sprintf("/sensor%d", n)
+					}
+				}
+				if d.Pose.Name != "" {
+					topic += "/" + d.Pose.Name
+				}
 				var bits []string
-				for _, v := range []float64{fl.Pos[0], fl.Pos[1], fl.Pos[2], fl.Quat.X, fl.Quat.Y, fl.Quat.Z, fl.Quat.W} {
+				for _, v := range []float64{pos[0], pos[1], pos[2], q.X, q.Y, q.Z, q.W} {
 					bits = append(bits, fmt.Sprintf("%016x", math.Float64bits(v)))
 				}
 				if len(poses[topic]) == 0 {
-					t.Fatalf("%s: fewer poses than Pos_Quat records", topic)
+					t.Fatalf("%s: fewer poses than %s records", topic, r.Type)
 				}
 				if got := poses[topic][0]; got != strings.Join(bits, " ") {
 					t.Errorf("%s: pose bits %s, record %s", topic, got, strings.Join(bits, " "))
@@ -517,7 +558,7 @@ func TestMCAPIndependentReader(t *testing.T) {
 			}
 			for topic, rest := range poses {
 				if len(rest) > 0 {
-					t.Errorf("%s: %d poses more than Pos_Quat records", topic, len(rest))
+					t.Errorf("%s: %d poses more than records of pose types", topic, len(rest))
 				}
 			}
 		})
