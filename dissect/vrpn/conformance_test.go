@@ -1,9 +1,7 @@
 package vrpn
 
 import (
-	"encoding/binary"
 	"fmt"
-	"math"
 	"testing"
 
 	"github.com/dissect-tools/dissect/dissect"
@@ -68,20 +66,7 @@ func everyTypeInput() dissecttest.Input {
 	for i, n := range names {
 		d1 = append(d1, encDescription(-2, int32(i), n, uint32(1+i))...)
 	}
-	be := func(vs ...any) []byte {
-		var b []byte
-		for _, v := range vs {
-			switch v := v.(type) {
-			case int32:
-				b = binary.BigEndian.AppendUint32(b, uint32(v))
-			case float64:
-				b = binary.BigEndian.AppendUint64(b, math.Float64bits(v))
-			case string:
-				b = append(b, v...)
-			}
-		}
-		return b
-	}
+	be := wbe
 	bodies := [][]byte{
 		be(int32(1), int32(1), 0.5, -1.0, 2.0, 0.0, 0.0, 0.0, 1.0),
 		be(int32(0), int32(0), 0.1, 0.2, 0.3, 0.0, 0.0, 0.0, 1.0, 0.01),
