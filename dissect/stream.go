@@ -323,7 +323,7 @@ func (s *Stream) feed(dir Dir, t time.Time, data []byte) {
 		d.buf = append(d.buf, data...)
 		b = d.buf
 	}
-	n := s.run(dir, t, b, false)
+	n := s.run(dir, t, b, false, false)
 	rest := b[n:]
 	if len(d.buf) > 0 {
 		d.buf = d.buf[:copy(d.buf, rest)]
@@ -367,21 +367,23 @@ func (s *Stream) datagram(dir Dir, t time.Time, data []byte) {
 		return
 	}
 	d.needSync = false // every datagram starts at a message boundary
-	s.run(dir, t, data, true)
+	s.run(dir, t, data, true, false)
 	s.flushSkip(dir, t)
 }
 
 // run frames b (which starts at stream offset d.next) and returns how many
 // bytes it consumed: each consumed byte is in an emitted record or in the
-// pending skipped run.
-func (s *Stream) run(dir Dir, t time.Time, b []byte, final bool) int {
+// pending skipped run. last is the last look at held bytes before a gap or
+// the end (Ctx.Last): a Sync that finds nothing passes over all of b, and
+// a Parse that needs more stops the run (the rest is then incomplete).
+func (s *Stream) run(dir Dir, t time.Time, b []byte, final, last bool) int {
 	if s.rec == nil {
 		s.rec = &Record{}
 		s.ctx.Rec = s.rec
 	}
 	d := &s.dirs[dir]
 	c := &s.ctx
-	c.Dir, c.Time, c.Final = dir, t, final
+	c.Dir, c.Time, c.Final, c.Last = dir, t, final, last
 	i := 0
 	for i < len(b) && s.err == nil {
 		rest := b[i:]
@@ -389,7 +391,7 @@ func (s *Stream) run(dir Dir, t time.Time, b []byte, final bool) int {
 			c.Offset = d.next
 			k, ok := s.parser.Sync(c, rest)
 			k = min(max(k, 0), len(rest))
-			if !ok && final {
+			if !ok && (final || last) {
 				k = len(rest)
 			}
 			if k > 0 {
@@ -425,6 +427,8 @@ func (s *Stream) run(dir Dir, t time.Time, b []byte, final bool) int {
 			reason := fmt.Sprintf("%s: truncated message at offset %d: the datagram ends after %d of its bytes", s.pname, d.next, len(rest))
 			s.skip(d, rest, reason)
 			return len(b)
+		case errors.Is(err, ErrNeedMore) && last:
+			return i
 		case errors.Is(err, ErrNeedMore) && n > s.lim.MaxMessage:
 			s.flushSkip(dir, t)
 			take := min(n, len(rest))

@@ -2,6 +2,7 @@ package vrpn
 
 import (
 	"encoding/binary"
+	"math"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -13,48 +14,60 @@ import (
 // spaces, log mode '0', padded with NULs to 24 bytes.
 const testCookie = "vrpn: ver. 07.38  0\x00\x00\x00\x00\x00"
 
-// syncWhole is the search as it was before it kept state between calls:
-// it scans the whole buffer on every call. It is the oracle that the
-// incremental search must agree with, call for call.
+// runWhole judges the candidate at b[i] from scratch, as the top of
+// resync.go states the rules, for a direction with no table and no time
+// seen: good when chainLen headers in a row are plausible, with ids below
+// 2000, sequence numbers counting up by one and times within a day of the
+// first, spanning at most joinWindow bytes; bad as soon as one is not;
+// partial when b ends first.
+func runWhole(b []byte, i int) verdict {
+	var sec0, seq uint32
+	start := i
+	for n := 0; ; n++ {
+		if i+24 > len(b) {
+			// A cut header is judged so far only as a candidate's
+			// first; a run waits for the whole header.
+			if n == 0 && plausible(b[i:]) == bad {
+				return bad
+			}
+			return partial
+		}
+		h := readHeader(b[i:])
+		if plausible(b[i:i+24]) != good || (h.typ >= 0 && (h.typ > 1999 || h.sender > 1999)) || ((h.typ == -1 || h.typ == -2) && h.sender > 1999) {
+			return bad
+		}
+		if n == 0 {
+			sec0 = h.sec
+		} else if h.sequence != seq+1 || math.Abs(float64(h.sec)-float64(sec0)) > 86400 {
+			return bad
+		}
+		seq = h.sequence
+		if n == 2 {
+			return good
+		}
+		i += padded(h.length)
+		if i+24-start > joinWindow {
+			return bad
+		}
+	}
+}
+
+// syncWhole is the search without state kept between calls: it judges
+// every candidate of the whole buffer on every call. It is the oracle
+// that the incremental search must agree with, call for call.
 func syncWhole(phase int, off int64, b []byte) (int, bool) {
 	i, step := 0, 1
 	if phase >= 0 {
 		i = int((int64(phase) - off) & (align - 1))
 		step = align
 	}
-	wait := -1
 	for ; i < len(b); i += step {
-		v := plausible(b[i:])
-		if v == bad {
-			continue
-		}
-		if v == partial {
-			if wait < 0 {
-				wait = i
-			}
-			break
-		}
-		n := padded(be.Uint32(b[i:]))
-		switch {
-		case i+n == len(b):
-			return i, true
-		case i+n > len(b):
-			if wait < 0 {
-				wait = i
-			}
-			continue
-		}
-		switch plausible(b[i+n:]) {
+		switch runWhole(b, i) {
 		case good:
 			return i, true
 		case partial:
-			if wait < 0 {
-				wait = i
-			}
+			return i, false
 		}
-	}
-	if wait >= 0 {
-		return wait, false
 	}
 	return len(b), false
 }
@@ -66,7 +79,7 @@ func hostileHeader(b []byte, l uint32, rng *rand.Rand) {
 	binary.BigEndian.PutUint32(b[0:], l)
 	binary.BigEndian.PutUint32(b[4:], rng.Uint32())
 	binary.BigEndian.PutUint32(b[8:], 999999)
-	binary.BigEndian.PutUint32(b[12:], uint32(rng.IntN(65536)))
+	binary.BigEndian.PutUint32(b[12:], uint32(rng.IntN(2000)))
 	binary.BigEndian.PutUint32(b[16:], 5)
 	binary.BigEndian.PutUint32(b[20:], rng.Uint32())
 }
@@ -76,7 +89,7 @@ func hostileHeader(b []byte, l uint32, rng *rand.Rand) {
 // multiples of 32, a plausible header whose message is up to 64000 bytes
 // and ends at 8, 16 or 24 past a multiple of 32, where the next header
 // cannot be plausible. Every such candidate keeps Sync waiting for its
-// whole message, and none is ever verified.
+// whole message, and none is ever confirmed.
 func hostileGarbage(rng *rand.Rand, n int) []byte {
 	b := make([]byte, n)
 	for i := range b {
@@ -86,15 +99,15 @@ func hostileGarbage(rng *rand.Rand, n int) []byte {
 		if rng.IntN(4) != 0 {
 			continue
 		}
-		l := uint32(32*(1+rng.IntN(1990)) + 8*(1+rng.IntN(3))) // padded, ≡ 8, 16, 24 mod 32, ≤ 63712
+		l := uint32(32*(1+rng.IntN(990)) + 8*(1+rng.IntN(3))) // padded, ≡ 8, 16, 24 mod 32, below joinWindow
 		hostileHeader(b[at:], l, rng)
 	}
 	return b
 }
 
 // mixedBytes returns n bytes for the oracle test: 0xFF runs, plausible
-// headers with lengths short and long, whole chains and zeros, so that
-// candidates are verified, ruled out and left waiting.
+// headers with lengths short and long, runs of messages and zeros, so
+// that candidates are confirmed, refuted and left waiting.
 func mixedBytes(rng *rand.Rand, n int) []byte {
 	var b []byte
 	for len(b) < n {
@@ -107,13 +120,19 @@ func mixedBytes(rng *rand.Rand, n int) []byte {
 			h := make([]byte, 24)
 			hostileHeader(h, uint32(24+rng.IntN(3000)), rng)
 			b = append(b, h...)
-		case 2: // a real message: header with a body, padded
-			l := 24 + rng.IntN(64)
-			m := make([]byte, padded(uint32(l)))
-			hostileHeader(m, uint32(l), rng)
-			binary.BigEndian.PutUint32(m[8:], uint32(rng.IntN(1000000)))
-			binary.BigEndian.PutUint32(m[16:], uint32(rng.IntN(10)))
-			b = append(b, m...)
+		case 2: // real messages: headers with bodies, padded, in a run
+			seq, sec := rng.Uint32(), rng.Uint32()
+			for range 1 + rng.IntN(4) {
+				l := 24 + rng.IntN(64)
+				m := make([]byte, padded(uint32(l)))
+				hostileHeader(m, uint32(l), rng)
+				binary.BigEndian.PutUint32(m[4:], sec+uint32(rng.IntN(2)))
+				binary.BigEndian.PutUint32(m[8:], uint32(rng.IntN(1000000)))
+				binary.BigEndian.PutUint32(m[16:], uint32(rng.IntN(10)))
+				binary.BigEndian.PutUint32(m[20:], seq)
+				seq++
+				b = append(b, m...)
+			}
 		case 3:
 			b = append(b, make([]byte, rng.IntN(12))...)
 		default:
@@ -149,7 +168,7 @@ func TestSyncResumesLikeWhole(t *testing.T) {
 		}
 		h := newTCP(t)
 		p := h.parser.(*parser)
-		p.dirs[0].phase = phase
+		p.dirs[0].phase, p.dirs[0].cookiePhase = phase, phase >= 0
 		var held []byte
 		off, fed := int64(0), 0
 		for fed < len(in) {
