@@ -43,10 +43,14 @@ func captureSessions(t *testing.T) []joinSession {
 	t.Helper()
 	var out []joinSession
 	files := []string{"a_tcp_only.pcap", "b_udp_tcp.pcap", "c2_multi_device_analog.pcap", "c3_multi_device_truth.pcap", "e2_client_clean_disconnect.pcap"}
-	if extra, _ := filepath.Glob(filepath.Join("testdata", "session_*.pcap")); len(extra) > 0 {
-		for _, f := range extra {
-			files = append(files, filepath.Base(f))
-		}
+	// Sessions kept for this test only (testdata/README.md), outside the
+	// captures that the other tests check against truth.json.
+	extra, _ := filepath.Glob(filepath.Join("testdata", "join", "*.pcap"))
+	if len(extra) == 0 {
+		t.Fatal("no session in testdata/join")
+	}
+	for _, f := range extra {
+		files = append(files, filepath.Join("join", filepath.Base(f)))
 	}
 	for _, file := range files {
 		reg, _ := registry(t)

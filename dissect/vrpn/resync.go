@@ -98,18 +98,23 @@ type joinRef struct {
 	counted            int   // 1 + len(senders) + len(types) of the table they were computed from; 0: never
 	seen               bool  // a message was decoded: tmin..tmax hold
 	tmin, tmax         uint32
-	tcapt              time.Time // capture time of the last message decoded
+	tcapt              int64 // capture time of the last message decoded, in Unix seconds (0: none)
 }
 
-// sawTime records the sent time of a decoded message of the direction.
+// sawTime records the sent time of a decoded message of the direction,
+// captured at t.
 func (r *joinRef) sawTime(sec uint32, t time.Time) {
-	if !r.seen || sec < r.tmin {
+	if !r.seen {
+		r.tmin, r.tmax, r.seen = sec, sec, true
+	} else if sec < r.tmin {
 		r.tmin = sec
-	}
-	if !r.seen || sec > r.tmax {
+	} else if sec > r.tmax {
 		r.tmax = sec
 	}
-	r.seen, r.tcapt = true, t
+	r.tcapt = 0
+	if !t.IsZero() {
+		r.tcapt = t.Unix()
+	}
 }
 
 // bounds sets the id bounds from the direction's table: the largest
@@ -151,9 +156,9 @@ func (r *joinRef) near(sec uint32, now time.Time) bool {
 		return true
 	}
 	slack := int64(maxSkew)
-	if !now.IsZero() && !r.tcapt.IsZero() {
-		dt := now.Sub(r.tcapt) / time.Second
-		slack += int64(max(dt, -dt))
+	if !now.IsZero() && r.tcapt != 0 {
+		dt := now.Unix() - r.tcapt
+		slack += max(dt, -dt)
 	}
 	s := int64(sec)
 	return s >= int64(r.tmin)-slack && s <= int64(r.tmax)+slack
