@@ -269,3 +269,34 @@ func TestSyncWorkBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestSyncHoldsAtMostWindow: while Sync waits on candidates (hostile and
+// dense garbage, 16-byte segments), a direction holds at most the bytes
+// from the first undecided candidate, less than joinWindow plus a
+// segment: the buffer's capacity, which a run-wide budget counts, stays
+// within twice that (the buffer doubles as it grows).
+func TestSyncHoldsAtMostWindow(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	pad := []byte(testCookie + "\xff\xff\xff\xff\xff\xff\xff\xff")
+	for name, garbage := range map[string][]byte{"hostile": hostileGarbage(rng, 1<<19), "dense": denseGarbage(4, 4000)} {
+		reg, _ := registry(t)
+		budget := dissect.NewHeldBudget(1 << 30)
+		var covered int64
+		sink := dissect.SinkFunc(func(r *dissect.Record) error { covered += r.Length; return nil })
+		st := dissect.NewStream(newTCP(t).info, reg, sink, dissect.StreamOptions{Budget: budget})
+		in := append(append([]byte(nil), pad...), garbage...)
+		t0 := time.Unix(1795306127, 0)
+		st.Data(0, t0, in[:36])
+		for i := 36; i < len(in); i += 16 {
+			st.Data(0, t0, in[i:min(i+16, len(in))])
+		}
+		st.End(0, t0)
+		if covered != int64(len(in)) {
+			t.Errorf("%s: records cover %d of %d bytes", name, covered, len(in))
+		}
+		if most := int64(2 * (joinWindow + 16)); budget.Peak() > most || budget.Peak() < joinWindow/2 {
+			t.Errorf("%s: held at most %d bytes, want %d..%d", name, budget.Peak(), joinWindow/2, most)
+		}
+		t.Logf("%s: peak held %d bytes", name, budget.Peak())
+	}
+}
