@@ -144,8 +144,9 @@
 // type ids below 2000 (mainline's vrpn_CONNECTION_MAX_SENDERS and
 // _MAX_TYPES; at most 64 past the largest id the direction described,
 // when it described some), sequence numbers counting up by one (README
-// fact 4) and sent times within a day of each other, or of the times the
-// direction sent before (plus the capture time elapsed since). A run may
+// fact 4; or repeating, on a direction seen to repeat them) and sent
+// times within a day of each other, or of the times the direction sent
+// before (plus the capture time elapsed since). A run may
 // span at most 32 KiB. The verdict depends only on the run's bytes, so the
 // segmentation of the stream cannot change what is decoded.
 //

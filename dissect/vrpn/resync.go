@@ -14,7 +14,8 @@ import (
 // (plausible). It is confirmed only by what follows it, its run: chainLen
 // headers in a row, each at the padded end of the message before it, each
 // plausible with ids that mainline can have sent on this direction
-// (joinHeader), sequence numbers that count up by one (README fact 4), and
+// (joinHeader), sequence numbers that count up by one (README fact 4;
+// or stay the same, on a direction seen to repeat them), and
 // sent times near each other and near the times this direction already
 // sent. A candidate is refuted as soon as one header of
 // its run is not, or when its run would span more than joinWindow bytes.
@@ -96,21 +97,29 @@ type scan struct {
 type joinRef struct {
 	maxSender, maxType int32 // largest ids a run may carry
 	counted            int   // 1 + len(senders) + len(types) of the table they were computed from; 0: never
-	seen               bool  // a message was decoded: tmin..tmax hold
+	seen               bool  // a message was decoded: tmin..tmax, seq hold
 	tmin, tmax         uint32
-	tcapt              int64 // capture time of the last message decoded, in Unix seconds (0: none)
+	tcapt              int64  // capture time of the last message decoded, in Unix seconds (0: none)
+	seq                uint32 // sequence number of the last message decoded
+	flat               bool   // two messages in a row had the same sequence number: the sender does not count
 }
 
-// sawTime records the sent time of a decoded message of the direction,
-// captured at t.
-func (r *joinRef) sawTime(sec uint32, t time.Time) {
+// saw records the sent time and sequence number of a decoded message of
+// the direction, captured at t.
+func (r *joinRef) saw(sec, seq uint32, t time.Time) {
 	if !r.seen {
 		r.tmin, r.tmax, r.seen = sec, sec, true
-	} else if sec < r.tmin {
-		r.tmin = sec
-	} else if sec > r.tmax {
-		r.tmax = sec
+	} else {
+		if sec < r.tmin {
+			r.tmin = sec
+		} else if sec > r.tmax {
+			r.tmax = sec
+		}
+		if seq == r.seq {
+			r.flat = true
+		}
 	}
+	r.seq = seq
 	r.tcapt = 0
 	if !t.IsZero() {
 		r.tcapt = t.Unix()
@@ -185,8 +194,9 @@ func (p *parser) joinHeader(c *dissect.Ctx, d *dirState, h []byte, cd *cand) boo
 		cd.sec, cd.seq = sec, seq
 		return d.ref.near(sec, c.Time)
 	}
-	// Mainline numbers the messages of a TCP channel 0, 1, 2, ...
-	if seq != cd.seq+1 {
+	// Mainline numbers the messages of a TCP channel 0, 1, 2, ...; a
+	// sender seen not to count may repeat its number.
+	if seq != cd.seq+1 && (seq != cd.seq || !d.ref.flat) {
 		return false
 	}
 	cd.seq = seq

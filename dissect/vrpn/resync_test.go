@@ -2,8 +2,11 @@ package vrpn
 
 import (
 	"encoding/binary"
+	"fmt"
+	"github.com/dissect-tools/dissect/dissect/dissecttest"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -298,5 +301,35 @@ func TestSyncHoldsAtMostWindow(t *testing.T) {
 			t.Errorf("%s: held at most %d bytes, want %d..%d", name, budget.Peak(), joinWindow/2, most)
 		}
 		t.Logf("%s: peak held %d bytes", name, budget.Peak())
+	}
+}
+
+// TestSyncSenderNotCounting: a direction whose sender writes the same
+// sequence number on every message (not mainline, which counts) is still
+// resynchronised after a gap, once it was seen to repeat its number; the
+// first boundary after the gap starts the run.
+func TestSyncSenderNotCounting(t *testing.T) {
+	data := []byte(testCookie)
+	for i := range 10 {
+		data = append(data, encMsg(1795306106, uint32(1000*i), 1, 16, 7, []byte("8 bytes."))...)
+	}
+	reg, _ := registry(t)
+	col := &dissecttest.Collector{}
+	st := dissect.NewStream(newTCP(t).info, reg, col, dissect.StreamOptions{Decode: true})
+	t0 := time.Unix(1795306127, 0)
+	st.Data(0, t0, data[:24+32*3+5]) // the gap falls inside the fourth message, [120, 152)
+	st.Gap(0, t0, 10)
+	st.Data(0, t0, data[24+32*3+15:])
+	st.End(0, t0)
+	var got []string
+	for _, r := range col.Records {
+		got = append(got, fmt.Sprintf("%s@%d", r.Type, r.Offset))
+	}
+	want := []string{"cookie@0", "unknown@24", "unknown@56", "unknown@88", "skipped@120", "gap@125", "skipped@135"}
+	for off := 152; off < len(data); off += 32 {
+		want = append(want, fmt.Sprintf("unknown@%d", off))
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("records %q, want %q", got, want)
 	}
 }
