@@ -415,6 +415,7 @@ func (s *Stream) run(dir Dir, t time.Time, b []byte, final, last bool) int {
 		s.rec.Reset()
 		c.Offset = d.next
 		n, err := s.parser.Parse(c, rest)
+		needMore := err != nil && errors.Is(err, ErrNeedMore) // once: errors.Is costs, per byte in 1-byte segments
 		switch {
 		case err == nil && n > 0 && n <= len(rest):
 			if d.skipLen > 0 {
@@ -423,13 +424,13 @@ func (s *Stream) run(dir Dir, t time.Time, b []byte, final, last bool) int {
 			s.emitMessage(dir, t, d.next, rest[:n])
 			d.next += int64(n)
 			i += n
-		case errors.Is(err, ErrNeedMore) && final:
+		case needMore && final:
 			reason := fmt.Sprintf("%s: truncated message at offset %d: the datagram ends after %d of its bytes", s.pname, d.next, len(rest))
 			s.skip(d, rest, reason)
 			return len(b)
-		case errors.Is(err, ErrNeedMore) && last:
+		case needMore && last:
 			return i
-		case errors.Is(err, ErrNeedMore) && n > s.lim.MaxMessage:
+		case needMore && n > s.lim.MaxMessage:
 			s.flushSkip(dir, t)
 			take := min(n, len(rest))
 			if s.raw {
@@ -444,10 +445,10 @@ func (s *Stream) run(dir Dir, t time.Time, b []byte, final, last bool) int {
 				s.emitEvent(dir, t, TypeSkipped, d.discardOff, int64(n), d.discardReason)
 			}
 			return i
-		case errors.Is(err, ErrNeedMore) && len(rest) > s.lim.MaxMessage:
+		case needMore && len(rest) > s.lim.MaxMessage:
 			s.malformed(d, rest, fmt.Sprintf("%s: no message ends within %d bytes at offset %d", s.pname, len(rest), d.next))
 			i++
-		case errors.Is(err, ErrNeedMore):
+		case needMore:
 			d.want = 0
 			if n > len(rest) {
 				d.want = int64(n)

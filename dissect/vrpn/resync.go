@@ -429,11 +429,13 @@ func (p *parser) syncStream(c *dissect.Ctx, b []byte) (int, bool) {
 			s.pos += step
 		}
 	}
-	if f := s.front(off); f != nil {
-		if f.ok {
-			s.active = false
+	if s.head < len(s.pend) {
+		if f := s.front(off); f != nil {
+			if f.ok {
+				s.active = false
+			}
+			return int(f.off - off), f.ok
 		}
-		return int(f.off - off), f.ok
 	}
 	return int(min(s.pos, end) - off), false
 }
