@@ -390,12 +390,12 @@ func TestCompressedNotCapture(t *testing.T) {
 	}
 	text := write("text.gz", gzipStd(t, []byte("hello, world\n")))
 	_, err := OpenFile(text)
-	if want := text + ": gzip-compressed, but the content is not a capture: not a pcap or pcapng file (starts with 68 65 6c 6c)"; !errors.Is(err, ErrNotCapture) || err.Error() != want {
+	if want := text + ": gzip-compressed, but the content is not a capture: not a pcap, pcapng or VRPN log file (starts with 68 65 6c 6c)"; !errors.Is(err, ErrNotCapture) || err.Error() != want {
 		t.Errorf("error %q, want %q", err, want)
 	}
 	twice := write("twice.pcap.zst.gz", gzipLib(t, zstdLib(t, threePcap())))
 	_, err = OpenFile(twice)
-	if want := twice + ": gzip-compressed, but the content is not a capture: not a pcap or pcapng file (it is zstd-compressed again: starts with 28 b5 2f fd)"; !errors.Is(err, ErrNotCapture) || err.Error() != want {
+	if want := twice + ": gzip-compressed, but the content is not a capture: not a pcap, pcapng or VRPN log file (it is zstd-compressed again: starts with 28 b5 2f fd)"; !errors.Is(err, ErrNotCapture) || err.Error() != want {
 		t.Errorf("error %q, want %q", err, want)
 	}
 	_, err = NewReader(bytes.NewReader(lz4Lib()(t, nil)), "stdin")

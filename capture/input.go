@@ -50,9 +50,10 @@ const (
 )
 
 // ErrNotCapture is wrapped by the error OpenFile and NewReader return when
-// the input starts with neither a pcap nor a pcapng magic number, nor a
-// compression format's (gzip, zstd, lz4) with a capture inside.
-var ErrNotCapture = errors.New("not a pcap or pcapng file")
+// the input starts with neither a pcap nor a pcapng magic number nor a
+// VRPN log's cookie, nor a compression format's (gzip, zstd, lz4) with one
+// of those inside.
+var ErrNotCapture = errors.New("not a pcap, pcapng or VRPN log file")
 
 // input is a read buffer over an io.Reader that tracks the file offset of
 // every buffered byte. The unread bytes are buf[start:end]; buf[0] is at
@@ -222,8 +223,9 @@ func (in *input) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// OpenFile opens the pcap or pcapng file at path. The format is recognised
-// by its magic number, not by the file name. The returned Source reads the
+// OpenFile opens the pcap, pcapng or VRPN log file at path. The format is
+// recognised by its magic number (a VRPN log by its cookie), not by the
+// file name. The returned Source reads the
 // file in bounded memory, one record at a time into a reused buffer, and
 // also implements Progresser (bytes consumed of the file's size; call it
 // from the goroutine that calls Next). A file that is empty, or too short
@@ -255,6 +257,8 @@ func (in *input) Read(p []byte) (int, error) {
 // time when none came before) and NoTime is set. Timestamps beyond the
 // range of UnixNano (1677-09-21 to 2262-04-11), if_tsoffset included,
 // saturate at its bounds.
+// VRPN log: the file mainline VRPN's connection logging writes, read as
+// one VRPN stream (vrpnlog.go, [LinkVRPNLog]).
 func OpenFile(path string) (Source, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -272,10 +276,10 @@ func OpenFile(path string) (Source, error) {
 	return src, nil
 }
 
-// NewReader reads a pcap or pcapng capture from r, which is not closed by
-// the Source's Close. name labels errors (e.g. "-" or "stdin"). The Source
-// implements Progresser with a total of 0. A compressed capture is read as
-// by OpenFile; progress then counts the compressed bytes read.
+// NewReader reads a pcap, pcapng or VRPN log capture from r, which is not
+// closed by the Source's Close. name labels errors (e.g. "-" or "stdin").
+// The Source implements Progresser with a total of 0. A compressed capture
+// is read as by OpenFile; progress then counts the compressed bytes read.
 func NewReader(r io.Reader, name string) (Source, error) {
 	return newSource(newInput(r, name, 0, nil), true)
 }
@@ -319,6 +323,14 @@ func newSource(in *input, decompress bool) (Source, error) {
 			return nil, err // not a typed nil in the interface
 		}
 		return r, nil
+	case magicVRPNLog:
+		if isVRPNLog(in) {
+			r, err := newVRPNLogReader(in)
+			if err != nil {
+				return nil, err // not a typed nil in the interface
+			}
+			return r, nil
+		}
 	}
 	if f := compression(m); f != "" {
 		if decompress {

@@ -174,7 +174,7 @@ func TestOpenFileErrors(t *testing.T) {
 	if !errors.Is(err, ErrNotCapture) {
 		t.Errorf("HTML file: error %v, want ErrNotCapture", err)
 	}
-	if want := html + ": not a pcap or pcapng file (starts with 3c 21 44 4f)"; err == nil || err.Error() != want {
+	if want := html + ": not a pcap, pcapng or VRPN log file (starts with 3c 21 44 4f)"; err == nil || err.Error() != want {
 		t.Errorf("HTML file: error %q, want %q", err, want)
 	}
 

@@ -196,8 +196,14 @@ func matchPort(s *StreamInfo, port uint16) bool {
 	return s.Addr[0].Port() == port || s.Addr[1].Port() == port
 }
 
-// forced returns the entry of the last decode-as rule matching s, or nil.
+// forced returns the entry of the protocol the stream's link carries
+// (a VRPN log), else of the last decode-as rule matching s, or nil.
 func (r *Registry) forced(s *StreamInfo) *entry {
+	if s.Carries != "" {
+		if e := r.lookup(s.Carries); e != nil {
+			return e
+		}
+	}
 	for i := len(r.rules) - 1; i >= 0; i-- {
 		ru := &r.rules[i]
 		if ru.Transport != s.Transport {

@@ -80,7 +80,7 @@ func (c *capturer) run() {
 			c.setStop("end of input")
 			break
 		}
-		if !stopAt.IsZero() && p.Time.After(stopAt) && p.LinkType != capture.LinkUser0 {
+		if !stopAt.IsZero() && p.Time.After(stopAt) && p.LinkType != capture.LinkUser0 && p.LinkType != capture.LinkVRPNLog {
 			break // captured after the stop: not read, as if still queued
 		}
 		if p.Dropped && !c.warnedSrc && c.cfg.Warn != nil {
@@ -211,7 +211,7 @@ func (c *capturer) drop(p *capture.Packet) {
 		c.warnDrops(n)
 	}
 	keep := 0
-	if p.LinkType != capture.LinkUser0 {
+	if p.LinkType != capture.LinkUser0 && p.LinkType != capture.LinkVRPNLog {
 		keep = reassembly.HeaderLen(p.LinkType, p.Data)
 		if keep == 0 {
 			c.untraced.Add(1)

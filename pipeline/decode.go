@@ -3,6 +3,7 @@ package pipeline
 import (
 	"fmt"
 	"net/netip"
+	"path/filepath"
 	"time"
 
 	"github.com/dissect-tools/dissect/capture"
@@ -198,9 +199,15 @@ type handler decoder
 func (h *handler) Open(s *reassembly.Stream, t time.Time) {
 	d := (*decoder)(h)
 	info := dissect.StreamInfo{StreamID: s.StreamID}
-	if info.Transport == dissect.Serial {
+	switch {
+	case s.Carries != "":
+		// A log file: one side of a connection, which the file does not
+		// name; its messages are direction 1, sent from the file, named
+		// without its directory to keep the table narrow.
+		info.Name = [2]string{"", filepath.Base(s.Link)}
+	case info.Transport == dissect.Serial:
 		info.Name = [2]string{"host", s.Link}
-	} else {
+	default:
 		info.Name = [2]string{addrString(s.Addr[0]), addrString(s.Addr[1])}
 	}
 	s.User = &streamState{ds: dissect.NewStream(info, d.reg, dissect.SinkFunc(d.record), d.sopt)}

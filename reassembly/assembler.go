@@ -197,6 +197,12 @@ type conn struct {
 // event; the bytes of a read's Length that Data lacks (a dropped read, or
 // one cut by the snap length) follow as a Gap event.
 //
+// VRPN logs: packets of link type [capture.LinkVRPNLog] (the entries of a
+// VRPN log file) make a byte stream as serial reads do, of transport
+// Serial, with Carries "vrpn". Such a stream is neither ended idle nor
+// evicted for MaxStreams (a log may pause longer than IdleTimeout, and its
+// first entries name the ids of all the others): it ends at Flush.
+//
 // UDP flows, serial links and TCP connections whose end was not seen stay
 // open until [Assembler.Flush] or [Assembler.Expire], until they have been
 // idle for [Config].IdleTimeout of capture time, or until more than
@@ -267,7 +273,7 @@ func (a *Assembler) Packet(p *capture.Packet) {
 	if p.Dropped {
 		a.stats.DroppedPackets++
 	}
-	if p.LinkType == capture.LinkUser0 {
+	if p.LinkType == capture.LinkUser0 || p.LinkType == capture.LinkVRPNLog {
 		a.serialData(p)
 		return
 	}
@@ -432,13 +438,27 @@ func (a *Assembler) serialData(p *capture.Packet) {
 	if name == "" {
 		name = "if" + strconv.Itoa(p.Interface)
 	}
+	carries := ""
+	if p.LinkType == capture.LinkVRPNLog {
+		carries = "vrpn"
+	}
 	c := a.serial[name]
+	if c != nil && c.s.Carries != carries {
+		// A serial link and a log of the same name: each its own stream.
+		a.end(c, p.Time)
+		a.forget(c)
+		c = nil
+	}
 	if c == nil {
 		c = &conn{serial: true}
 		c.s.Transport = Serial
 		c.s.Link = name
+		c.s.Carries = carries
 		a.serial[name] = c
 		a.open(c, p.Time)
+		if carries != "" {
+			a.unlink(c) // out of the activity list: never idle nor evicted
+		}
 	}
 	a.touch(c, p.Time)
 	var d Dir

@@ -186,6 +186,10 @@ func fuzzRun(t *testing.T, data []byte) Stats {
 				continue
 			}
 			lt := fuzzLinks[int(data[1])%len(fuzzLinks)]
+			if data[1] == 0xff {
+				// Outside fuzzLinks, whose length maps the seeds.
+				lt = capture.LinkVRPNLog
+			}
 			n := min(int(binary.LittleEndian.Uint16(data[2:])), len(data)-5)
 			ctl := data[4]
 			dir := capture.Direction((ctl & 0x3f) % 3)
@@ -306,6 +310,7 @@ func FuzzAssembler(f *testing.F) {
 	}
 	r = append(r, rawRecord(8, 1, []byte("serial read"))...)
 	r = append(r, rawRecord(8, 2, []byte("serial write"))...)
+	r = append(r, rawRecord(0xff, 1, []byte("vrpn log entry"))...)
 	r = append(r, rawRecord(0, 0, pktbuild.Encap{}.Ether(pktbuild.EtherTypeARP, make([]byte, 28)).Data)...)
 	f.Add(r)
 	// Encapsulations (data segments and the UDP exchange), whole and

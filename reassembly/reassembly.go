@@ -71,8 +71,13 @@ type StreamID struct {
 	Transport Transport
 	// Addr[d] is the sender of direction d (both invalid for serial).
 	Addr [2]netip.AddrPort
-	// Link is the serial link name (pcapng if_name or device path).
+	// Link is the serial link name (pcapng if_name or device path), or
+	// the name of the file a log stream was read from.
 	Link string
+	// Carries is the decode-as name of the protocol the stream's link type
+	// says it carries ("vrpn" for a VRPN log, [capture.LinkVRPNLog]), ""
+	// when only its bytes can tell.
+	Carries string
 }
 
 // Stream is one TCP connection, UDP flow or serial link.

@@ -85,7 +85,13 @@ func (a *Assembler) checkInternal(t testing.TB) {
 		if c.gone {
 			continue
 		}
-		if !c.done {
+		switch {
+		case c.s.Carries != "":
+			// A log's stream is kept out of the activity list.
+			if a.linked(c) {
+				t.Fatalf("log stream %d is in the activity list", c.s.ID)
+			}
+		case !c.done:
 			open++
 			if !a.linked(c) {
 				t.Fatalf("stream %d is open but not in the activity list", c.s.ID)

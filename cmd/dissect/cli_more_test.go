@@ -23,7 +23,7 @@ func TestNotACaptureFile(t *testing.T) {
 	}
 	lines := strings.Split(strings.TrimSpace(errOut), "\n")
 	last := lines[len(lines)-1]
-	if !strings.Contains(last, f) || !strings.Contains(last, "not a pcap or pcapng file") {
+	if !strings.Contains(last, f) || !strings.Contains(last, "not a pcap, pcapng or VRPN log file") {
 		t.Errorf("error line %q does not name the file and the problem", last)
 	}
 }

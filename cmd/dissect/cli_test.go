@@ -94,10 +94,12 @@ func tiling(t *testing.T, recs []jsonRecord) map[dirKey]int64 {
 	return next
 }
 
+// pcaps lists the shipped captures: pcaps/ and the real VRPN captures
+// and logs of pcaps/vrpn.
 func pcaps(t *testing.T) []string {
 	t.Helper()
 	var files []string
-	for _, pat := range []string{"*.pcap", "*.pcapng"} {
+	for _, pat := range []string{"*.pcap", "*.pcapng", "vrpn/*.pcap", "vrpn/*.vrpnlog"} {
 		m, _ := filepath.Glob(filepath.Join(pcapDir, pat))
 		files = append(files, m...)
 	}

@@ -12,8 +12,9 @@ import (
 const countUsage = "stop after this many packets (files and live, as tshark -c; 0: no limit)"
 
 // captureExts are the file name endings offered when completing a capture
-// file; compressed captures end in .gz, .zst or .lz4.
-var captureExts = []string{"pcap", "pcapng", "cap", "ntar", "gz", "zst", "lz4"}
+// file; compressed captures end in .gz, .zst or .lz4. Mainline VRPN
+// imposes no name on its logs: .vrpnlog is the one docs/vrpn.md uses.
+var captureExts = []string{"pcap", "pcapng", "cap", "ntar", "vrpnlog", "gz", "zst", "lz4"}
 
 // completeCaptures completes capture file names (shell completion, see
 // 'dissect completion --help').

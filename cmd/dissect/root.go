@@ -102,6 +102,7 @@ Neptune ROV and Roboid Control.
 
 Given capture files (pcap or pcapng, plain or gzip/zstd/lz4-compressed;
 several files are read in order as one capture, as tcpdump -C splits them),
+or mainline VRPN's own log files (.vrpnlog, also compressed; docs/vrpn.md),
 it reassembles TCP connections and UDP flows, finds each stream's protocol by
 its content (or its default port, or a -d rule), and prints every message: a
 table fitted to the terminal by default (--wide for every column), JSON Lines
@@ -118,6 +119,7 @@ Every byte of every stream is accounted for: it is in a decoded message, a
   dissect -Y 'deltarobot.x > 0.1 && stream == 0' capture.pcap   # display filter
   dissect -o fields -e time -e vrpn.pos[0] -E header=y capture.pcap
   dissect -q -z rtt -z rate capture.pcap            # round trips, rates and stalls
+  dissect session.vrpnlog                          # a VRPN connection's log file
   dissect protocols --fields                       # the field names for -Y and -e
   dissect -i lo -f 'tcp port 3883 or udp port 3883'  # live
   dissect serial /dev/ttyUSB0 /dev/ttyUSB1          # tap a UART: host TX, device TX

@@ -24,8 +24,8 @@
 // zero-extended, to a handler that is an empty stub, so no meaning is
 // known); enable and on are false for 0 and true otherwise, as C++ bool()
 // reads them. On the motor co-processor ids 0-4 are motors and 5-6 relays
-// (dir 0 off, otherwise on): a relay command's summary says so ("relay 5
-// on"); an id of 7 or more gets a warning (the co-processor ignores it).
+// (dir 0 off, otherwise on): a relay command adds the field relay_on and
+// its summary says so ("relay 5 on"); an id of 7 or more gets a warning (the co-processor ignores it).
 //
 // A message whose length does not fit its type (the device ignores it) is
 // still framed by its length byte: its record has the type's name, the
@@ -33,18 +33,31 @@
 // "set_motor needs length 4, got 3: the device ignores it". An abort with
 // arguments shows them the same way, without a warning (the device does not
 // check an abort's length). Any other type is an "unknown" record with
-// "data" (the payload, type byte included); a length of 0 is an "unknown"
-// record of one byte with a warning.
+// "data" (the payload, type byte included). A length of 0 is what the
+// device does with it: it reads no payload and runs its handler on the type
+// byte its buffer still holds, so the record has the previous message's
+// type (per direction; abort at the start, the buffer being zeroed), no
+// field and a warning; only an abort does anything again.
 //
-// A length byte of 100 or more is malformed (code "bad_length": the device
-// flushes its input there). The framework then resynchronises with Sync: the
-// first offset from which three consecutive well-formed messages frame
-// (a known type with the length the device acts on for it; an abort only
-// with length 1, so that garbage cannot pass for a long abort). When
-// the bytes run out before a candidate offset is decided, Sync answers
-// (offset, false) and it is judged again with more bytes. The same search
-// follows a gap. Parse itself frames every length below 100, as the device
-// does, so a stream is decoded from its first byte without any search.
+// A length byte of 100 or more is malformed (code "bad_length"): the device
+// drops that byte alone (its client.flush() discards nothing) and reads the
+// next as a length, so Sync resumes at the very next byte and every message
+// after it decodes as soon as its last byte is seen. Parse itself frames
+// every length below 100, as the device does, so a stream is decoded from
+// its first byte without any search.
+//
+// A gap (bytes never captured) is where the decoder stops knowing what the
+// device did: the missing bytes may have held any lengths and any message,
+// so neither the device's place in its framing nor the type byte left in
+// its buffer is known after it. Decoding starts afresh: Sync looks for the
+// first offset from which three consecutive well-formed messages frame (a
+// known type with the length the device acts on for it; an abort only with
+// length 1, so that garbage cannot pass for a long abort), and the bytes
+// before it are skipped. The first of those messages has a length of 1 or
+// more, so it sets the buffer's type byte again before any length 0 is
+// decoded. When the bytes run out before a candidate offset is decided,
+// Sync answers (offset, false) and it is judged again with more bytes.
+// Messages before a gap are not affected by it; one cut by it is skipped.
 //
 // # Wiki packet format ("neptune-wiki")
 //

@@ -31,6 +31,7 @@ func deviceDecls() []dissect.TypeDecl {
 			{Name: "motor", Kind: dissect.KindUint, Doc: "motor id: 0-4 thrusters, 5-6 relays"},
 			{Name: "direction", Kind: dissect.KindString, Enum: []string{"forward", "reverse"}, Doc: "direction byte: 0 forward (relay off), other reverse (relay on)"},
 			{Name: "magnitude", Kind: dissect.KindUint, Doc: "motor power (PWM duty), 0-255"},
+			{Name: "relay_on", Kind: dissect.KindBool, Doc: "ids 5-6 only (relays): the relay switched on (direction byte not 0) or off"},
 			data(),
 		}},
 		{Type: typeTranslate, Doc: "type 2: move along an axis", Fields: move()},
@@ -48,14 +49,15 @@ func deviceDecls() []dissect.TypeDecl {
 }
 
 // unknownDecl declares the unknown records of both modes: the device
-// framing's (length 0, or a type past 5: always data) and the wiki
+// framing's (a type past 5: always data; a length 0 after such a type: no
+// field) and the wiki
 // format's (a type NepPacketTypes.h does not number: the header's
 // priority and sequence and the body as data, each as far as the datagram
 // goes).
 func unknownDecl() dissect.TypeDecl {
 	return dissect.TypeDecl{
 		Type: typeUnknown,
-		Doc:  "device: a length 0 or an unknown type byte; neptune-wiki: a packet type NepPacketTypes.h does not number (with a warning)",
+		Doc:  "device: an unknown type byte, or a length 0 that reruns one; neptune-wiki: a packet type NepPacketTypes.h does not number (with a warning)",
 		Fields: []dissect.FieldDecl{
 			{Name: "priority", Kind: dissect.KindUint, Doc: "neptune-wiki only: the header's priority byte"},
 			{Name: "sequence", Kind: dissect.KindUint, Role: dissect.RoleSequence, Doc: "neptune-wiki only: the header's sequence number, 0-255"},

@@ -16,9 +16,13 @@ var (
 )
 
 // deviceType is the record type a device message with this payload must
-// get.
+// get ("" for an empty payload: a length 0 reruns the previous message's
+// type, which a single Parse call cannot tell).
 func deviceType(payload []byte) string {
-	if len(payload) == 0 || int(payload[0]) >= len(deviceTypes) {
+	if len(payload) == 0 {
+		return ""
+	}
+	if int(payload[0]) >= len(deviceTypes) {
 		return "unknown"
 	}
 	return deviceTypes[payload[0]]
@@ -37,7 +41,9 @@ func wikiType(d []byte) string {
 func deviceRules(c *dissect.Ctx, b []byte, n int, err error) string {
 	var e *dissect.Error
 	switch {
-	case err == nil && (b[0] >= 100 || n != 1+int(b[0]) || c.Rec.Type != deviceType(b[1:n])):
+	case err == nil && (b[0] >= 100 || n != 1+int(b[0])):
+		return "length"
+	case err == nil && n > 1 && c.Rec.Type != deviceType(b[1:n]):
 		return "type " + c.Rec.Type
 	case errors.As(err, &e) && (e.Code != "bad_length" || e.Offset != 0 || b[0] < 100):
 		return "not a bad length byte"

@@ -83,21 +83,38 @@ func (device) Info() dissect.Info {
 // Detect always answers No: a one-byte length prefix is no signature.
 func (device) Detect(*dissect.StreamInfo, dissect.Dir, []byte) dissect.Verdict { return dissect.No }
 
-func (device) NewParser(*dissect.StreamInfo) dissect.Parser { return deviceParser{} }
+func (device) NewParser(*dissect.StreamInfo) dissect.Parser { return &deviceParser{} }
 
-// deviceParser is stateless: the device keeps nothing between messages.
-type deviceParser struct{}
+// deviceParser keeps, per direction, what the device keeps between
+// messages: the type byte left in its packet buffer, which a length of 0
+// runs again.
+type deviceParser struct {
+	dirs [2]dirState
+}
+
+type dirState struct {
+	// prev is the type byte left in the device's buffer by the last message
+	// of length 1 or more; 0 (abort) before any, the buffer being zeroed.
+	prev byte
+	// dropped: the byte before resumeAt was a length of 100 or more, which
+	// the device drops; Sync resumes at once at resumeAt.
+	dropped  bool
+	resumeAt int64
+}
 
 // Parse frames and decodes the message at b[0]: a length byte, then that
 // many payload bytes. The only error is code "bad_length": a length byte of
-// 100 or more. Bytes values in the record alias b.
-func (deviceParser) Parse(c *dissect.Ctx, b []byte) (int, error) {
+// 100 or more, which the device drops alone (Sync then resumes at the next
+// byte). Bytes values in the record alias b.
+func (pp *deviceParser) Parse(c *dissect.Ctx, b []byte) (int, error) {
 	if len(b) == 0 {
 		return 0, dissect.ErrNeedMore
 	}
+	s := &pp.dirs[c.Dir&1]
 	l := int(b[0])
 	if l >= maxLen {
-		return 0, dissect.Malformed(proto, "bad_length", 0, "length byte %d is 100 or more: the device flushes its input here", l)
+		s.dropped, s.resumeAt = true, c.Offset+1
+		return 0, dissect.Malformed(proto, "bad_length", 0, "length byte %d is 100 or more: the device drops this byte (its flush() discards nothing) and reads the next byte as a length", l)
 	}
 	n := 1 + l
 	if len(b) < n {
@@ -106,14 +123,10 @@ func (deviceParser) Parse(c *dissect.Ctx, b []byte) (int, error) {
 	p := b[1:n]
 	r := c.Rec
 	if l == 0 {
-		r.Type = typeUnknown
-		r.Warn("empty message: length 0, no type byte")
-		if c.Decode {
-			r.Add("data", dissect.Bytes(p))
-			r.Summary = "len=0"
-		}
+		zeroLength(c, s)
 		return n, nil
 	}
+	s.prev = p[0]
 	t := p[0]
 	if int(t) >= len(typeNames) {
 		r.Type = typeUnknown
@@ -151,6 +164,28 @@ func (deviceParser) Parse(c *dissect.Ctx, b []byte) (int, error) {
 	return n, nil
 }
 
+// zeroLength decodes a length byte of 0. The device reads no payload and
+// runs its handler on the type byte its buffer still holds (nep_network.ino
+// run_command with len 0): an abort runs again, every other known type
+// fails its length check and is ignored.
+func zeroLength(c *dissect.Ctx, s *dirState) {
+	r := c.Rec
+	if c.Decode {
+		r.Summary = "len=0"
+	}
+	switch {
+	case int(s.prev) >= len(typeNames):
+		r.Type = typeUnknown
+		r.Warnf("length 0: the device runs the previous message's type %d again, which it does not know", s.prev)
+	case s.prev == msgAbort:
+		r.Type = typeAbort
+		r.Warn("length 0: the device runs the previous message's type (abort) again, with no arguments")
+	default:
+		r.Type = typeNames[s.prev]
+		r.Warnf("length 0: the device runs the previous message's type (%s) again with length 0, and ignores it", r.Type)
+	}
+}
+
 // setMotor decodes [1, id, dir, magnitude] from what p holds.
 func setMotor(c *dissect.Ctx, p []byte, ok bool) {
 	r := c.Rec
@@ -167,6 +202,7 @@ func setMotor(c *dissect.Ctx, p []byte, ok bool) {
 		f[1] = dissect.Field{Key: "direction", Value: dissect.Str(directions[min(p[2], 1)])}
 		f[2] = dissect.Field{Key: "magnitude", Value: dissect.Uint(uint64(p[3]))}
 		if p[1] >= firstRelay && p[1] <= lastRelay {
+			r.Add("relay_on", dissect.Bool(p[2] != 0))
 			r.Summary = relaySummary[p[1]-firstRelay][min(p[2], 1)]
 		}
 		return
@@ -261,7 +297,20 @@ func chain(b []byte) int {
 // Sync returns the first offset of b where a chain is accepted, or the first
 // where it is undecided (with false) so that it is judged again with more
 // bytes; len(b) when every offset is ruled out.
-func (deviceParser) Sync(_ *dissect.Ctx, b []byte) (int, bool) {
+//
+// Right after a dropped length byte (and no gap since) it returns (0,
+// true): the device reads the next byte as a length. Otherwise (after a
+// gap) nothing from before is trusted: a sync point starts a chain of
+// well-formed messages, the first of length 1 or more, which sets the type
+// byte a later length 0 reruns.
+func (pp *deviceParser) Sync(c *dissect.Ctx, b []byte) (int, bool) {
+	s := &pp.dirs[c.Dir&1]
+	if s.dropped {
+		s.dropped = false
+		if c.Offset == s.resumeAt {
+			return 0, true
+		}
+	}
 	for i := range b {
 		if l := b[i]; l == 0 || l >= maxLen {
 			continue

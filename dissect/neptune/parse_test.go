@@ -23,6 +23,12 @@ type parseCase struct {
 	summary string
 }
 
+// relay is a set_motor for ids 5-6 as the co-processor reads it: the
+// direction byte switches the relay (0 off, else on).
+func relay(id uint64, dir string, mag uint64, on bool) []kv {
+	return append(motor(id, dir, mag), kv{"relay_on", bl(on)})
+}
+
 func motor(id uint64, dir string, mag uint64) []kv {
 	return []kv{{"motor", u(id)}, {"direction", s(dir)}, {"magnitude", u(mag)}}
 }
@@ -32,10 +38,10 @@ var deviceCases = []parseCase{
 	{name: "spec vector: motor 0 forward 0", in: vStop, n: 5, typ: "set_motor", fields: motor(0, "forward", 0)},
 	{name: "motor 2 reverse 255", in: vMotor2, n: 5, typ: "set_motor", fields: motor(2, "reverse", 255)},
 	{name: "motor 4 dir 7 is reverse", in: h("04 01 04 07 10"), n: 5, typ: "set_motor", fields: motor(4, "reverse", 16)},
-	{name: "relay 5 on", in: vRelay5On, n: 5, typ: "set_motor", fields: motor(5, "reverse", 0), summary: "relay 5 on"},
-	{name: "relay 6 off", in: vRelay6Off, n: 5, typ: "set_motor", fields: motor(6, "forward", 128), summary: "relay 6 off"},
-	{name: "relay 6 on", in: h("04 01 06 02 00"), n: 5, typ: "set_motor", fields: motor(6, "reverse", 0), summary: "relay 6 on"},
-	{name: "relay 5 off", in: h("04 01 05 00 00"), n: 5, typ: "set_motor", fields: motor(5, "forward", 0), summary: "relay 5 off"},
+	{name: "relay 5 on", in: vRelay5On, n: 5, typ: "set_motor", fields: relay(5, "reverse", 0, true), summary: "relay 5 on"},
+	{name: "relay 6 off", in: vRelay6Off, n: 5, typ: "set_motor", fields: relay(6, "forward", 128, false), summary: "relay 6 off"},
+	{name: "relay 6 on", in: h("04 01 06 02 00"), n: 5, typ: "set_motor", fields: relay(6, "reverse", 0, true), summary: "relay 6 on"},
+	{name: "relay 5 off", in: h("04 01 05 00 00"), n: 5, typ: "set_motor", fields: relay(5, "forward", 0, false), summary: "relay 5 off"},
 	{name: "id 7 is ignored by the co-processor", in: h("04 01 07 00 10"), n: 5, typ: "set_motor", fields: motor(7, "forward", 16), warn: []string{"set_motor: id 7 is neither a motor (0-4) nor a relay (5-6)"}},
 	{name: "id 255", in: h("04 01 ff 01 01"), n: 5, typ: "set_motor", fields: motor(255, "reverse", 1), warn: []string{"id 255"}},
 	{name: "abort", in: vAbort, n: 2, typ: "abort", fields: []kv{}},
@@ -55,8 +61,10 @@ var deviceCases = []parseCase{
 	// Unknown types and the empty message.
 	{name: "type 6", in: h("03 06 01 02"), n: 4, typ: "unknown", fields: []kv{{"data", hx("060102")}}, warn: []string{"unknown message type 6"}, summary: "type=6 len=3"},
 	{name: "type 255 alone", in: h("01 ff"), n: 2, typ: "unknown", fields: []kv{{"data", hx("ff")}}, warn: []string{"unknown message type 255"}, summary: "type=255 len=1"},
-	{name: "length 0", in: h("00"), n: 1, typ: "unknown", fields: []kv{{"data", hx("")}}, warn: []string{"empty message: length 0"}, summary: "len=0"},
-	{name: "length 0 then a message", in: cat(h("00"), vStop), n: 1, typ: "unknown", fields: []kv{{"data", hx("")}}, warn: []string{"empty message"}, summary: "len=0"},
+	// A first length 0 of a connection: the device's packet buffer is
+	// zeroed, so run_command sees type 0 and aborts (no arguments).
+	{name: "length 0 first", in: h("00"), n: 1, typ: "abort", fields: []kv{}, warn: []string{"length 0: the device runs the previous message's type (abort) again"}, summary: "len=0"},
+	{name: "length 0 first then a message", in: cat(h("00"), vStop), n: 1, typ: "abort", fields: []kv{}, warn: []string{"length 0"}, summary: "len=0"},
 	{name: "length 99", in: cat(h("63 09"), make([]byte, 98)), n: 100, typ: "unknown", fields: []kv{{"data", dissect.Bytes(cat(h("09"), make([]byte, 98)))}}, warn: []string{"unknown message type 9"}, summary: "type=9 len=99"},
 
 	// Lengths that do not fit the type: framed by the length byte anyway.

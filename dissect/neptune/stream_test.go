@@ -121,6 +121,59 @@ var tcpInfo = streamInfo(dissect.TCP, rov)
 
 var deviceScenarios = []scenario{
 	{
+		// Length 0 reruns the type byte left in the device's packet buffer
+		// (nep_network.ino: len = 0 reads no payload, run_command switches
+		// on packet[0]). Bytes by hand:
+		//   [0]     00           first of the connection: buffer zeroed, abort
+		//   [1,3)   01 00        abort
+		//   [3]     00           abort again
+		//   [4,9)   04 01 05 01 00  set_motor relay 5 on
+		//   [9]     00           set_motor with len 0: refused, ignored
+		//   [10,14) 03 09 01 02  unknown type 9
+		//   [14]    00           type 9 again: no handler
+		//   [15,20) 04 01 06 00 00  set_motor relay 6 off
+		name:  "length 0 follows the device's buffer",
+		info:  tcpInfo,
+		rules: []string{"tcp.port==1493,neptune"},
+		evs: []event{
+			{Dir: 0, Data: h("00 01 00 00 04 01 05 01 00 00 03 09 01 02 00 04 01 06 00 00")},
+			{Dir: 0}, {Dir: 1},
+		},
+		size: [2]int64{20, 0},
+		wants: []want{
+			{typ: "abort", off: 0, len: 1, fields: []kv{}, warn: []string{"length 0: the device runs the previous message's type (abort) again, with no arguments"}, summary: "len=0"},
+			{typ: "abort", off: 1, len: 2, fields: []kv{}},
+			{typ: "abort", off: 3, len: 1, fields: []kv{}, warn: []string{"(abort) again, with no arguments"}, summary: "len=0"},
+			{typ: "set_motor", off: 4, len: 5, fields: relay(5, "reverse", 0, true), summary: "relay 5 on"},
+			{typ: "set_motor", off: 9, len: 1, fields: []kv{}, warn: []string{"(set_motor) again with length 0, and ignores it"}, summary: "len=0"},
+			{typ: "unknown", off: 10, len: 4, fields: []kv{{"data", hx("090102")}}, warn: []string{"unknown message type 9"}, summary: "type=9 len=3"},
+			{typ: "unknown", off: 14, len: 1, fields: []kv{}, warn: []string{"type 9 again, which it does not know"}, summary: "len=0"},
+			{typ: "set_motor", off: 15, len: 5, fields: relay(6, "forward", 0, false), summary: "relay 6 off"},
+		},
+	},
+	{
+		// Length bytes of 100 or more: nep_network.ino drops each alone
+		// (client.flush() discards nothing). By hand: [0,3) c8 64 ff
+		// skipped; [3,6) 02 05 01 lamp on; [6] fe skipped; [7,12) set_motor
+		// relay 5 off; [12,14) 01 00 abort; [14] 00 abort again.
+		name:  "bytes of 100 or more, one at a time",
+		info:  tcpInfo,
+		rules: []string{"tcp.port==1493,neptune"},
+		evs: []event{
+			{Dir: 0, Data: h("c8 64 ff 02 05 01 fe 04 01 05 00 07 01 00 00")},
+			{Dir: 0}, {Dir: 1},
+		},
+		size: [2]int64{15, 0},
+		wants: []want{
+			{typ: dissect.TypeSkipped, off: 0, len: 3, reason: "length byte 200 is 100 or more: the device drops this byte"},
+			{typ: "lamp", off: 3, len: 3, fields: []kv{{"on", bl(true)}}},
+			{typ: dissect.TypeSkipped, off: 6, len: 1, reason: "length byte 254"},
+			{typ: "set_motor", off: 7, len: 5, fields: relay(5, "forward", 7, false), summary: "relay 5 off"},
+			{typ: "abort", off: 12, len: 2, fields: []kv{}},
+			{typ: "abort", off: 14, len: 1, fields: []kv{}, warn: []string{"(abort) again"}, summary: "len=0"},
+		},
+	},
+	{
 		// Every type in a row, then an unknown type, a wrong length and an
 		// empty message; the ROV sends nothing back.
 		name:  "all types",
@@ -133,7 +186,7 @@ var deviceScenarios = []scenario{
 		size: [2]int64{39, 0},
 		wants: []want{
 			{typ: "set_motor", off: 0, len: 5, fields: motor(0, "forward", 0)},
-			{typ: "set_motor", off: 5, len: 5, fields: motor(5, "reverse", 0), summary: "relay 5 on"},
+			{typ: "set_motor", off: 5, len: 5, fields: relay(5, "reverse", 0, true), summary: "relay 5 on"},
 			{typ: "translate", off: 10, len: 4, fields: []kv{{"axis", s("x")}, {"sign", u(1)}}},
 			{typ: "rotate", off: 14, len: 4, fields: []kv{{"axis", s("y")}, {"sign", u(0)}}},
 			{typ: "stabilize", off: 18, len: 3, fields: []kv{{"enable", bl(true)}}},
@@ -141,7 +194,9 @@ var deviceScenarios = []scenario{
 			{typ: "abort", off: 24, len: 2, fields: []kv{}},
 			{typ: "unknown", off: 26, len: 3, fields: []kv{{"data", hx("0901")}}, warn: []string{"unknown message type 9"}, summary: "type=9 len=2"},
 			{typ: "set_motor", off: 29, len: 4, fields: []kv{{"motor", u(2)}, {"direction", s("forward")}, {"data", hx("010200")}}, warn: []string{"set_motor needs length 4, got 3"}},
-			{typ: "unknown", off: 33, len: 1, fields: []kv{{"data", hx("")}}, warn: []string{"empty message"}, summary: "len=0"},
+			// Length 0 after the short set_motor: the device's buffer still
+			// holds type 1, whose handler refuses length 0.
+			{typ: "set_motor", off: 33, len: 1, fields: []kv{}, warn: []string{"length 0: the device runs the previous message's type (set_motor) again with length 0, and ignores it"}, summary: "len=0"},
 			{typ: "set_motor", off: 34, len: 5, fields: motor(2, "reverse", 255)},
 		},
 	},
@@ -156,25 +211,25 @@ var deviceScenarios = []scenario{
 		},
 	},
 	{
-		// Length byte 100: one byte is malformed; the resync passes over
-		// ff (a length over 99), 10 (length 16 with type 2, which needs
-		// length 3) and 02 (length 2 with type 3, which needs length 3),
-		// then finds translate, rotate, lamp.
+		// Length bytes 100, 255 and 200: nep_network.ino reads each as a
+		// length, finds it not below 100 and calls client.flush(), which
+		// discards nothing; the next byte is read as a length. So the three
+		// bytes are one skipped run and the commands after them decode.
 		name:  "bad length then resync",
 		info:  tcpInfo,
 		rules: []string{"tcp.port==1493,neptune"},
 		evs: []event{
-			{Dir: 0, Data: cat(vStop, h("64 ff 10 02"), vTranslate, vRotate, vLamp, vStabilize)},
+			{Dir: 0, Data: cat(vStop, h("64 ff c8"), vTranslate, vRotate, vLamp, vStabilize)},
 			{Dir: 0},
 		},
-		size: [2]int64{23, 0},
+		size: [2]int64{22, 0},
 		wants: []want{
 			{typ: "set_motor", off: 0, len: 5},
-			{typ: dissect.TypeSkipped, off: 5, len: 4, reason: "neptune: malformed at offset 5: length byte 100 is 100 or more"},
-			{typ: "translate", off: 9, len: 4},
-			{typ: "rotate", off: 13, len: 4},
-			{typ: "lamp", off: 17, len: 3},
-			{typ: "stabilize", off: 20, len: 3, fields: []kv{{"enable", bl(true)}}},
+			{typ: dissect.TypeSkipped, off: 5, len: 3, reason: "neptune: malformed at offset 5: length byte 100 is 100 or more: the device drops this byte"},
+			{typ: "translate", off: 8, len: 4},
+			{typ: "rotate", off: 12, len: 4},
+			{typ: "lamp", off: 16, len: 3},
+			{typ: "stabilize", off: 19, len: 3, fields: []kv{{"enable", bl(true)}}},
 		},
 	},
 	{
@@ -203,16 +258,69 @@ var deviceScenarios = []scenario{
 		},
 	},
 	{
-		// After a bad length only two messages follow: the resync never
-		// becomes sure, and they are passed over.
-		name:  "stream ends while resynchronising",
+		// A gap inside a run of dropped length bytes. By hand: [0,3) lamp;
+		// c8@3 dropped; gap [4,6); after it nothing of the device's state
+		// is known, so c8@6 is passed over with the search and decoding
+		// starts afresh at 7, where lamp, set_motor, translate chain.
+		name:  "gap inside dropped bytes",
+		info:  tcpInfo,
+		rules: []string{"tcp.port==1493,neptune"},
+		evs: []event{
+			{Dir: 0, Data: cat(vLamp, h("c8"))},
+			{Dir: 0, Gap: 2},
+			{Dir: 0, Data: cat(h("c8"), vLamp, vStop, vTranslate)},
+			{Dir: 0},
+		},
+		size: [2]int64{19, 0},
+		wants: []want{
+			{typ: "lamp", off: 0, len: 3},
+			{typ: dissect.TypeSkipped, off: 3, len: 1, reason: "length byte 200 is 100 or more"},
+			{typ: dissect.TypeGap, off: 4, len: 2},
+			{typ: dissect.TypeSkipped, off: 6, len: 1, reason: "resynchronising"},
+			{typ: "lamp", off: 7, len: 3},
+			{typ: "set_motor", off: 10, len: 5},
+			{typ: "translate", off: 15, len: 4},
+		},
+	},
+	{
+		// A length 0 right after a gap is not decoded: the lost bytes may
+		// have held any message, so the type byte in the device's buffer
+		// is not known. By hand: [0,2) abort; [2,7) set_motor; gap [7,9);
+		// 00@9 passed over (no chain starts at a length 0); three
+		// set_motor from 10.
+		name:  "length 0 after a gap",
+		info:  tcpInfo,
+		rules: []string{"tcp.port==1493,neptune"},
+		evs: []event{
+			{Dir: 0, Data: cat(vAbort, vMotor2)},
+			{Dir: 0, Gap: 2},
+			{Dir: 0, Data: cat(h("00"), vStop, vRelay5On, vMotor2)},
+			{Dir: 0},
+		},
+		size: [2]int64{25, 0},
+		wants: []want{
+			{typ: "abort", off: 0, len: 2},
+			{typ: "set_motor", off: 2, len: 5},
+			{typ: dissect.TypeGap, off: 7, len: 2},
+			{typ: dissect.TypeSkipped, off: 9, len: 1, reason: "resynchronising"},
+			{typ: "set_motor", off: 10, len: 5},
+			{typ: "set_motor", off: 15, len: 5, summary: "relay 5 on"},
+			{typ: "set_motor", off: 20, len: 5},
+		},
+	},
+	{
+		// After a length of 200 only two messages follow: the device drops
+		// the one byte and runs both (no three-message resync is needed).
+		name:  "two messages after a dropped length byte",
 		info:  tcpInfo,
 		rules: []string{"tcp.port==1493,neptune"},
 		evs:   []event{{Dir: 0, Data: cat(vStop, h("c8"), vTranslate, vRotate)}, {Dir: 0}},
 		size:  [2]int64{14, 0},
 		wants: []want{
 			{typ: "set_motor", off: 0, len: 5},
-			{typ: dissect.TypeSkipped, off: 5, len: 9, reason: "length byte 200"},
+			{typ: dissect.TypeSkipped, off: 5, len: 1, reason: "length byte 200"},
+			{typ: "translate", off: 6, len: 4},
+			{typ: "rotate", off: 10, len: 4},
 		},
 	},
 	{
@@ -237,8 +345,10 @@ var deviceScenarios = []scenario{
 		evs:   []event{{Dir: 0, Data: cat(vStop[3:], vTranslate)}, {Dir: 0}},
 		size:  [2]int64{6, 0},
 		wants: []want{
-			{typ: "unknown", off: 0, len: 1, warn: []string{"empty message"}, summary: "len=0"},
-			{typ: "unknown", off: 1, len: 1, warn: []string{"empty message"}, summary: "len=0"},
+			// The device's buffer starts zeroed: a length 0 runs abort, and
+			// the next length 0 runs abort again.
+			{typ: "abort", off: 0, len: 1, warn: []string{"(abort) again, with no arguments"}, summary: "len=0"},
+			{typ: "abort", off: 1, len: 1, warn: []string{"(abort) again, with no arguments"}, summary: "len=0"},
 			{typ: "translate", off: 2, len: 4},
 		},
 	},
@@ -251,7 +361,7 @@ var deviceScenarios = []scenario{
 		evs:   []event{{Dir: 0, Data: cat(vRelay6Off, vAbort)}, {Dir: 1, Data: vLamp}, {Dir: 0}, {Dir: 1}},
 		size:  [2]int64{7, 3},
 		wants: []want{
-			{typ: "set_motor", off: 0, len: 5, fields: motor(6, "forward", 128), summary: "relay 6 off"},
+			{typ: "set_motor", off: 0, len: 5, fields: relay(6, "forward", 128, false), summary: "relay 6 off"},
 			{typ: "abort", off: 5, len: 2},
 			{dir: 1, typ: "lamp", off: 0, len: 3},
 		},

@@ -103,5 +103,6 @@ func everyTypeInput() dissecttest.Input {
 	d1 = append(d1, encMsg(1795306102, 1, 3, -4, seq+1, be(int32(2), int32(2), "in\x00out\x00"))...) // LOG_DESCRIPTION, mode 3
 	d1 = append(d1, encMsg(1795306102, 2, 0, -5, seq+2, nil)...)                                     // DISCONNECT
 	d0 := append(append([]byte(nil), cookie...), encMsg(1795306100, 0, 4000, -3, 0, []byte("10.0.0.1\x00"))...)
+	d0 = append(d0, catalogueStream(catalogueSamples())...) // the catalogue, in the other direction
 	return dissecttest.Input{Name: "every type", Transport: dissect.TCP, Units: []dissecttest.Unit{{Dir: 0, Data: d0}, {Dir: 1, Data: d1}}}
 }

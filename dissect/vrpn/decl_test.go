@@ -64,7 +64,8 @@ func TestDeclaredCaptures(t *testing.T) {
 	}
 	var missing, want []string
 	for _, d := range reg.Types(protoName) {
-		if seen[protoName+" "+d.Table()] == 0 {
+		// The catalogue's types are in pcaps/vrpn, not in this corpus.
+		if _, cat := catalogued[d.Type]; seen[protoName+" "+d.Table()] == 0 && !cat {
 			missing = append(missing, d.Table())
 		}
 	}
@@ -128,7 +129,7 @@ func TestDeclarations(t *testing.T) {
 	if f := pong.FieldWith(dissect.RoleLatency); f == nil || f.Name != "rtt_ms" || f.Kind != dissect.KindFloat || f.Unit != "ms" || f.Required {
 		t.Errorf("pong latency field %+v", f)
 	}
-	if d := reg.Decl(&dissect.Record{Proto: protoName, Type: "vrpn_Tracker Request_Tracker_Workspace"}); d == nil || d.Type != "*" {
+	if d := reg.Decl(&dissect.Record{Proto: protoName, Type: "lab_Glove Calibration"}); d == nil || d.Type != "*" {
 		t.Errorf("an undecoded application type matches %+v, want the * declaration", d)
 	}
 }

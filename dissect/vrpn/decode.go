@@ -62,6 +62,8 @@ func (p *parser) message(c *dissect.Ctx, h header, body []byte) {
 		p.dial(c, body, e.name)
 	case kindPing, kindPong:
 		p.pingPong(c, e.kind, sender, named, body)
+	case kindCatalog:
+		p.catalogue(c, body, e.def, sender, named)
 	default:
 		p.raw(c, body, e.name, -1)
 	}

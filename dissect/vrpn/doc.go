@@ -57,6 +57,15 @@
 //	other negative type id       type "unknown", data (hex), a warning
 //	type described with a reserved name  type "unknown", data (hex), a warning
 //
+// Mainline's connection notices (vrpn_Connection.C) never go on the wire:
+// every connection registers the sender "VRPN Control" and the types
+// VRPN_Connection_Got_First_Connection, VRPN_Connection_Got_Connection,
+// VRPN_Connection_Dropped_Connection and
+// VRPN_Connection_Dropped_Last_Connection, so their descriptions are sent,
+// but the messages are only handed to local handlers (doCallbacksFor,
+// never pack_message) and are not logged either. They are not decoded; a
+// message of one of these types would be written as hex.
+//
 // A reserved name is "", "*" or the type of another record (cookie,
 // udp_callback, the system types, unknown, gap, skipped): a record's type
 // always says what its fields are.
@@ -87,6 +96,9 @@
 // senders never described take no part. Each direction keeps at most 8
 // waiting pings per sender (a newer one forgets the oldest) and 64
 // senders (a new one forgets the sender that began waiting first).
+// Catalogued requests and the replies that name them (Request_Tracker_To_Room
+// and To_Room, ...) are timed the same way, per sender name and request
+// type (cat_rtt.go).
 //
 // # Names
 //

@@ -8,7 +8,7 @@ import "github.com/dissect-tools/dissect/dissect"
 // its type leaves the record its type, with data (the body as hex) in
 // place of the decoded fields.
 func types() []dissect.TypeDecl {
-	return []dissect.TypeDecl{
+	return append([]dissect.TypeDecl{
 		{Type: TypeCookie, Doc: "the 24-byte cookie that starts each TCP direction (not framed)", Fields: []dissect.FieldDecl{
 			{Name: "version", Kind: dissect.KindString, Required: true, Doc: `version after "vrpn: ver. ", e.g. "07.38"`},
 			{Name: "log_mode", Kind: dissect.KindInt, Doc: "remote logging this side asks of its peer: 1 incoming, 2 outgoing, 3 both (absent when not a digit)"},
@@ -48,7 +48,7 @@ func types() []dissect.TypeDecl {
 		pong(),
 		hexType(TypeUnknown, "a message whose type id was never described, is an undefined system id, or was described with the name of another record type"),
 		hexType("*", "a message of a described application type that is not decoded"),
-	}
+	}, catalogDecls()...)
 }
 
 // headerDecls returns the fields every framed message starts with. Only

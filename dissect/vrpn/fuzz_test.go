@@ -144,7 +144,7 @@ func fuzzSeeds(t testing.TB) [][]byte {
 			out = append(out, mustHex(t, l.Hex))
 		}
 	}
-	return out
+	return append(out, catalogueStream(catalogueSamples()))
 }
 
 func FuzzParse(f *testing.F) {

@@ -84,6 +84,7 @@ const (
 	kindDial
 	kindPing
 	kindPong
+	kindCatalog // a type of the catalogue (catalog.go)
 	// kindReserved: a name that is empty, "*" or the type of another
 	// record (cookie, unknown, gap, ...); its messages are written as
 	// unknown, so that a record's type always says what its fields are.
@@ -102,6 +103,15 @@ const (
 	namePing         = "vrpn_Base ping_message"
 	namePong         = "vrpn_Base pong_message"
 )
+
+// newTypeEntry is the entry of a type described with name.
+func newTypeEntry(name string) typeEntry {
+	k := kindOf(name)
+	if k == kindCatalog {
+		return typeEntry{name: name, kind: k, def: catalogued[name]}
+	}
+	return typeEntry{name: name, kind: k}
+}
 
 func kindOf(name string) kind {
 	switch name {
@@ -127,6 +137,9 @@ func kindOf(name string) kind {
 		TypeLogDescription, TypeDisconnect, TypeUnknown, dissect.TypeGap, dissect.TypeSkipped:
 		return kindReserved
 	}
+	if _, ok := catalogued[name]; ok {
+		return kindCatalog
+	}
 	return kindOther
 }
 
@@ -134,6 +147,7 @@ func kindOf(name string) kind {
 type typeEntry struct {
 	name string
 	kind kind
+	def  *msgDef // kindCatalog: its definition
 }
 
 // table holds the names that one direction of one connection described
@@ -248,7 +262,7 @@ func (t *table) setType(id int32, name []byte) setResult {
 				return setBudgetFull
 			}
 			s := string(name)
-			t.types[id] = typeEntry{name: s, kind: kindOf(s)}
+			t.types[id] = newTypeEntry(s)
 		}
 		return setOK
 	}
@@ -262,7 +276,7 @@ func (t *table) setType(id int32, name []byte) setResult {
 		t.types = make(map[int32]typeEntry)
 	}
 	s := string(name)
-	t.types[id] = typeEntry{name: s, kind: kindOf(s)}
+	t.types[id] = newTypeEntry(s)
 	return setOK
 }
 

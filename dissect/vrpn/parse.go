@@ -72,7 +72,8 @@ type parser struct {
 	info  *dissect.StreamInfo
 	udp   bool
 	dirs  [2]dirState
-	sum   []byte // scratch for summaries
+	sum   []byte     // scratch for summaries
+	ints  []namedInt // scratch for catalogue counts (catalog.go)
 }
 
 type dirState struct {

@@ -461,7 +461,7 @@ func described(t testing.TB) *harness {
 	h.feed(t, 0, []byte("vrpn: ver. 07.38  0\x00\x00\x00\x00\x00"), false)
 	var b []byte
 	b = append(b, encDescription(-1, 1, "Tracker0", 0)...)
-	for i, n := range []string{namePosQuat, nameVelocity, nameAcceleration, nameButtonChange, nameButtonStates, nameAnalog, nameDial, namePing, namePong, "vrpn_Tracker To_Room"} {
+	for i, n := range []string{namePosQuat, nameVelocity, nameAcceleration, nameButtonChange, nameButtonStates, nameAnalog, nameDial, namePing, namePong, "lab_Glove Calibration"} {
 		b = append(b, encDescription(-2, int32(10+i), n, uint32(1+i))...)
 	}
 	h.feed(t, 0, b, false)
@@ -509,7 +509,7 @@ func TestMessageEdgeCases(t *testing.T) {
 		{"sensor copy differs", 10, 1, append(i32s(1, 2), make([]byte, 56)...), namePosQuat, "sensor 1 repeated as 2", "sensor,pos,quat", false},
 		{"Pos_Quat too long", 10, 1, make([]byte, 72), namePosQuat, "body of 72 bytes is longer than the 64 bytes", "sensor,pos,quat", false},
 		{"ping with a body", 17, 1, []byte{1}, namePing, "unexpected 1-byte body", "data", true},
-		{"other described type", 19, 1, []byte{1, 2, 3}, "vrpn_Tracker To_Room", "", "data", true},
+		{"other described type", 19, 1, []byte{1, 2, 3}, "lab_Glove Calibration", "", "data", true},
 		{"undescribed type", 99, 7, []byte{9, 9}, TypeUnknown, "type id 99 was not described", "data", true},
 		{"undefined system type", -6, 0, []byte{1}, TypeUnknown, "system type id -6 is not defined", "data", true},
 		{"disconnect", -5, 0, nil, TypeDisconnect, "", "", false},

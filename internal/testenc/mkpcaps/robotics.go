@@ -214,7 +214,7 @@ func roboticsSamples() ([]genFile, error) {
 		name: "neptune_session.pcap",
 		comment: "an ROV pilot's console (TCP client) sending device-framing commands to the Neptune ROV on port 1493 (the device sends nothing back, only ACKs): lamp and auto-stabilize on, " +
 			"60 updates of the four thrusters' set_motor, translate/rotate, relay 5 toggles, then stops, stabilize and lamp off; broken forms: a length-0 message, set_motor with length 3, " +
-			"an unknown type 9, a garbage run starting with the length byte 0xc8 (skipped to the next three well-formed messages), lamp with length 3, an abort with arguments, translate on axis 3, " +
+			"an unknown type 9, a garbage run of length bytes of 100 or more starting with 0xc8 (each dropped by the device, so skipped byte by byte), lamp with length 3, an abort with arguments, translate on axis 3, " +
 			"set_motor for motor 9, and a final abort cut after its length byte; writes are cut into segments inside messages; FIN both ways",
 		source:    "records expected from the spec-based encoder (internal/testenc/neptuneenc); not produced by running the decoder",
 		decodeAs:  "tcp.port==1493,neptune",

@@ -279,8 +279,10 @@ func TestRoboticsTruthShapes(t *testing.T) {
 		case "neptune_session.pcap":
 			// garbage then the last abort's length byte; warnings: length
 			// 0, set_motor length 3, type 9, lamp length 3, axis 3, motor 9.
+			// The one unknown is type 9: the length 0 follows a translate,
+			// whose type the device runs again (nep_network.ino).
 			if len(skipped) != 2 || !strings.HasSuffix(skipped[1], fmt.Sprintf(",%d)", len(g.dirs[0].stream))) || warn != 6 ||
-				count["unknown"] != 2 || count["abort"] != 1 || count["translate"] == 0 || count["rotate"] == 0 || len(g.dirs[1].stream) != 0 {
+				count["unknown"] != 1 || count["abort"] != 1 || count["translate"] == 0 || count["rotate"] == 0 || len(g.dirs[1].stream) != 0 {
 				t.Errorf("%s: skipped %v, %d warnings, counts %v", g.name, skipped, warn, count)
 			}
 			if g.decodeAs != "tcp.port==1493,neptune" {

@@ -23,7 +23,7 @@ var axisNames = [3]string{"x", "y", "z"}
 type Builder struct {
 	buf   []byte
 	msgs  []Message
-	bad   []int64 // offsets of garbage runs (a length byte of 100 or more)
+	prev  byte // the type byte left in the device's buffer (0: zeroed at start)
 	ended bool
 	err   error
 }
@@ -48,6 +48,9 @@ func (b *Builder) add(m Message, wire []byte) {
 	m.Offset, m.Length = int64(len(b.buf)), int64(len(wire))
 	if !m.IsEvent() {
 		m.Wire = append([]byte{}, wire...)
+	}
+	if !m.IsEvent() && len(wire) > 1 {
+		b.prev = wire[1] // nep_network.ino reads the payload into packet[0..]
 	}
 	b.buf = append(b.buf, wire...)
 	b.msgs = append(b.msgs, m)
@@ -82,9 +85,12 @@ func (b *Builder) SetMotor(motor, dir, magnitude byte) {
 	if motor >= 7 {
 		w = truth.Yes
 	}
-	b.add(Message{Type: TypeSetMotor, Match: Exact, Warn: w, Fields: []Field{
-		field("motor", Int(int64(motor))), field("direction", Str(d)), field("magnitude", Int(int64(magnitude))),
-	}}, SetMotor(motor, dir, magnitude))
+	fs := []Field{field("motor", Int(int64(motor))), field("direction", Str(d)), field("magnitude", Int(int64(magnitude)))}
+	if motor == 5 || motor == 6 {
+		// motor_test.ino: ids 5 and 6 are relays, switched on when dir != 0.
+		fs = append(fs, field("relay_on", Bool(dir != 0)))
+	}
+	b.add(Message{Type: TypeSetMotor, Match: Exact, Warn: w, Fields: fs}, SetMotor(motor, dir, magnitude))
 }
 
 func (b *Builder) move(typ string, code, axis, sign byte) {
@@ -148,23 +154,34 @@ func (b *Builder) WrongLength(code byte, args ...byte) {
 		fmt.Sprintf("fields: length %d does not fit the type (needs %d); which fields are shown is the decoder's choice", len(args)+1, want)}}, wire)
 }
 
-// ZeroLength appends a length byte of 0 (a message with no type): an
-// "unknown" record of one byte with a warning; its fields are not asserted.
+// ZeroLength appends a length byte of 0. nep_network.ino reads no payload
+// and runs run_command on the type byte its buffer still holds from the
+// last message (0, abort, at the start: the buffer is zeroed): a record of
+// that type (unknown past 5) with no fields and a warning.
 func (b *Builder) ZeroLength() {
-	b.add(Message{Type: TypeUnknown, Match: Subset, Warn: truth.Yes, NotAsserted: []string{"fields: a length-0 message has no type"}}, []byte{0})
+	typ := TypeUnknown
+	if b.prev <= CodeLamp {
+		typ = [...]string{TypeAbort, TypeSetMotor, TypeTranslate, TypeRotate, TypeStabilize, TypeLamp}[b.prev]
+	}
+	b.add(Message{Type: typ, Match: Exact, Warn: truth.Yes}, []byte{0})
 }
 
-// Garbage appends junk whose first byte is a length of 100 or more (the
-// device flushes its input there). The expected record is a skipped run
-// from here to the offset where the decoder resynchronises (see
-// [FirstSync]), settled by [Builder.Finish], which fails when that offset
-// is not the start of a message appended later.
+// Garbage appends junk made of length bytes of 100 or more. nep_network.ino
+// reads each as a length, and for 100 or more calls client.flush(), which
+// in the Ethernet library discards nothing: each byte is dropped alone and
+// the next is read as a length. The expected record is a skipped run of
+// exactly the junk; the message appended next decodes.
 func (b *Builder) Garbage(junk []byte) {
-	if len(junk) == 0 || junk[0] <= MaxLength {
-		b.fail("Garbage: must start with a length byte of 100 or more")
+	if len(junk) == 0 {
+		b.fail("Garbage: no bytes")
 		return
 	}
-	b.bad = append(b.bad, int64(len(b.buf)))
+	for i, c := range junk {
+		if c <= MaxLength {
+			b.fail("Garbage: byte %d (%d) is a length below 100: the device reads a message there", i, c)
+			return
+		}
+	}
 	b.add(Message{Type: TypeSkipped}, junk)
 }
 
@@ -180,28 +197,16 @@ func (b *Builder) Truncated(wire []byte, keep int) {
 	b.ended = true
 }
 
-// Finish returns the bytes and the expected records, with the skipped runs
-// after garbage resolved and adjacent skipped runs merged (as the stream
-// driver merges them).
+// Finish returns the bytes and the expected records, adjacent skipped
+// runs merged (as the stream driver merges them).
 func (b *Builder) Finish() ([]byte, []Message, error) {
 	if b.err != nil {
 		return nil, nil, b.err
 	}
-	msgs := append([]Message(nil), b.msgs...)
-	for _, o := range b.bad {
-		s, err := FirstSync(b.buf, int(o)+1)
-		if err != nil {
-			return nil, nil, fmt.Errorf("neptuneenc: garbage at offset %d: %w", o, err)
-		}
-		msgs, err = skipRange(msgs, o, int64(s))
-		if err != nil {
-			return nil, nil, fmt.Errorf("neptuneenc: garbage at offset %d: %w", o, err)
-		}
-	}
-	return b.buf, mergeSkipped(msgs), nil
+	return b.buf, mergeSkipped(append([]Message(nil), b.msgs...)), nil
 }
 
-// skipOps lets the truth package's SkipRange and MergeSkipped handle
+// skipOps lets the truth package's MergeSkipped handle
 // Messages.
 var skipOps = truth.Ops[Message]{
 	Span:      func(m *Message) (int64, int64) { return m.Offset, m.Length },
@@ -209,12 +214,6 @@ var skipOps = truth.Ops[Message]{
 	Grow:      func(m *Message, n int64) { m.Length += n },
 	Skipped:   func(off, n int64) Message { return Message{Type: TypeSkipped, Offset: off, Length: n} },
 	String:    (*Message).String,
-}
-
-// skipRange replaces the records in [from, to) by one skipped record. Both
-// ends must be record boundaries (to may be the end of the stream).
-func skipRange(msgs []Message, from, to int64) ([]Message, error) {
-	return truth.SkipRange(skipOps, msgs, from, to)
 }
 
 // mergeSkipped joins adjacent skipped records.
@@ -305,36 +304,26 @@ func isBoundary(msgs []Message, off, end int64) bool {
 	return i < len(msgs) && msgs[i].Offset == off
 }
 
-// ready returns, for each record, the offset up to which the direction's
-// bytes must have been seen before the decoder emits it: its end, or for
-// the first messages after a skipped run or a gap, the end of the chain of
-// SyncRun messages that lets the decoder resynchronise.
-func ready(msgs []Message) []int64 {
-	r := make([]int64, len(msgs))
-	for i := range msgs {
-		r[i] = msgs[i].End()
-	}
-	for i := 1; i < len(msgs); i++ {
-		if msgs[i].IsEvent() || !msgs[i-1].IsEvent() {
-			continue
-		}
-		end := msgs[i].End()
-		for k := i; k < min(i+SyncRun, len(msgs)) && !msgs[k].IsEvent(); k++ {
-			end = msgs[k].End()
-		}
-		for k := i; k < len(msgs) && msgs[k].Offset < end; k++ {
-			r[k] = end
-		}
-	}
-	return r
-}
-
 // ApplyGap returns the records expected when bytes [from, to) of the
-// stream b (expected records msgs) are never captured: records emitted
-// before the gap stay; a message cut by the gap, or waiting for the rest of
-// its resynchronisation chain, becomes a skipped run (incomplete before a
-// gap); then the gap; then a skipped run up to the resynchronisation point
-// (which must start a record), then the rest.
+// stream b (expected records msgs) are never captured. The rule, derived
+// from nep_network.ino and not from the decoder:
+//
+//   - before the gap every record is emitted once its last byte is seen: a
+//     message is run when its last payload byte is read, and a length byte
+//     of 100 or more is dropped alone with the next byte read as a length,
+//     so nothing before the gap waits for what follows. A record that ends
+//     by from stays; a message cut by the gap is a skipped run of the bytes
+//     it has before from (a run of garbage cut by it just ends at from).
+//   - the gap is one record.
+//   - after the gap nothing of the device's state is known: neither where
+//     it is in its framing (the missing bytes may have held any lengths) nor
+//     which type byte its buffer holds (they may have held any message).
+//     Decoding starts afresh at the first offset from to where SyncRun
+//     well-formed messages start ([FirstSync]); the first of them has a
+//     length of 1 or more, so it sets the type byte again. The bytes before
+//     it are one skipped run. That offset must start a record of msgs (when
+//     it falls inside one, the decoder's output there is not this
+//     encoder's to say, and ApplyGap returns an error).
 func ApplyGap(b []byte, msgs []Message, from, to int64) ([]Message, error) {
 	if from < 0 || to <= from || to > int64(len(b)) {
 		return nil, fmt.Errorf("neptuneenc: gap [%d,%d) outside [0,%d)", from, to, len(b))
@@ -347,11 +336,10 @@ func ApplyGap(b []byte, msgs []Message, from, to int64) ([]Message, error) {
 	if !isBoundary(msgs, sync, int64(len(b))) {
 		return nil, fmt.Errorf("neptuneenc: after the gap [%d,%d) the decoder resynchronises at %d, inside a message", from, to, sync)
 	}
-	rd := ready(msgs)
 	var out []Message
-	for i, m := range msgs {
+	for _, m := range msgs {
 		switch {
-		case max(rd[i], m.End()) <= from:
+		case m.End() <= from:
 			out = append(out, m)
 		case m.Offset < from:
 			out = append(out, Message{Type: TypeSkipped, Offset: m.Offset, Length: min(m.End(), from) - m.Offset})

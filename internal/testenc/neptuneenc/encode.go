@@ -19,7 +19,8 @@
 //	4 stabilize   [4, enable]                         n == 2
 //	5 lamp        [5, on]                             n == 2
 //
-// A length of 100 or more is not a message (the device flushes its input);
+// A length of 100 or more is not a message (the device drops that byte and
+// reads the next as a length); a length 0 reruns the previous type;
 // a known type with another length is ignored by the device; other types
 // are unknown.
 //
@@ -41,8 +42,8 @@ import (
 // Port is the device's TCP port (nep_network.ino, packet_test.py).
 const Port = 1493
 
-// MaxLength is the largest length byte the device accepts; 100 and more
-// make it flush its input.
+// MaxLength is the largest length byte the device accepts; it drops a
+// byte of 100 or more alone (its client.flush() discards nothing).
 const MaxLength = 99
 
 // Device message types (the type byte, payload[0]).

@@ -120,10 +120,10 @@ func itoa(v int64) string {
 func TestBuilder(t *testing.T) {
 	var b Builder
 	b.Lamp(1)                         // [0,3)
-	b.ZeroLength()                    // [3,4)
+	b.ZeroLength()                    // [3,4): reruns lamp (type 5 left in the buffer)
 	b.WrongLength(CodeSetMotor, 2)    // [4,7): 02 01 02
 	b.Unknown(9, 0x12)                // [7,10): 02 09 12
-	b.Garbage([]byte{0xc8, 0x01})     // [10,12): 0x01 at 11 could be a length, but 01 02 is an unknown type
+	b.Garbage([]byte{0xc8, 0xff})     // [10,12): each byte dropped alone
 	b.Translate(AxisY, 1)             // [12,16)
 	b.Rotate(3, 0)                    // [16,20): axis 3, well-formed by length
 	b.Stabilize(0)                    // [20,23)
@@ -137,7 +137,7 @@ func TestBuilder(t *testing.T) {
 	if len(buf) != 33 {
 		t.Fatalf("%d bytes", len(buf))
 	}
-	want := "lamp@0+3 unknown@3+1 set_motor@4+3 unknown@7+3 skipped@10+2 translate@12+4 rotate@16+4 stabilize@20+3 abort@23+3 set_motor@26+5 skipped@31+2"
+	want := "lamp@0+3 lamp@3+1 set_motor@4+3 unknown@7+3 skipped@10+2 translate@12+4 rotate@16+4 stabilize@20+3 abort@23+3 set_motor@26+5 skipped@31+2"
 	if s := summary(ms); s != want {
 		t.Errorf("got  %s\nwant %s", s, want)
 	}
@@ -165,14 +165,15 @@ func TestBuilder(t *testing.T) {
 		t.Errorf("skipped: %s", j)
 	}
 
-	// Garbage followed by fewer than three well-formed messages: skipped
-	// to the end.
+	// Garbage followed by two messages: the device drops the one byte and
+	// runs both; a length 0 at the start reruns the zeroed buffer's abort.
 	var c Builder
+	c.ZeroLength()
 	c.Garbage([]byte{0xff})
 	c.Lamp(1)
 	c.Lamp(0)
 	_, ms, err = c.Finish()
-	if err != nil || summary(ms) != "skipped@0+7" {
+	if err != nil || summary(ms) != "abort@0+1 skipped@1+1 lamp@2+3 lamp@5+3" {
 		t.Errorf("short tail: %s, %v", summary(ms), err)
 	}
 }
@@ -184,9 +185,8 @@ func TestBuilderErrors(t *testing.T) {
 		"abort length":     func(b *Builder) { b.WrongLength(CodeAbort, 1) },
 		"garbage < 100":    func(b *Builder) { b.Garbage([]byte{99}) },
 		"after truncation": func(b *Builder) { b.Truncated(Abort(), 1); b.Abort() },
-		// 0a 09 02 05 01 02 05 01 02 05 01: three lamps start at 3,
-		// inside the unknown message.
-		"resync inside": func(b *Builder) { b.Garbage([]byte{0xff}); b.Unknown(9, 2, 5, 1, 2, 5, 1, 2, 5, 1) },
+		// 0x01 after 0xff is a length the device reads: no garbage.
+		"length after garbage": func(b *Builder) { b.Garbage([]byte{0xff, 0x01}) },
 	}
 	for name, f := range cases {
 		var b Builder
@@ -240,8 +240,10 @@ func TestApplyGap(t *testing.T) {
 	if _, err := ApplyGap(ubuf, ums, 3, 6); err == nil {
 		t.Error("gap [3,6): resync inside a message accepted")
 	}
-	// A gap inside the resync chain after garbage: the messages waiting
-	// for their chain become skipped.
+	// A gap after a dropped byte: ff [0,1) is dropped alone and each lamp
+	// [1,4) [4,7) ... runs as soon as it is read, so nothing before the gap
+	// waits for a chain. Gap [5,7) cuts lamp@4: its byte 4 is skipped; from
+	// 7 three lamps start.
 	var c Builder
 	c.Garbage([]byte{0xff})
 	for range 5 {
@@ -251,11 +253,56 @@ func TestApplyGap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// lamp@1..7 wait for their chain, which ends at 10: cut by the gap at
-	// 5 they are passed over with the cut lamp@4; at 7 three lamps start.
 	got, err = ApplyGap(buf, ms, 5, 7)
-	if err != nil || summary(got) != "skipped@0+5 gap@5+2 lamp@7+3 lamp@10+3 lamp@13+3" {
+	if err != nil || summary(got) != "skipped@0+1 lamp@1+3 skipped@4+1 gap@5+2 lamp@7+3 lamp@10+3 lamp@13+3" {
 		t.Errorf("gap [5,7) after garbage: %s, %v", summary(got), err)
+	}
+	// A gap inside a run of garbage (the fuzz case of issue 22): lamp
+	// [0,3), c8 c8 c8 c8 [3,7), lamp [7,10), set_motor [10,15), then three
+	// lamps [15,24). Gap [4,6): c8@3 is skipped before it; after it c8@6 is
+	// skipped while nothing is known, and lamp@7, set_motor@10, lamp@15
+	// chain, so decoding starts afresh at 7.
+	var g Builder
+	g.Lamp(1)
+	g.Garbage([]byte{0xc8, 0xc8, 0xc8, 0xc8})
+	g.Lamp(0)
+	g.SetMotor(0, 1, 2)
+	for range 3 {
+		g.Lamp(1)
+	}
+	buf, ms, err = g.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err = ApplyGap(buf, ms, 4, 6)
+	if err != nil || summary(got) != "lamp@0+3 skipped@3+1 gap@4+2 skipped@6+1 lamp@7+3 set_motor@10+5 lamp@15+3 lamp@18+3 lamp@21+3" {
+		t.Errorf("gap [4,6) inside garbage: %s, %v", summary(got), err)
+	}
+	// A length 0 right after a gap says nothing: the buffer's type byte is
+	// not known (the lost bytes may have held any message), and a chain
+	// never starts at a length 0. Abort [0,2), set_motor [2,7), gap [7,9)
+	// over a lamp's first two bytes, its last byte 02@9 (read as a length
+	// it would make 02 00 a long abort, no chain), 00@10 (a length 0 that
+	// truly reruns lamp), then three set_motor [11,26): 9 and 10 are
+	// skipped.
+	var z Builder
+	z.Abort()
+	z.SetMotor(1, 0, 0)
+	z.Lamp(2)
+	z.ZeroLength()
+	for range 3 {
+		z.SetMotor(2, 0, 9)
+	}
+	buf, ms, err = z.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ms[3].Type != TypeLamp || ms[3].Offset != 10 {
+		t.Fatalf("length 0 after a lamp: %s", summary(ms))
+	}
+	got, err = ApplyGap(buf, ms, 7, 9)
+	if err != nil || summary(got) != "abort@0+2 set_motor@2+5 gap@7+2 skipped@9+2 set_motor@11+5 set_motor@16+5 set_motor@21+5" {
+		t.Errorf("gap [7,9) before a length 0: %s, %v", summary(got), err)
 	}
 }
 
@@ -280,8 +327,9 @@ func TestPilotSession(t *testing.T) {
 		t.Fatalf("records end at %d of %d", off, len(a.Stream))
 	}
 	// 60 updates × 4 thrusters + 4 stops, 6 relay toggles, motor 9, the
-	// wrong-length set_motor.
-	if count[TypeSkipped] != 2 || count[TypeUnknown] != 2 || count[TypeAbort] != 1 || count[TypeSetMotor] != 60*4+4+6+2 ||
+	// wrong-length set_motor; the one unknown is type 9 (the length 0
+	// follows a translate and reruns it).
+	if count[TypeSkipped] != 2 || count[TypeUnknown] != 1 || count[TypeAbort] != 1 || count[TypeSetMotor] != 60*4+4+6+2 ||
 		count[TypeLamp] != 3 || count[TypeStabilize] != 2 {
 		t.Errorf("counts %v", count)
 	}

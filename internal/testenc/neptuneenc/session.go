@@ -96,7 +96,7 @@ func (o Options) withDefaults() Options {
 // With Broken (Ticks at least 20), fixed updates also hold: a length-0
 // message (tick 3), set_motor with length 3 (tick 5), an unknown type 9
 // with two arguments (tick 7), a garbage run starting with the length byte
-// 0xc8 (tick 9, skipped up to the next update's first message), lamp with
+// 0xc8 (tick 9, all seven bytes 100 or more, each dropped), lamp with
 // length 3 (tick 11), an abort with two arguments (tick 13), translate on
 // axis 3 (tick 15) and set_motor for the missing motor 9 (tick 17); and the
 // last abort is cut after its length byte (the stream ends inside it).
