@@ -158,7 +158,9 @@
 // when it described some), sequence numbers counting up by one (README
 // fact 4; or repeating, on a direction seen to repeat them) and sent
 // times within a day of each other, or of the times the direction sent
-// before (plus the capture time elapsed since). A run may
+// before (plus the capture time elapsed since); a time of 0.0, which
+// mainline sends for a button's states before its first report, is not
+// compared. A run may
 // span at most 32 KiB. The verdict depends only on the run's bytes, so the
 // segmentation of the stream cannot change what is decoded.
 //

@@ -52,6 +52,15 @@ func captureSessions(t *testing.T) []joinSession {
 	for _, f := range extra {
 		files = append(files, filepath.Join("join", filepath.Base(f)))
 	}
+	// The repository's real mainline captures (pcaps/vrpn/README.md):
+	// every message kind of the catalogue, Text and Poser included.
+	shipped, _ := filepath.Glob(filepath.Join("..", "..", "pcaps", "vrpn", "*.pcap"))
+	if len(shipped) == 0 {
+		t.Fatal("no capture in pcaps/vrpn")
+	}
+	for _, f := range shipped {
+		files = append(files, filepath.Join("..", f)) // from testdata
+	}
 	for _, file := range files {
 		reg, _ := registry(t)
 		col := &dissecttest.Collector{}

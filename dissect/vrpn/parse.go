@@ -418,7 +418,7 @@ func (p *parser) framed(c *dissect.Ctx, b []byte) (int, error) {
 		r.Warnf("tv_usec %d is not below 1000000", h.usec)
 	}
 	if !p.udp {
-		d.ref.saw(h.sec, h.sequence, c.Time)
+		d.ref.saw(h.sec, h.usec, h.sequence, c.Time)
 	}
 	p.message(c, h, body)
 	return n, nil

@@ -65,14 +65,16 @@ const (
 
 // cand is a candidate whose run waits for bytes.
 type cand struct {
-	off  int64  // stream offset of its header
-	pos  int64  // stream offset of the next header of its run to check
-	at   int64  // look again once the buffer ends at or past this offset
-	sec  uint32 // tv_sec of its header
-	seq  uint32 // sequence number of the last header of its run found good
-	n    int8   // headers of its run found good
-	ok   bool   // confirmed
-	done bool   // refuted
+	off int64  // stream offset of its header
+	pos int64  // stream offset of the next header of its run to check
+	at  int64  // look again once the buffer ends at or past this offset
+	sec uint32 // tv_sec of the first header of its run with a time
+	seq uint32 // sequence number of the last header of its run found good
+	n   int8   // headers of its run found good
+	// timed: sec holds (a header with a time was found)
+	timed bool
+	ok    bool // confirmed
+	done  bool // refuted
 }
 
 // scan is the search state of one TCP direction.
@@ -97,7 +99,8 @@ type scan struct {
 type joinRef struct {
 	maxSender, maxType int32 // largest ids a run may carry
 	counted            int   // 1 + len(senders) + len(types) of the table they were computed from; 0: never
-	seen               bool  // a message was decoded: tmin..tmax, seq hold
+	seen               bool  // a message was decoded: seq holds
+	timed              bool  // a message with a time was decoded: tmin..tmax hold
 	tmin, tmax         uint32
 	tcapt              int64  // capture time of the last message decoded, in Unix seconds (0: none)
 	seq                uint32 // sequence number of the last message decoded
@@ -106,20 +109,21 @@ type joinRef struct {
 
 // saw records the sent time and sequence number of a decoded message of
 // the direction, captured at t.
-func (r *joinRef) saw(sec, seq uint32, t time.Time) {
-	if !r.seen {
-		r.tmin, r.tmax, r.seen = sec, sec, true
-	} else {
-		if sec < r.tmin {
-			r.tmin = sec
-		} else if sec > r.tmax {
-			r.tmax = sec
-		}
-		if seq == r.seq {
-			r.flat = true
-		}
+func (r *joinRef) saw(sec, usec, seq uint32, t time.Time) {
+	if r.seen && seq == r.seq {
+		r.flat = true
 	}
-	r.seq = seq
+	r.seen, r.seq = true, seq
+	if sec == 0 && usec == 0 {
+		return // no time (see joinHeader)
+	}
+	if !r.timed {
+		r.tmin, r.tmax, r.timed = sec, sec, true
+	} else if sec < r.tmin {
+		r.tmin = sec
+	} else if sec > r.tmax {
+		r.tmax = sec
+	}
 	r.tcapt = 0
 	if !t.IsZero() {
 		r.tcapt = t.Unix()
@@ -161,7 +165,7 @@ func (r *joinRef) bounds(t *table) {
 // near reports whether sent time sec fits the times the direction sent
 // before, at capture time now.
 func (r *joinRef) near(sec uint32, now time.Time) bool {
-	if !r.seen {
+	if !r.timed {
 		return true
 	}
 	slack := int64(maxSkew)
@@ -190,18 +194,23 @@ func (p *parser) joinHeader(c *dissect.Ctx, d *dirState, h []byte, cd *cand) boo
 			return false
 		}
 	}
-	if cd.n == 0 {
-		cd.sec, cd.seq = sec, seq
-		return d.ref.near(sec, c.Time)
-	}
 	// Mainline numbers the messages of a TCP channel 0, 1, 2, ...; a
 	// sender seen not to count may repeat its number.
-	if seq != cd.seq+1 && (seq != cd.seq || !d.ref.flat) {
+	if cd.n > 0 && seq != cd.seq+1 && (seq != cd.seq || !d.ref.flat) {
 		return false
 	}
 	cd.seq = seq
+	if sec == 0 && be.Uint32(h[8:]) == 0 {
+		// No time: mainline sends some messages so (Button States
+		// before the button's first report).
+		return true
+	}
+	if !cd.timed {
+		cd.sec, cd.timed = sec, true
+		return d.ref.near(sec, c.Time)
+	}
 	diff := int64(sec) - int64(cd.sec)
-	return max(diff, -diff) <= maxSkew || (d.ref.seen && d.ref.near(sec, c.Time))
+	return max(diff, -diff) <= maxSkew || (d.ref.timed && d.ref.near(sec, c.Time))
 }
 
 // walk advances cd's run over b (stream offsets off..off+len(b)) as far as

@@ -21,10 +21,11 @@ const testCookie = "vrpn: ver. 07.38  0\x00\x00\x00\x00\x00"
 // resync.go states the rules, for a direction with no table and no time
 // seen: good when chainLen headers in a row are plausible, with ids below
 // 2000, sequence numbers counting up by one and times within a day of the
-// first, spanning at most joinWindow bytes; bad as soon as one is not;
+// first that has one (0.0 is none), spanning at most joinWindow bytes; bad as soon as one is not;
 // partial when b ends first.
 func runWhole(b []byte, i int) verdict {
 	var sec0, seq uint32
+	timed := false
 	start := i
 	for n := 0; ; n++ {
 		if i+24 > len(b) {
@@ -39,9 +40,14 @@ func runWhole(b []byte, i int) verdict {
 		if plausible(b[i:i+24]) != good || (h.typ >= 0 && (h.typ > 1999 || h.sender > 1999)) || ((h.typ == -1 || h.typ == -2) && h.sender > 1999) {
 			return bad
 		}
-		if n == 0 {
-			sec0 = h.sec
-		} else if h.sequence != seq+1 || math.Abs(float64(h.sec)-float64(sec0)) > 86400 {
+		if n > 0 && h.sequence != seq+1 {
+			return bad
+		}
+		switch {
+		case h.sec == 0 && h.usec == 0: // no time: not compared
+		case !timed:
+			sec0, timed = h.sec, true
+		case math.Abs(float64(h.sec)-float64(sec0)) > 86400:
 			return bad
 		}
 		seq = h.sequence

@@ -693,6 +693,13 @@ func TestStartWithoutCookie(t *testing.T) {
 	if n, err := h.parser.Parse(c, pings(2, 1795306106, 26)); n != 24 || err != nil {
 		t.Errorf("two headers at the end: Parse = %d, %v", n, err)
 	}
+	// A header without a time (0.0: mainline's Button States before the
+	// first report, pcaps/vrpn/dial_button.pcap) is not compared.
+	h = newTCP(t)
+	untimed := append(append(pings(1, 1795306106, 26), encMsg(0, 0, 1, 16, 27, nil)...), pings(1, 1795306106, 28)...)
+	if n, err := h.parse(0, untimed, false); n != 24 || err != nil {
+		t.Errorf("a run with a header sent at 0.0: Parse = %d, %v", n, err)
+	}
 	for _, in := range [][]byte{
 		[]byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n"),
 		encMsg(1, 1000000, 1, 16, 0, nil),                                        // tv_usec
