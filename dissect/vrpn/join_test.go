@@ -25,9 +25,9 @@ import (
 // nothing after the join settles (every message starting at or after the
 // second message boundary at or past k is decoded), the records must
 // tile the cut stream, and the result must not depend on the
-// segmentation. The sessions are the mainline captures of testdata (each
-// TCP direction, from its cookie) and sessions built here with Text and
-// Poser messages.
+// segmentation. The sessions are the mainline captures of testdata and
+// pcaps/vrpn (each TCP direction, from its cookie) and sessions built here
+// with Text and Poser messages.
 
 // joinSession is one direction of a real session: its bytes from the
 // start of the connection.
@@ -43,17 +43,9 @@ func captureSessions(t *testing.T) []joinSession {
 	t.Helper()
 	var out []joinSession
 	files := []string{"a_tcp_only.pcap", "b_udp_tcp.pcap", "c2_multi_device_analog.pcap", "c3_multi_device_truth.pcap", "e2_client_clean_disconnect.pcap"}
-	// Sessions kept for this test only (testdata/README.md), outside the
-	// captures that the other tests check against truth.json.
-	extra, _ := filepath.Glob(filepath.Join("testdata", "join", "*.pcap"))
-	if len(extra) == 0 {
-		t.Fatal("no session in testdata/join")
-	}
-	for _, f := range extra {
-		files = append(files, filepath.Join("join", filepath.Base(f)))
-	}
 	// The repository's real mainline captures (pcaps/vrpn/README.md):
-	// every message kind of the catalogue, Text and Poser included.
+	// every message kind of the catalogue, a 30-round session of Text and
+	// Poser messages included.
 	shipped, _ := filepath.Glob(filepath.Join("..", "..", "pcaps", "vrpn", "*.pcap"))
 	if len(shipped) == 0 {
 		t.Fatal("no capture in pcaps/vrpn")
