@@ -54,6 +54,13 @@ func (s *Stream) flushHeld(dir Dir, t time.Time, why string) {
 	if s.hunt != nil {
 		s.huntFlush(dir)
 	}
+	if s.parser != nil && d.discard == 0 && len(d.buf) > 0 && s.err == nil {
+		// A last look (Ctx.Last): a search that waited on a candidate
+		// decides without it, and the messages after it are decoded.
+		n := s.run(dir, t, d.buf, false, true)
+		s.ctx.Last = false
+		d.buf = d.buf[:copy(d.buf, d.buf[n:])]
+	}
 	if d.discard > 0 {
 		s.emitEvent(dir, t, TypeSkipped, d.discardOff, d.next-d.discardOff, d.discardReason+" (cut short)")
 		d.discard = 0

@@ -59,6 +59,13 @@ type Ctx struct {
 	// Final is true when b ends where the transport ends a unit: the end of a
 	// UDP datagram. A parser that reads "to the end" may use all of b.
 	Final bool
+	// Last is true in the last look a byte stream's held bytes get before
+	// a gap or the end of the direction: no byte will follow b, so a Sync
+	// or Parse that was waiting for more bytes to judge b must judge it
+	// now (a candidate it could not confirm is dropped, not waited on).
+	// Answering as without Last is correct too: what is held is then
+	// skipped, as before.
+	Last bool
 	// Decode is false when only the type is wanted (summary-only runs): the
 	// parser may then skip filling Fields, but must still update its state.
 	Decode bool

@@ -323,7 +323,7 @@ func (s *Stream) feed(dir Dir, t time.Time, data []byte) {
 		d.buf = append(d.buf, data...)
 		b = d.buf
 	}
-	n := s.run(dir, t, b, false)
+	n := s.run(dir, t, b, false, false)
 	rest := b[n:]
 	if len(d.buf) > 0 {
 		d.buf = d.buf[:copy(d.buf, rest)]
@@ -367,21 +367,23 @@ func (s *Stream) datagram(dir Dir, t time.Time, data []byte) {
 		return
 	}
 	d.needSync = false // every datagram starts at a message boundary
-	s.run(dir, t, data, true)
+	s.run(dir, t, data, true, false)
 	s.flushSkip(dir, t)
 }
 
 // run frames b (which starts at stream offset d.next) and returns how many
 // bytes it consumed: each consumed byte is in an emitted record or in the
-// pending skipped run.
-func (s *Stream) run(dir Dir, t time.Time, b []byte, final bool) int {
+// pending skipped run. last is the last look at held bytes before a gap or
+// the end (Ctx.Last): a Sync that finds nothing passes over all of b, and
+// a Parse that needs more stops the run (the rest is then incomplete).
+func (s *Stream) run(dir Dir, t time.Time, b []byte, final, last bool) int {
 	if s.rec == nil {
 		s.rec = &Record{}
 		s.ctx.Rec = s.rec
 	}
 	d := &s.dirs[dir]
 	c := &s.ctx
-	c.Dir, c.Time, c.Final = dir, t, final
+	c.Dir, c.Time, c.Final, c.Last = dir, t, final, last
 	i := 0
 	for i < len(b) && s.err == nil {
 		rest := b[i:]
@@ -389,7 +391,7 @@ func (s *Stream) run(dir Dir, t time.Time, b []byte, final bool) int {
 			c.Offset = d.next
 			k, ok := s.parser.Sync(c, rest)
 			k = min(max(k, 0), len(rest))
-			if !ok && final {
+			if !ok && (final || last) {
 				k = len(rest)
 			}
 			if k > 0 {
@@ -413,6 +415,7 @@ func (s *Stream) run(dir Dir, t time.Time, b []byte, final bool) int {
 		s.rec.Reset()
 		c.Offset = d.next
 		n, err := s.parser.Parse(c, rest)
+		needMore := err != nil && errors.Is(err, ErrNeedMore) // once: errors.Is costs, per byte in 1-byte segments
 		switch {
 		case err == nil && n > 0 && n <= len(rest):
 			if d.skipLen > 0 {
@@ -421,11 +424,13 @@ func (s *Stream) run(dir Dir, t time.Time, b []byte, final bool) int {
 			s.emitMessage(dir, t, d.next, rest[:n])
 			d.next += int64(n)
 			i += n
-		case errors.Is(err, ErrNeedMore) && final:
+		case needMore && final:
 			reason := fmt.Sprintf("%s: truncated message at offset %d: the datagram ends after %d of its bytes", s.pname, d.next, len(rest))
 			s.skip(d, rest, reason)
 			return len(b)
-		case errors.Is(err, ErrNeedMore) && n > s.lim.MaxMessage:
+		case needMore && last:
+			return i
+		case needMore && n > s.lim.MaxMessage:
 			s.flushSkip(dir, t)
 			take := min(n, len(rest))
 			if s.raw {
@@ -440,10 +445,10 @@ func (s *Stream) run(dir Dir, t time.Time, b []byte, final bool) int {
 				s.emitEvent(dir, t, TypeSkipped, d.discardOff, int64(n), d.discardReason)
 			}
 			return i
-		case errors.Is(err, ErrNeedMore) && len(rest) > s.lim.MaxMessage:
+		case needMore && len(rest) > s.lim.MaxMessage:
 			s.malformed(d, rest, fmt.Sprintf("%s: no message ends within %d bytes at offset %d", s.pname, len(rest), d.next))
 			i++
-		case errors.Is(err, ErrNeedMore):
+		case needMore:
 			d.want = 0
 			if n > len(rest) {
 				d.want = int64(n)

@@ -95,7 +95,7 @@ func BenchmarkStreamPosQuat(b *testing.B) {
 
 // BenchmarkResync measures a TCP direction through dissect.Stream whose
 // cookie is followed by 256 KiB of garbage that keeps Sync searching:
-// hostile (candidates that wait for up to 64000 bytes, hostileGarbage) and
+// hostile (candidates that wait for up to 32 KiB, hostileGarbage) and
 // random bytes, in 1-byte segments and, for hostile, in 16-byte segments
 // that never end where a candidate's message does; dense (denseGarbage)
 // in such 16-byte segments, where the first waiting candidate moves 8

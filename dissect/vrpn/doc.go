@@ -148,23 +148,44 @@
 // bounds every message it sends), tv_usec is below one million, the sender
 // id is 0..65535 and the type id is -5..65535.
 //
+// On TCP that alone is far too weak: the bodies of real messages (the
+// zeros and stale bytes after a Text message's text, the doubles of a
+// Poser request) hold plausible headers. A candidate is confirmed only by
+// the run that follows it (resync.go): three headers in a row, each at
+// the padded end of the message before, each plausible with sender and
+// type ids below 2000 (mainline's vrpn_CONNECTION_MAX_SENDERS and
+// _MAX_TYPES; at most 64 past the largest id the direction described,
+// when it described some), sequence numbers counting up by one (README
+// fact 4; or repeating, on a direction seen to repeat them) and sent
+// times within a day of each other, or of the times the direction sent
+// before (plus the capture time elapsed since); a time of 0.0, which
+// mainline sends for a button's states before its first report, is not
+// compared. A run may
+// span at most 32 KiB. The verdict depends only on the run's bytes, so the
+// segmentation of the stream cannot change what is decoded.
+//
 // A TCP direction is parsed from stream offset 0. When its first bytes are
-// not the cookie but a plausible header (whose successor, when present, is
-// plausible too), the capture joined the connection late at a message
-// boundary: messages are decoded from there (with a stream note), named
-// only once descriptions are seen. Otherwise Parse returns a
-// [*dissect.Error] with code no_cookie at offset 0: dissect.Stream then
-// skips that byte and calls Sync from offset 1, so a capture that starts
-// inside a message is resynchronised on the next header.
+// not the cookie but a confirmed candidate, the capture joined the
+// connection late at a message boundary: messages are decoded from there
+// (with a stream note), named only once descriptions are seen. When the
+// candidate is refuted, Parse returns a [*dissect.Error] with code
+// no_cookie at offset 0: dissect.Stream then skips that byte and calls
+// Sync from offset 1, so a capture that starts inside a message is
+// resynchronised on the next confirmed header.
 //
-// Sync (after malformed data or a gap) returns the first candidate that is
-// verified: its whole message is in the buffer and either ends it or is
-// followed by a whole plausible header. Failing that, it waits for more
-// data from the first candidate that could not yet be verified. Once a
-// direction's phase is known (its cookie or any message was framed), only
-// offsets at that phase modulo 8 are tried, since every message is a
-// multiple of 8 bytes.
-//
+// Sync (after malformed data, a gap or a late join) returns the first
+// confirmed candidate when every candidate before it is refuted; else it
+// waits, holding the bytes from the first undecided candidate (at most
+// 32 KiB, within the Stream's sync limit). At the end of the data or
+// before a gap (dissect.Ctx.Last) nothing can wait: a run that reaches
+// the end exactly, or has two whole headers before the end cuts it, is
+// confirmed, every other candidate is dropped, and the search goes on
+// past it, so an unconfirmed candidate never swallows the messages after
+// it. Once a direction's phase is known from its cookie, only offsets at
+// that phase modulo 8 are tried, since every message is a multiple of 8
+// bytes; a phase learnt from a message framed after a search is not
+// trusted by the next search.
+
 // # Where the captures win over the spec
 //
 //   - Quaternions are x, y, z, w on the wire, not w, x, y, z (fact 13 and

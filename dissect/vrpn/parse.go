@@ -86,6 +86,9 @@ type dirState struct {
 	// of 8 bytes and the cookie is 24, so resync only tries offsets in
 	// phase.
 	phase int
+	// cookiePhase: the phase comes from the cookie, not from a message
+	// framed after a resync, which a later resync does not trust.
+	cookiePhase bool
 	// route caches the table found for a UDP flow's destination, valid
 	// while routeGen equals the protocol's generation.
 	route    *table
@@ -95,6 +98,8 @@ type dirState struct {
 	// counts the headers it examined, for the tests that bound it.
 	scan   scan
 	checks int64
+	// ref is what a resync candidate's run is checked against (resync.go).
+	ref joinRef
 	// pings are the pings this direction sent that no pong answered yet
 	// (rtt.go).
 	pings pending
@@ -172,19 +177,6 @@ func plausible(b []byte) verdict {
 	return good
 }
 
-// plausibleAt checks the header at b[0] and, when b reaches it, the header
-// that follows the message.
-func plausibleAt(b []byte) verdict {
-	v := plausible(b)
-	if v != good {
-		return v
-	}
-	if next := padded(be.Uint32(b)); next < len(b) && plausible(b[next:]) == bad {
-		return bad
-	}
-	return good
-}
-
 // plausibleDatagram reports whether b is one or more plausible framed
 // messages and nothing else.
 func plausibleDatagram(b []byte) bool {
@@ -219,33 +211,38 @@ func (p *parser) Parse(c *dissect.Ctx, b []byte) (int, error) {
 			}
 			return p.cookie(c, b[:cookieLen]), nil
 		}
-		switch plausibleAt(b) {
+		// No cookie: a message here must be confirmed as a resync
+		// candidate is (resync.go), by the run of headers it starts.
+		d := &p.dirs[c.Dir]
+		d.ref.bounds(d.names)
+		cd := cand{off: c.Offset, pos: c.Offset}
+		switch p.walk(c, &cd, b, c.Offset) {
 		case partial:
 			return 0, dissect.ErrNeedMore
 		case bad:
-			return 0, dissect.Malformed(protoName, CodeNoCookie, 0, "the direction starts with neither the cookie %q nor a plausible message header", magic)
+			return 0, dissect.Malformed(protoName, CodeNoCookie, 0, "the direction starts with neither the cookie %q nor a run of %d plausible message headers", magic, chainLen)
 		}
 		c.Note("%s: %s: no cookie; decoding from a framed message at offset 0 (capture joined the connection late?)", protoName, c.Stream.Name[c.Dir])
 	}
 	return p.framed(c, b)
 }
 
-// Sync finds the next plausible message header; see [dissect.Parser]. On
-// TCP, once a direction's phase is known (the cookie, or any message, was
-// framed), only offsets in that phase modulo 8 are tried.
+// Sync finds the next message boundary; see [dissect.Parser]. On TCP
+// (resync.go), once a direction's phase is known (the cookie, or any
+// message, was framed), only offsets in that phase modulo 8 are tried; a
+// candidate is confirmed by the run of headers that follows it, the first
+// confirmed candidate with none undecided before it is the answer, and
+// the search resumes where the last call of the same search stopped, so
+// its cost is linear in the bytes of the stream however they are
+// segmented.
 //
-// A candidate is verified when its whole message is in b and either ends b
-// exactly or is followed by a whole plausible header. Sync returns the
-// first verified candidate. Failing that, it asks for more data from the
-// first candidate that could not be verified yet (its message or the next
-// header is cut by the end of b); the wait is bounded, since a plausible
-// message is at most 64000 bytes, below the Stream's sync limit. A verified
-// candidate wins over an earlier unverified one: a single header read out
-// of a message body is far more likely than a chain of two.
-//
-// On TCP the search resumes where the last call of the same search
-// stopped (resync.go), so its cost is linear in the bytes of the stream
-// however they are segmented; a datagram is searched on its own.
+// A datagram is searched on its own: a candidate is verified when its
+// whole message is in b and either ends b exactly or is followed by a
+// whole plausible header. Sync returns the first verified candidate.
+// Failing that, it asks for more data from the first candidate that could
+// not be verified yet. A verified candidate wins over an earlier
+// unverified one: a single header read out of a message body is far more
+// likely than a chain of two.
 func (p *parser) Sync(c *dissect.Ctx, b []byte) (int, bool) {
 	if !p.udp {
 		return p.syncStream(c, b)
@@ -294,6 +291,7 @@ func (p *parser) cookie(c *dissect.Ctx, b []byte) int {
 	r := c.Rec
 	r.Type = TypeCookie
 	p.dirs[c.Dir].phase = int((c.Offset + cookieLen) & (align - 1))
+	p.dirs[c.Dir].cookiePhase = true
 	ver := b[len(magic):16]
 	for len(ver) > 0 && (ver[len(ver)-1] == ' ' || ver[len(ver)-1] == 0) {
 		ver = ver[:len(ver)-1]
@@ -418,6 +416,9 @@ func (p *parser) framed(c *dissect.Ctx, b []byte) (int, error) {
 	}
 	if h.usec >= 1000000 {
 		r.Warnf("tv_usec %d is not below 1000000", h.usec)
+	}
+	if !p.udp {
+		d.ref.saw(h.sec, h.usec, h.sequence, c.Time)
 	}
 	p.message(c, h, body)
 	return n, nil

@@ -1,6 +1,7 @@
 package vrpn
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"net/netip"
@@ -259,8 +260,15 @@ func TestStreamGapAndLateJoin(t *testing.T) {
 		reg.AddRule(dissect.Rule{Transport: dissect.TCP, Port: 3883, Proto: reg.Lookup("vrpn")})
 		col := &dissecttest.Collector{}
 		st := dissect.NewStream(info, reg, col, dissect.StreamOptions{Decode: true})
-		// The capture starts 10 bytes into a message; more messages follow.
+		// The capture starts 10 bytes into a message; more messages follow
+		// (a copy, numbered on from the last as one stream's are: a run
+		// of headers is confirmed by its sequence numbers).
 		in := append(append([]byte(nil), s.data[cut:]...), s.data[offs[0]:]...)
+		seq := binary.BigEndian.Uint32(s.data[last+20:])
+		for _, o := range offs {
+			seq++
+			binary.BigEndian.PutUint32(in[int64(len(s.data))-cut+o-offs[0]+20:], seq)
+		}
 		st.Data(0, t0, in)
 		st.End(0, t0)
 		recs := col.From(d.From)

@@ -66,7 +66,7 @@ func (p *protocol) Info() dissect.Info {
 		Detection: `TCP: a direction starting with the cookie "vrpn: ver. "; UDP: the connect-back request "<ip> <port>\0", ` +
 			"a datagram to an address announced by UDP_DESCRIPTION on a VRPN TCP connection, " +
 			"or a datagram made only of plausible framed messages; " +
-			"mid-stream on TCP (no cookie seen), two plausible framed messages in a row",
+			"mid-stream on TCP (no cookie seen), three plausible framed messages in a row with sequence numbers counting up",
 		Types: types(),
 	}
 }

@@ -663,22 +663,54 @@ func TestCookieForms(t *testing.T) {
 	}
 }
 
+// pings returns n pings of sender 1, type 16, sent at sec (and 1 µs
+// later each), numbered from seq.
+func pings(n int, sec uint32, seq uint32) []byte {
+	var b []byte
+	for i := range n {
+		b = append(b, encMsg(sec, 465992+uint32(i), 1, 16, seq+uint32(i), nil)...)
+	}
+	return b
+}
+
 // TestStartWithoutCookie: at offset 0 a TCP direction without a cookie is
-// decoded from a plausible header, else rejected with no_cookie.
+// decoded from a run of three plausible headers (resync.go), else
+// rejected with no_cookie; a shorter run at the end of the data is enough.
 func TestStartWithoutCookie(t *testing.T) {
 	h := newTCP(t)
 	ping := encMsg(1795306106, 465992, 1, 16, 26, nil)
-	n, err := h.parse(0, append(append([]byte(nil), ping...), ping...), false)
+	n, err := h.parse(0, pings(3, 1795306106, 26), false)
 	if n != 24 || err != nil || h.rec.Type != TypeUnknown {
 		t.Errorf("plausible start: Parse = %d, %v, type %q", n, err, h.rec.Type)
+	}
+	// Two headers: wait for the third, unless the data ends there.
+	h = newTCP(t)
+	if n, err := h.parse(0, pings(2, 1795306106, 26), false); !errors.Is(err, dissect.ErrNeedMore) {
+		t.Errorf("two headers: Parse = %d, %v; want need more", n, err)
+	}
+	c := h.ctx(0, false)
+	c.Last = true
+	if n, err := h.parser.Parse(c, pings(2, 1795306106, 26)); n != 24 || err != nil {
+		t.Errorf("two headers at the end: Parse = %d, %v", n, err)
+	}
+	// A header without a time (0.0: mainline's Button States before the
+	// first report, pcaps/vrpn/dial_button.pcap) is not compared.
+	h = newTCP(t)
+	untimed := append(append(pings(1, 1795306106, 26), encMsg(0, 0, 1, 16, 27, nil)...), pings(1, 1795306106, 28)...)
+	if n, err := h.parse(0, untimed, false); n != 24 || err != nil {
+		t.Errorf("a run with a header sent at 0.0: Parse = %d, %v", n, err)
 	}
 	for _, in := range [][]byte{
 		[]byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n"),
 		encMsg(1, 1000000, 1, 16, 0, nil),                                        // tv_usec
 		encMsg(1, 1, 1, -6, 0, nil),                                              // type id
 		encMsg(1, 1, 70000, 16, 0, nil),                                          // sender id
+		encMsg(1, 1, 2000, 16, 0, nil),                                           // sender id past mainline's 2000
+		encMsg(1, 1, 1, 2000, 0, nil),                                            // type id past mainline's 2000
 		append(encMsg(1, 1, 1, 16, 0, nil), putHeader(nil, 5, 0, 0, 0, 0, 0)...), // next header
 		putHeader(nil, 64001, 1, 1, 1, 1, 0),                                     // length above 64000
+		append(pings(2, 1795306106, 26), pings(1, 1795306106, 29)...),            // sequence number jumps
+		append(pings(2, 1795306106, 26), pings(1, 0, 28)...),                     // sent 1970, the others 2026
 	} {
 		h := newTCP(t)
 		n, err := h.parse(0, in, false)
@@ -695,7 +727,7 @@ func TestStartWithoutCookie(t *testing.T) {
 
 func TestSync(t *testing.T) {
 	ping := encMsg(1795306106, 465992, 1, 16, 26, nil)
-	two := append(append([]byte(nil), ping...), ping...)
+	two := pings(3, 1795306106, 27) // a run of three headers
 	garbage := bytes.Repeat([]byte{0xff}, 13)
 	h := newTCP(t)
 	c := h.ctx(0, false)
@@ -723,11 +755,33 @@ func TestSync(t *testing.T) {
 	c.Offset = 100
 	in = append(make([]byte, 5), two...)
 	in = append(in, make([]byte, 3)...)
-	in = append(in, two...) // at offset 100+5+48+3 = 156 = 4 mod 8: still out of phase
+	in = append(in, two...) // at offset 100+5+72+3 = 180 = 4 mod 8: still out of phase
 	in = append(in, make([]byte, 4)...)
-	in = append(in, two...) // at 156+48+4 = 208 = 0 mod 8
-	if i, ok := h.parser.Sync(c, in); i != 108 || !ok {
-		t.Errorf("Sync in phase = %d, %v; want 108, true", i, ok)
+	in = append(in, two...) // at 180+72+4 = 256 = 0 mod 8
+	if i, ok := h.parser.Sync(c, in); i != 156 || !ok {
+		t.Errorf("Sync in phase = %d, %v; want 156, true", i, ok)
+	}
+
+	// A run of fewer than three headers waits, unless the data ends
+	// (Ctx.Last): then one that ends the data exactly is taken, and a
+	// header whose message the end cuts is dropped.
+	h = newTCP(t)
+	c = h.ctx(0, false)
+	c.Offset = 100
+	in = append(append([]byte(nil), garbage...), ping...)
+	if i, ok := h.parser.Sync(c, in); i != 13 || ok {
+		t.Errorf("Sync on one header = %d, %v; want 13, false", i, ok)
+	}
+	c.Last = true
+	if i, ok := h.parser.Sync(c, in); i != 13 || !ok {
+		t.Errorf("Sync on one header at the end = %d, %v; want 13, true", i, ok)
+	}
+	h = newTCP(t)
+	c = h.ctx(0, false)
+	c.Offset, c.Last = 100, true
+	in = append(append([]byte(nil), garbage...), encMsg(1795306106, 465992, 1, 16, 26, make([]byte, 16))[:30]...)
+	if i, ok := h.parser.Sync(c, in); i != len(in) || ok {
+		t.Errorf("Sync on a cut message at the end = %d, %v; want %d, false", i, ok, len(in))
 	}
 }
 
