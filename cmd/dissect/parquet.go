@@ -21,7 +21,12 @@ func (o *readOpts) parquetOutput(reg *dissect.Registry) (sink, error) {
 	if o.maxParts < 1 {
 		return nil, usageError{fmt.Errorf("--max-partitions %d: want at least 1", o.maxParts)}
 	}
-	w, err := parquetout.New(o.outPath, parquetout.Options{Decl: reg.Decl, MaxPartitions: o.maxParts})
+	if o.partID != "" {
+		if err := parquetout.ValidPartID(o.partID); err != nil {
+			return nil, usageError{fmt.Errorf("--part-id: %w", err)}
+		}
+	}
+	w, err := parquetout.New(o.outPath, parquetout.Options{Decl: reg.Decl, MaxPartitions: o.maxParts, PartID: o.partID})
 	if err != nil {
 		return nil, err
 	}

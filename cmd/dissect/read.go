@@ -38,6 +38,7 @@ type readOpts struct {
 	proto      protoFlags         // what the protocols decode (schema.go)
 	limits     dissect.Limits     // --max-held-messages (held.go)
 	maxParts   int                // --max-partitions (parquet.go)
+	partID     string             // --part-id (parquet.go)
 	lim        limitFlags         // --max-types, --max-vrpn-names, --max-out-of-order (limits.go)
 	// interrupted is the signal that stopped a file run (nil: none).
 	interrupted os.Signal
@@ -57,6 +58,7 @@ func addReadFlags(cmd *cobra.Command, o *readOpts) {
 	addQueryFlags(cmd, &o.q)
 	f.StringVar(&o.outPath, "out", "", "-o parquet: the lake's directory (created if needed; runs may share one); -o mcap: the file")
 	f.IntVar(&o.maxParts, "max-partitions", parquetout.DefaultMaxPartitions, "-o parquet: at most this many partitions named by the wire (types of VRPN's \"*\" declaration, undeclared records) per run; the records of further types go to type=__overflow__ with their type in column record_type")
+	f.StringVar(&o.partID, "part-id", "", "-o parquet: name the parts part-ID-N.parquet instead of by start time, pid and random bits (letters, digits, - and _; at most 64), so that rerunning the same input with the same ID replaces its parts instead of adding copies (scale/dask_ingest.py: a hash of the capture; docs/scale.md)")
 	o.proto.add(cmd)
 	addHeldFlag(cmd, &o.limits)
 	o.lim.add(cmd)

@@ -28,9 +28,9 @@
 // directory is shortened to a prefix and a hash.
 //
 // <run> is the UTC start time of the writer, its process id and 32 random
-// bits (20260102T150405Z-1234-9f86d081); <seq> counts the parts of one
-// partition in that run. Runs writing into the same lake at the same time
-// (xargs -P, GNU parallel) therefore never collide. A part is written
+// bits (20260102T150405Z-1234-9f86d081), or Options.PartID; <seq> counts
+// the parts of one partition in that run. Runs writing into the same lake
+// at the same time (xargs -P, GNU parallel) therefore never collide. A part is written
 // under a name ending in ".inprogress" and renamed to ".parquet" when it
 // is complete, so a reader's "**/*.parquet" glob never sees half a file.
 //
@@ -133,6 +133,15 @@ type Options struct {
 	// DefaultMaxPartitions); the records of further types go to their
 	// protocol's overflow partition (see partition.go's comment).
 	MaxPartitions int
+	// PartID, when set, replaces the run's start time, pid and random
+	// bits in the part names (part-<PartID>-<seq>.parquet; ValidPartID
+	// says which IDs are allowed). A run given an ID derived from its
+	// input (scale/dask_ingest.py: a hash of the capture) writes the
+	// same names each time, so rerunning it replaces its parts instead of
+	// adding copies. Two runs with one ID must not write into one lake at
+	// the same time, and a killed run's .inprogress files must be removed
+	// before a rerun (the part is created exclusively).
+	PartID string
 }
 
 // Writer writes records into a lake. It is not safe for concurrent use.
@@ -193,12 +202,18 @@ func New(dir string, o Options) (*Writer, error) {
 	if o.MaxPartitions <= 0 {
 		o.MaxPartitions = DefaultMaxPartitions
 	}
+	if err := ValidPartID(o.PartID); o.PartID != "" && err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(dir, 0o777); err != nil {
 		return nil, err
 	}
 	var rnd [4]byte
 	_, _ = rand.Read(rnd[:])
 	run := fmt.Sprintf("%s-%d-%s", time.Now().UTC().Format("20060102T150405Z"), os.Getpid(), hex.EncodeToString(rnd[:]))
+	if o.PartID != "" {
+		run = o.PartID
+	}
 	return &Writer{dir: dir, o: o, capture: o.Capture, run: run,
 		plans: map[pkey]*plan{}, tables: map[tkey]*table{}, seq: map[string]int{},
 		rb: rowBuilder{json: output.NewJSONAppender()}}, nil
