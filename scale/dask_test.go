@@ -77,8 +77,10 @@ func shippedGroups(t *testing.T) []captureGroup {
 		if c.NeptuneInt16 {
 			flags = append(flags, "--neptune-int16")
 		}
-		// Decode-as rules for ports other captures do not use do not
-		// change those captures: merge groups that differ only in -d.
+		// One script run per --neptune-int16 setting, with the -d rules
+		// of all its captures (fewer runs: the cluster's start is most of
+		// a run's time). The JSON side uses the same flags per capture,
+		// so the comparison holds whatever the rules do to the others.
 		k := fmt.Sprint(c.NeptuneInt16)
 		g := byFlags[k]
 		if g == nil {
