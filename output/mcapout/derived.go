@@ -120,9 +120,11 @@ func (w *Writer) writeTransforms(r *dissect.Record) error {
 	if err != nil {
 		return err
 	}
-	w.buf = appendFrameTransforms(w.buf[:0], r.Time, w.tfs)
+	start := w.begin(c, r.Time)
+	w.ch.cur.data = appendFrameTransforms(w.ch.cur.data, r.Time, w.tfs)
+	w.ch.end(start)
 	w.tfs = w.tfs[:0]
-	return w.write(c, r.Time, w.buf)
+	return nil
 }
 
 // A frameName is the frame "PROTO/STREAM" of the pictures of a stream
@@ -177,10 +179,9 @@ func (w *Writer) pose(r *dissect.Record, t *dissect.TypeDecl, k topicKey) error 
 		return err
 	}
 	frame := w.frame(r, k)
-	w.buf = appendPoseInFrame(w.buf[:0], r.Time, frame, pos, q)
-	if err := w.write(c, r.Time, w.buf); err != nil {
-		return err
-	}
+	start := w.begin(c, r.Time)
+	w.ch.cur.data = appendPoseInFrame(w.ch.cur.data, r.Time, frame, pos, q)
+	w.ch.end(start)
 	w.rooted(frame)
 	if k.sensor >= 0 {
 		w.tfs = append(w.tfs, transform{parent: frame, child: frame + "/sensor" + strconv.FormatInt(k.sensor, 10), pos: pos, q: q})
@@ -216,10 +217,9 @@ func (w *Writer) polyline(r *dissect.Record, t *dissect.TypeDecl, k topicKey) er
 		return err
 	}
 	frame := w.frame(r, k)
-	w.buf = appendLineScene(w.buf[:0], r.Time, frame, t.Table(), w.points)
-	if err := w.write(c, r.Time, w.buf); err != nil {
-		return err
-	}
+	start := w.begin(c, r.Time)
+	w.ch.cur.data = appendLineScene(w.ch.cur.data, r.Time, frame, t.Table(), w.points)
+	w.ch.end(start)
 	w.rooted(frame)
 	return w.writeTransforms(r)
 }

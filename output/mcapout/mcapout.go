@@ -90,6 +90,13 @@ type Options struct {
 	ChunkSize int64
 	// MaxTopics bounds the topics (default 4096).
 	MaxTopics int
+	// Compression is the chunks' compression: CompressionLZ4 (the
+	// default) or CompressionZstd.
+	Compression string
+	// Workers is the number of goroutines compressing chunks while the
+	// records of the next are encoded (default 2); 1 compresses them in
+	// the caller's goroutine. At most Workers chunks are in flight.
+	Workers int
 	// Decl returns the declaration of a record (dissect.Registry.Decl),
 	// which gives its record topic's schema, its sender and sensor, and
 	// its pictures; nil, or a nil result, leaves a record undeclared:
@@ -100,6 +107,9 @@ type Options struct {
 // Writer writes records as MCAP. It is not safe for concurrent use.
 type Writer struct {
 	mw         *mcap.Writer
+	ch         *chunker
+	schemaList []*mcap.Schema  // for the summary, in order of id
+	chanList   []*mcap.Channel // for the summary, in order of id
 	closer     io.Closer
 	o          Options
 	enc        *output.JSON
@@ -150,9 +160,19 @@ func New(w io.Writer, o Options) (*Writer, error) {
 	if o.MaxTopics <= 0 || o.MaxTopics > 60000 {
 		o.MaxTopics = 4096
 	}
-	mw, err := mcap.NewWriter(w, &mcap.WriterOptions{
-		Chunked: true, ChunkSize: o.ChunkSize, Compression: mcap.CompressionZSTD, CompressionLevel: mcap.CompressionLevelFastest, IncludeCRC: true,
-	})
+	if o.Compression == "" {
+		o.Compression = CompressionLZ4
+	}
+	if o.Workers <= 0 {
+		o.Workers = 2
+	}
+	// The library writes the header, the chunks made here
+	// (WriteChunkWithIndexes) and, at Close, the summary and footer.
+	mw, err := mcap.NewWriter(w, &mcap.WriterOptions{IncludeCRC: true})
+	if err != nil {
+		return nil, err
+	}
+	ch, err := newChunker(mw, o.Compression, int(o.ChunkSize), o.Workers)
 	if err != nil {
 		return nil, err
 	}
@@ -160,7 +180,7 @@ func New(w io.Writer, o Options) (*Writer, error) {
 		return nil, err
 	}
 	wr := &Writer{
-		mw: mw, o: o, enc: output.NewJSONAppender(),
+		mw: mw, ch: ch, o: o, enc: output.NewJSONAppender(),
 		topics: map[topicKey]*channel{}, byTopic: map[string]*channel{},
 		schemas: map[string]uint16{}, decls: map[*dissect.TypeDecl]*declared{}, frames: map[string]bool{},
 	}
@@ -178,12 +198,22 @@ func (w *Writer) Flush() error { return w.err }
 func (w *Writer) Undeclared() int { return w.undeclared }
 
 // Close writes what is left, the summary and the footer, and closes the
-// underlying writer when it is a Closer.
+// underlying writer when it is a Closer. It ends the goroutines the
+// writer started.
 func (w *Writer) Close() error {
 	if w.mw == nil {
 		return w.err
 	}
-	err := w.mw.Close()
+	err := w.ch.close()
+	if err == nil {
+		for _, s := range w.schemaList {
+			w.mw.AddSchema(s)
+		}
+		for _, c := range w.chanList {
+			w.mw.AddChannel(c)
+		}
+		err = w.mw.Close()
+	}
 	w.mw = nil
 	if w.closer != nil {
 		if cerr := w.closer.Close(); err == nil {
@@ -204,6 +234,9 @@ func (w *Writer) Record(r *dissect.Record) error {
 	}
 	if w.mw == nil {
 		return errors.New("mcap: record after Close")
+	}
+	if w.err = w.ch.failed(); w.err != nil {
+		return w.err
 	}
 	d := w.declared(r)
 	k := w.recordKey(r, d)
@@ -256,8 +289,10 @@ func (w *Writer) record(r *dissect.Record, d *declared, k topicKey) error {
 	}
 	rc := *r
 	rc.Raw = nil
-	w.buf = w.enc.AppendRecord(w.buf[:0], &rc)
-	return w.write(c, r.Time, w.buf)
+	start := w.begin(c, r.Time)
+	w.ch.cur.data = w.enc.AppendRecord(w.ch.cur.data, &rc)
+	w.ch.end(start)
+	return nil
 }
 
 // recordChannel returns the channel of r's record topic, made on first
@@ -384,15 +419,18 @@ func (w *Writer) atLimit(r *dissect.Record) bool {
 func (w *Writer) newSchema(name, data string) (uint16, error) {
 	w.nschemas++
 	id := w.nschemas
-	return id, w.mw.WriteSchema(&mcap.Schema{ID: id, Name: name, Encoding: "jsonschema", Data: []byte(data)})
+	s := &mcap.Schema{ID: id, Name: name, Encoding: "jsonschema", Data: []byte(data)}
+	w.ch.schema(s)
+	w.schemaList = append(w.schemaList, s)
+	return id, nil
 }
 
 // channel adds a JSON channel on topic with the schema sid.
 func (w *Writer) channel(topic string, sid uint16, meta map[string]string) (*channel, error) {
 	c := &channel{id: uint16(len(w.byTopic)), schema: sid}
-	if err := w.mw.WriteChannel(&mcap.Channel{ID: c.id, SchemaID: sid, Topic: topic, MessageEncoding: "json", Metadata: meta}); err != nil {
-		return nil, err
-	}
+	mc := &mcap.Channel{ID: c.id, SchemaID: sid, Topic: topic, MessageEncoding: "json", Metadata: meta}
+	w.ch.channel(mc)
+	w.chanList = append(w.chanList, mc)
 	w.byTopic[topic] = c
 	return c, nil
 }
@@ -411,11 +449,20 @@ func (w *Writer) fixed(topic, schema, data string) (*channel, error) {
 	return w.channel(topic, sid, nil)
 }
 
+// write writes a message of data on c.
 func (w *Writer) write(c *channel, t time.Time, data []byte) error {
-	lt := logTime(t)
-	err := w.mw.WriteMessage(&mcap.Message{ChannelID: c.id, Sequence: c.seq, LogTime: lt, PublishTime: lt, Data: data})
+	start := w.begin(c, t)
+	w.ch.cur.data = append(w.ch.cur.data, data...)
+	w.ch.end(start)
+	return nil
+}
+
+// begin starts a message on c in the chunk under construction: its data
+// is appended to w.ch.cur.data, then w.ch.end(start) completes it.
+func (w *Writer) begin(c *channel, t time.Time) (start int) {
+	start = w.ch.begin(c.id, c.seq, logTime(t))
 	c.seq++
-	return err
+	return start
 }
 
 // event writes one foxglove.Log on /dissect/events.
