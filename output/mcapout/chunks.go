@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"math"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -320,14 +321,7 @@ func newCompressor(name string) (compressor, error) {
 		}
 		return zstdCompressor{e}, nil
 	case CompressionLZ4:
-		z := &lz4Compressor{}
-		z.w = lz4.NewWriter(&z.out)
-		// The chunk record has its own CRC of the records; the frame's
-		// content checksum would be a second one.
-		if err := z.w.Apply(lz4.CompressionLevelOption(lz4.Fast), lz4.ChecksumOption(false), lz4.ConcurrencyOption(1), lz4.BlockSizeOption(lz4.Block4Mb)); err != nil {
-			return nil, err
-		}
-		return z, nil
+		return &lz4Compressor{}, nil
 	}
 	return nil, fmt.Errorf("mcap: compression %q: want %s or %s", name, CompressionLZ4, CompressionZstd)
 }
@@ -338,27 +332,40 @@ func (z zstdCompressor) compress(dst, src []byte) ([]byte, error) {
 	return z.e.EncodeAll(src, dst), nil
 }
 
-// lz4Compressor writes an LZ4 frame, the form MCAP's "lz4" chunks have.
-type lz4Compressor struct {
-	w   *lz4.Writer
-	out appender
-}
+// lz4Compressor writes an LZ4 frame (https://github.com/lz4/lz4/blob/dev/doc/lz4_Frame_format.md),
+// the form MCAP's "lz4" chunks have, with lz4's fast block compressor: a
+// frame header, blocks of at most 4 MiB (each compressed, or stored when
+// it does not shrink), the end mark. The blocks are compressed straight
+// from the chunk into dst, which lz4.Writer would first copy into a
+// block buffer of its own. No content checksum: the chunk record has a
+// CRC of its records.
+type lz4Compressor struct{ c lz4.Compressor }
 
-type appender struct{ b []byte }
+// lz4Header is the frame's header: magic 0x184D2204; FLG 0x60 (version
+// 01, blocks independent, no block or content checksum, no content size,
+// no dictionary); BD 0x70 (blocks of at most 4 MiB); and the header
+// checksum, the second byte of the XXH32 of FLG and BD, 0x73.
+var lz4Header = [7]byte{0x04, 0x22, 0x4D, 0x18, 0x60, 0x70, 0x73}
 
-func (a *appender) Write(p []byte) (int, error) {
-	a.b = append(a.b, p...)
-	return len(p), nil
-}
+const lz4Block = 4 << 20
 
 func (z *lz4Compressor) compress(dst, src []byte) ([]byte, error) {
-	z.out.b = dst
-	z.w.Reset(&z.out)
-	if _, err := z.w.Write(src); err != nil {
-		return dst, err
+	dst = append(dst, lz4Header[:]...)
+	for len(src) > 0 {
+		blk := src[:min(len(src), lz4Block)]
+		src = src[len(blk):]
+		at := len(dst)
+		dst = slices.Grow(dst, 4+len(blk))[:at+4+len(blk)]
+		// Room for the block as it is: a block that would not fit
+		// there is stored.
+		n, err := z.c.CompressBlock(blk, dst[at+4:])
+		if n == 0 || err != nil {
+			copy(dst[at+4:], blk)
+			binary.LittleEndian.PutUint32(dst[at:], uint32(len(blk))|1<<31)
+			continue
+		}
+		dst = dst[:at+4+n]
+		binary.LittleEndian.PutUint32(dst[at:], uint32(n))
 	}
-	err := z.w.Close()
-	out := z.out.b
-	z.out.b = nil
-	return out, err
+	return append(dst, 0, 0, 0, 0), nil
 }

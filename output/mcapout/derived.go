@@ -81,7 +81,7 @@ func (w *Writer) notDrawn(r *dissect.Record, what string) error {
 // derivedChannel returns the channel of a derived topic, or nil when the
 // topics are at their limit.
 func (w *Writer) derivedChannel(r *dissect.Record, k topicKey, topicf func() string, schema, data string) (*channel, error) {
-	if c, ok := w.topics[k]; ok {
+	if c := w.known(k); c != nil {
 		return c, nil
 	}
 	sid, err := w.schema(schema, data)
@@ -104,12 +104,17 @@ func (w *Writer) derivedChannel(r *dissect.Record, k topicKey, topicf func() str
 // rooted adds a transform from world to frame (identity) the first time
 // frame is seen, or each time once MaxTopics frames are remembered.
 func (w *Writer) rooted(frame string) {
-	if !w.frames[frame] && frame != "world" {
-		if len(w.frames) < w.o.MaxTopics {
-			w.frames[frame] = true
-		}
-		w.tfs = append(w.tfs, transform{parent: "world", child: frame, pos: identity, q: identity})
+	if frame == w.rootedLast || frame == "world" {
+		return
 	}
+	if !w.frames[frame] {
+		w.tfs = append(w.tfs, transform{parent: "world", child: frame, pos: identity, q: identity})
+		if len(w.frames) >= w.o.MaxTopics {
+			return
+		}
+		w.frames[frame] = true
+	}
+	w.rootedLast = frame
 }
 
 func (w *Writer) writeTransforms(r *dissect.Record) error {

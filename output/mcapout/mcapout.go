@@ -76,6 +76,7 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/dissect-tools/dissect/dissect"
 	"github.com/dissect-tools/dissect/output"
@@ -125,6 +126,12 @@ type Writer struct {
 	tfs        []transform
 	points     []vec
 	slab       []byte // numbers of the picture being drawn
+
+	recent [64]struct { // see known
+		k topicKey
+		c *channel
+	}
+	rootedLast string // the frame rooted last (see rooted)
 
 	streamFrame frameName // PROTO/STREAM of the last picture without a sender
 	err         error
@@ -304,7 +311,7 @@ func (w *Writer) record(r *dissect.Record, d *declared, k topicKey) error {
 // variant; the type itself for a protocol's "*" declaration and a record
 // without one).
 func (w *Writer) recordChannel(r *dissect.Record, d *declared, k topicKey) (*channel, error) {
-	if c, ok := w.topics[k]; ok {
+	if c := w.known(k); c != nil {
 		return c, nil
 	}
 	proto := r.Proto
@@ -348,6 +355,23 @@ func (w *Writer) remember(k topicKey, c *channel) {
 	if len(w.topics) < 4*w.o.MaxTopics {
 		w.topics[k] = c
 	}
+}
+
+// known returns the channel remembered for k, or nil. A few recent keys
+// are found without hashing their strings: a slot chosen by the key's
+// declaration, stream, sensor and kind holds the last key found there.
+func (w *Writer) known(k topicKey) *channel {
+	h := uintptr(unsafe.Pointer(k.decl))>>4 ^ uintptr(k.stream)*0x9e37 ^ uintptr(k.sensor)*0x85eb ^ uintptr(k.kind)*0xc2b3 ^ uintptr(len(k.sender))
+	slot := &w.recent[h%uintptr(len(w.recent))]
+	if slot.c != nil && slot.k == k {
+		return slot.c
+	}
+	c, ok := w.topics[k]
+	if !ok {
+		return nil
+	}
+	slot.k, slot.c = k, c
+	return c
 }
 
 // maxKept is the longest name from the wire the writer keeps.
