@@ -201,6 +201,11 @@ func (c *chunker) submit() {
 	c.order <- j
 	c.work <- j
 	c.cur = <-c.free
+	// A run that fills chunks fills more: the next is given its full
+	// size at once rather than grown to it.
+	if want := c.size + c.size/4; cap(c.cur.data) < want {
+		c.cur.data = make([]byte, 0, want)
+	}
 }
 
 func (c *chunker) compressHere(j *chunk) {

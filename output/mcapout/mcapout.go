@@ -1,6 +1,7 @@
 // Package mcapout writes records into an MCAP file (https://mcap.dev) that
 // Foxglove and Lichtblick open with no code: JSON messages with JSON
-// Schemas, zstd-compressed chunks, indexed, log time = capture time. What
+// Schemas, lz4-compressed chunks (zstd as an option: Options.Compression),
+// indexed, log time = capture time. What
 // a record's topic, schema and pictures are comes from its type's
 // declaration (Options.Decl, dissect.TypeDecl) and the roles it gives
 // fields; no protocol is named here.
@@ -50,7 +51,9 @@
 //
 // # Memory
 //
-// The library holds one chunk (Options.ChunkSize) and the file's indexes; at
+// The writer holds at most Options.Workers+1 chunks (Options.ChunkSize
+// each, uncompressed, and compressed: the one being filled and those
+// being compressed or written, see chunks.go) and the file's indexes; at
 // most Options.MaxTopics topics are made (a channel id is 16 bits), beyond
 // which records go to /PROTO/_overflow (schema dissect.undeclared) and
 // derived topics are not made; /dissect/events says so once.
