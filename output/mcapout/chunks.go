@@ -81,10 +81,9 @@ type chunker struct {
 	messages uint64
 }
 
-func newChunker(mw *mcap.Writer, compression string, size, workers int) (*chunker, error) {
-	if _, err := newCompressor(compression); err != nil {
-		return nil, err
-	}
+// newChunker returns the chunker of mw; compression is one newCompressor
+// knows.
+func newChunker(mw *mcap.Writer, compression string, size, workers int) *chunker {
 	c := &chunker{mw: mw, compression: compression, size: size, workers: max(workers, 1)}
 	n := c.workers + 1
 	c.free = make(chan *chunk, n)
@@ -94,7 +93,7 @@ func newChunker(mw *mcap.Writer, compression string, size, workers int) (*chunke
 		c.free <- j
 	}
 	c.cur = <-c.free
-	return c, nil
+	return c
 }
 
 func (c *chunker) failed() error {
@@ -210,7 +209,7 @@ func (c *chunker) submit() {
 
 func (c *chunker) compressHere(j *chunk) {
 	if c.inline == nil {
-		c.inline, _ = newCompressor(c.compression) // checked by newChunker
+		c.inline, _ = newCompressor(c.compression) // checked by New
 	}
 	compress(c.inline, j)
 }
@@ -221,7 +220,7 @@ func (c *chunker) start() {
 	c.order = make(chan *chunk, cap(c.free))
 	c.wg.Add(c.workers + 1)
 	for range c.workers {
-		z, _ := newCompressor(c.compression) // checked by newChunker
+		z, _ := newCompressor(c.compression) // checked by New
 		go c.worker(z)
 	}
 	go c.writer()

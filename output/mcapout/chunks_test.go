@@ -184,8 +184,9 @@ func TestFoxgloveReadsBothCompressions(t *testing.T) {
 }
 
 func TestCompressionRefused(t *testing.T) {
-	if _, err := New(io.Discard, Options{Compression: "gzip"}); err == nil || !strings.Contains(err.Error(), `"gzip"`) {
-		t.Errorf("gzip chunks: %v", err)
+	var buf bytes.Buffer
+	if _, err := New(&buf, Options{Compression: "gzip"}); err == nil || !strings.Contains(err.Error(), `"gzip"`) || buf.Len() != 0 {
+		t.Errorf("gzip chunks: %v, %d bytes written", err, buf.Len())
 	}
 }
 

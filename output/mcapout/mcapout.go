@@ -125,7 +125,6 @@ type Writer struct {
 	frames     map[string]bool // frames given a transform from world
 	full       bool            // MaxTopics reached (told on /dissect/events)
 	undeclared int
-	buf        []byte
 	tfs        []transform
 	points     []vec
 	slab       []byte // numbers of the picture being drawn
@@ -176,16 +175,16 @@ func New(w io.Writer, o Options) (*Writer, error) {
 	if o.Workers <= 0 {
 		o.Workers = 2
 	}
+	if _, err := newCompressor(o.Compression); err != nil {
+		return nil, err // before a byte is written
+	}
 	// The library writes the header, the chunks made here
 	// (WriteChunkWithIndexes) and, at Close, the summary and footer.
 	mw, err := mcap.NewWriter(w, &mcap.WriterOptions{IncludeCRC: true})
 	if err != nil {
 		return nil, err
 	}
-	ch, err := newChunker(mw, o.Compression, int(o.ChunkSize), o.Workers)
-	if err != nil {
-		return nil, err
-	}
+	ch := newChunker(mw, o.Compression, int(o.ChunkSize), o.Workers)
 	if err := mw.WriteHeader(&mcap.Header{Library: o.Library}); err != nil {
 		return nil, err
 	}
