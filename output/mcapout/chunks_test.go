@@ -215,6 +215,9 @@ func TestWriteErrorEndsGoroutines(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "disk full") {
 		t.Fatalf("Record: %v", err)
 	}
+	if ferr := w.Flush(); ferr != err {
+		t.Fatalf("Flush: %v", ferr)
+	}
 	if err := w.Close(); err == nil {
 		t.Fatal("Close: no error")
 	}

@@ -199,8 +199,14 @@ func New(w io.Writer, o Options) (*Writer, error) {
 	return wr, nil
 }
 
-// Flush does nothing: a chunk is written when it is full, the rest by Close.
-func (w *Writer) Flush() error { return w.err }
+// Flush writes nothing: a chunk is written when it is full, the rest by
+// Close. It returns the first error, also one met writing a chunk.
+func (w *Writer) Flush() error {
+	if w.err == nil && w.mw != nil {
+		w.err = w.ch.failed()
+	}
+	return w.err
+}
 
 // Undeclared returns the number of records written so far that had no
 // declaration.
