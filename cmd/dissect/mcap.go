@@ -35,7 +35,13 @@ func (o *readOpts) mcapOutput(stdout io.Writer, reg *dissect.Registry) (sink, er
 	bw := &bufferedOut{Writer: bufio.NewWriterSize(w, 64<<10)}
 	bw.closer, _ = w.(io.Closer)
 	version, _, _ := strings.Cut(versionLine(), "\n")
-	m, err := mcapout.New(bw, mcapout.Options{Library: version, Decl: reg.Decl})
+	// Chunks are compressed on --threads goroutines (2 when not given)
+	// while the next is filled; --threads 1 compresses them in line.
+	workers := 2
+	if o.threads > 0 {
+		workers = o.threads
+	}
+	m, err := mcapout.New(bw, mcapout.Options{Library: version, Decl: reg.Decl, Workers: workers})
 	if err != nil {
 		if c, ok := w.(io.Closer); ok {
 			c.Close()

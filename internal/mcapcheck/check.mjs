@@ -30,6 +30,7 @@ import { open } from 'node:fs/promises';
 import { McapIndexedReader } from '@mcap/core';
 import Ajv2020 from 'ajv/dist/2020.js';
 import { decompress } from 'fzstd';
+import decompressLZ4 from '@foxglove/wasm-lz4';
 
 const args = process.argv.slice(2);
 const file = args[0];
@@ -45,9 +46,13 @@ const readable = {
     return buf;
   },
 };
+await decompressLZ4.isLoaded; // Foxglove's own LZ4 frame decoder
 const reader = await McapIndexedReader.Initialize({
   readable,
-  decompressHandlers: { zstd: (data, size) => decompress(data, new Uint8Array(Number(size))) },
+  decompressHandlers: {
+    zstd: (data, size) => decompress(data, new Uint8Array(Number(size))),
+    lz4: (data, size) => decompressLZ4(data, Number(size)),
+  },
 });
 
 const problems = [];

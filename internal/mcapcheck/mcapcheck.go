@@ -118,5 +118,5 @@ func Available() error {
 
 // setup finds node and this directory with its installed packages.
 func setup() (node, dir string, err error) {
-	return nodetest.Find("internal/mcapcheck", "the independent MCAP reader is Foxglove's @mcap/core on Node", "@mcap/core", "ajv", "fzstd")
+	return nodetest.Find("internal/mcapcheck", "the independent MCAP reader is Foxglove's @mcap/core on Node", "@mcap/core", "ajv", "fzstd", "@foxglove/wasm-lz4")
 }

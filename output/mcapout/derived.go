@@ -81,7 +81,7 @@ func (w *Writer) notDrawn(r *dissect.Record, what string) error {
 // derivedChannel returns the channel of a derived topic, or nil when the
 // topics are at their limit.
 func (w *Writer) derivedChannel(r *dissect.Record, k topicKey, topicf func() string, schema, data string) (*channel, error) {
-	if c, ok := w.topics[k]; ok {
+	if c := w.known(k); c != nil {
 		return c, nil
 	}
 	sid, err := w.schema(schema, data)
@@ -104,12 +104,17 @@ func (w *Writer) derivedChannel(r *dissect.Record, k topicKey, topicf func() str
 // rooted adds a transform from world to frame (identity) the first time
 // frame is seen, or each time once MaxTopics frames are remembered.
 func (w *Writer) rooted(frame string) {
-	if !w.frames[frame] && frame != "world" {
-		if len(w.frames) < w.o.MaxTopics {
-			w.frames[frame] = true
-		}
-		w.tfs = append(w.tfs, transform{parent: "world", child: frame, pos: identity, q: identity})
+	if frame == w.rootedLast || frame == "world" {
+		return
 	}
+	if !w.frames[frame] {
+		w.tfs = append(w.tfs, transform{parent: "world", child: frame, pos: identity, q: identity})
+		if len(w.frames) >= w.o.MaxTopics {
+			return
+		}
+		w.frames[frame] = true
+	}
+	w.rootedLast = frame
 }
 
 func (w *Writer) writeTransforms(r *dissect.Record) error {
@@ -120,9 +125,11 @@ func (w *Writer) writeTransforms(r *dissect.Record) error {
 	if err != nil {
 		return err
 	}
-	w.buf = appendFrameTransforms(w.buf[:0], r.Time, w.tfs)
+	start := w.begin(c, r.Time)
+	w.ch.cur.data = appendFrameTransforms(w.ch.cur.data, r.Time, w.tfs)
+	w.ch.end(start)
 	w.tfs = w.tfs[:0]
-	return w.write(c, r.Time, w.buf)
+	return nil
 }
 
 // A frameName is the frame "PROTO/STREAM" of the pictures of a stream
@@ -177,10 +184,9 @@ func (w *Writer) pose(r *dissect.Record, t *dissect.TypeDecl, k topicKey) error 
 		return err
 	}
 	frame := w.frame(r, k)
-	w.buf = appendPoseInFrame(w.buf[:0], r.Time, frame, pos, q)
-	if err := w.write(c, r.Time, w.buf); err != nil {
-		return err
-	}
+	start := w.begin(c, r.Time)
+	w.ch.cur.data = appendPoseInFrame(w.ch.cur.data, r.Time, frame, pos, q)
+	w.ch.end(start)
 	w.rooted(frame)
 	if k.sensor >= 0 {
 		w.tfs = append(w.tfs, transform{parent: frame, child: frame + "/sensor" + strconv.FormatInt(k.sensor, 10), pos: pos, q: q})
@@ -216,10 +222,9 @@ func (w *Writer) polyline(r *dissect.Record, t *dissect.TypeDecl, k topicKey) er
 		return err
 	}
 	frame := w.frame(r, k)
-	w.buf = appendLineScene(w.buf[:0], r.Time, frame, t.Table(), w.points)
-	if err := w.write(c, r.Time, w.buf); err != nil {
-		return err
-	}
+	start := w.begin(c, r.Time)
+	w.ch.cur.data = appendLineScene(w.ch.cur.data, r.Time, frame, t.Table(), w.points)
+	w.ch.end(start)
 	w.rooted(frame)
 	return w.writeTransforms(r)
 }

@@ -1,6 +1,7 @@
 // Package mcapout writes records into an MCAP file (https://mcap.dev) that
 // Foxglove and Lichtblick open with no code: JSON messages with JSON
-// Schemas, zstd-compressed chunks, indexed, log time = capture time. What
+// Schemas, lz4-compressed chunks (zstd as an option: Options.Compression),
+// indexed, log time = capture time. What
 // a record's topic, schema and pictures are comes from its type's
 // declaration (Options.Decl, dissect.TypeDecl) and the roles it gives
 // fields; no protocol is named here.
@@ -50,7 +51,9 @@
 //
 // # Memory
 //
-// The library holds one chunk (Options.ChunkSize) and the file's indexes; at
+// The writer holds at most Options.Workers+1 chunks (Options.ChunkSize
+// each, uncompressed, and compressed: the one being filled and those
+// being compressed or written, see chunks.go) and the file's indexes; at
 // most Options.MaxTopics topics are made (a channel id is 16 bits), beyond
 // which records go to /PROTO/_overflow (schema dissect.undeclared) and
 // derived topics are not made; /dissect/events says so once.
@@ -76,6 +79,7 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/dissect-tools/dissect/dissect"
 	"github.com/dissect-tools/dissect/output"
@@ -90,6 +94,13 @@ type Options struct {
 	ChunkSize int64
 	// MaxTopics bounds the topics (default 4096).
 	MaxTopics int
+	// Compression is the chunks' compression: CompressionLZ4 (the
+	// default) or CompressionZstd.
+	Compression string
+	// Workers is the number of goroutines compressing chunks while the
+	// records of the next are encoded (default 2); 1 compresses them in
+	// the caller's goroutine. At most Workers chunks are in flight.
+	Workers int
 	// Decl returns the declaration of a record (dissect.Registry.Decl),
 	// which gives its record topic's schema, its sender and sensor, and
 	// its pictures; nil, or a nil result, leaves a record undeclared:
@@ -100,6 +111,9 @@ type Options struct {
 // Writer writes records as MCAP. It is not safe for concurrent use.
 type Writer struct {
 	mw         *mcap.Writer
+	ch         *chunker
+	schemaList []*mcap.Schema  // for the summary, in order of id
+	chanList   []*mcap.Channel // for the summary, in order of id
 	closer     io.Closer
 	o          Options
 	enc        *output.JSON
@@ -111,10 +125,15 @@ type Writer struct {
 	frames     map[string]bool // frames given a transform from world
 	full       bool            // MaxTopics reached (told on /dissect/events)
 	undeclared int
-	buf        []byte
 	tfs        []transform
 	points     []vec
 	slab       []byte // numbers of the picture being drawn
+
+	recent [64]struct { // see known
+		k topicKey
+		c *channel
+	}
+	rootedLast string // the frame rooted last (see rooted)
 
 	streamFrame frameName // PROTO/STREAM of the last picture without a sender
 	err         error
@@ -150,17 +169,27 @@ func New(w io.Writer, o Options) (*Writer, error) {
 	if o.MaxTopics <= 0 || o.MaxTopics > 60000 {
 		o.MaxTopics = 4096
 	}
-	mw, err := mcap.NewWriter(w, &mcap.WriterOptions{
-		Chunked: true, ChunkSize: o.ChunkSize, Compression: mcap.CompressionZSTD, CompressionLevel: mcap.CompressionLevelFastest, IncludeCRC: true,
-	})
+	if o.Compression == "" {
+		o.Compression = CompressionLZ4
+	}
+	if o.Workers <= 0 {
+		o.Workers = 2
+	}
+	if _, err := newCompressor(o.Compression); err != nil {
+		return nil, err // before a byte is written
+	}
+	// The library writes the header, the chunks made here
+	// (WriteChunkWithIndexes) and, at Close, the summary and footer.
+	mw, err := mcap.NewWriter(w, &mcap.WriterOptions{IncludeCRC: true})
 	if err != nil {
 		return nil, err
 	}
+	ch := newChunker(mw, o.Compression, int(o.ChunkSize), o.Workers)
 	if err := mw.WriteHeader(&mcap.Header{Library: o.Library}); err != nil {
 		return nil, err
 	}
 	wr := &Writer{
-		mw: mw, o: o, enc: output.NewJSONAppender(),
+		mw: mw, ch: ch, o: o, enc: output.NewJSONAppender(),
 		topics: map[topicKey]*channel{}, byTopic: map[string]*channel{},
 		schemas: map[string]uint16{}, decls: map[*dissect.TypeDecl]*declared{}, frames: map[string]bool{},
 	}
@@ -170,20 +199,36 @@ func New(w io.Writer, o Options) (*Writer, error) {
 	return wr, nil
 }
 
-// Flush does nothing: a chunk is written when it is full, the rest by Close.
-func (w *Writer) Flush() error { return w.err }
+// Flush writes nothing: a chunk is written when it is full, the rest by
+// Close. It returns the first error, also one met writing a chunk.
+func (w *Writer) Flush() error {
+	if w.err == nil && w.mw != nil {
+		w.err = w.ch.failed()
+	}
+	return w.err
+}
 
 // Undeclared returns the number of records written so far that had no
 // declaration.
 func (w *Writer) Undeclared() int { return w.undeclared }
 
 // Close writes what is left, the summary and the footer, and closes the
-// underlying writer when it is a Closer.
+// underlying writer when it is a Closer. It ends the goroutines the
+// writer started.
 func (w *Writer) Close() error {
 	if w.mw == nil {
 		return w.err
 	}
-	err := w.mw.Close()
+	err := w.ch.close()
+	if err == nil {
+		for _, s := range w.schemaList {
+			w.mw.AddSchema(s)
+		}
+		for _, c := range w.chanList {
+			w.mw.AddChannel(c)
+		}
+		err = w.mw.Close()
+	}
 	w.mw = nil
 	if w.closer != nil {
 		if cerr := w.closer.Close(); err == nil {
@@ -204,6 +249,9 @@ func (w *Writer) Record(r *dissect.Record) error {
 	}
 	if w.mw == nil {
 		return errors.New("mcap: record after Close")
+	}
+	if w.err = w.ch.failed(); w.err != nil {
+		return w.err
 	}
 	d := w.declared(r)
 	k := w.recordKey(r, d)
@@ -256,8 +304,10 @@ func (w *Writer) record(r *dissect.Record, d *declared, k topicKey) error {
 	}
 	rc := *r
 	rc.Raw = nil
-	w.buf = w.enc.AppendRecord(w.buf[:0], &rc)
-	return w.write(c, r.Time, w.buf)
+	start := w.begin(c, r.Time)
+	w.ch.cur.data = w.enc.AppendRecord(w.ch.cur.data, &rc)
+	w.ch.end(start)
+	return nil
 }
 
 // recordChannel returns the channel of r's record topic, made on first
@@ -269,7 +319,7 @@ func (w *Writer) record(r *dissect.Record, d *declared, k topicKey) error {
 // variant; the type itself for a protocol's "*" declaration and a record
 // without one).
 func (w *Writer) recordChannel(r *dissect.Record, d *declared, k topicKey) (*channel, error) {
-	if c, ok := w.topics[k]; ok {
+	if c := w.known(k); c != nil {
 		return c, nil
 	}
 	proto := r.Proto
@@ -313,6 +363,23 @@ func (w *Writer) remember(k topicKey, c *channel) {
 	if len(w.topics) < 4*w.o.MaxTopics {
 		w.topics[k] = c
 	}
+}
+
+// known returns the channel remembered for k, or nil. A few recent keys
+// are found without hashing their strings: a slot chosen by the key's
+// declaration, stream, sensor and kind holds the last key found there.
+func (w *Writer) known(k topicKey) *channel {
+	h := uintptr(unsafe.Pointer(k.decl))>>4 ^ uintptr(k.stream)*0x9e37 ^ uintptr(k.sensor)*0x85eb ^ uintptr(k.kind)*0xc2b3 ^ uintptr(len(k.sender))
+	slot := &w.recent[h%uintptr(len(w.recent))]
+	if slot.c != nil && slot.k == k {
+		return slot.c
+	}
+	c, ok := w.topics[k]
+	if !ok {
+		return nil
+	}
+	slot.k, slot.c = k, c
+	return c
 }
 
 // maxKept is the longest name from the wire the writer keeps.
@@ -384,15 +451,18 @@ func (w *Writer) atLimit(r *dissect.Record) bool {
 func (w *Writer) newSchema(name, data string) (uint16, error) {
 	w.nschemas++
 	id := w.nschemas
-	return id, w.mw.WriteSchema(&mcap.Schema{ID: id, Name: name, Encoding: "jsonschema", Data: []byte(data)})
+	s := &mcap.Schema{ID: id, Name: name, Encoding: "jsonschema", Data: []byte(data)}
+	w.ch.schema(s)
+	w.schemaList = append(w.schemaList, s)
+	return id, nil
 }
 
 // channel adds a JSON channel on topic with the schema sid.
 func (w *Writer) channel(topic string, sid uint16, meta map[string]string) (*channel, error) {
 	c := &channel{id: uint16(len(w.byTopic)), schema: sid}
-	if err := w.mw.WriteChannel(&mcap.Channel{ID: c.id, SchemaID: sid, Topic: topic, MessageEncoding: "json", Metadata: meta}); err != nil {
-		return nil, err
-	}
+	mc := &mcap.Channel{ID: c.id, SchemaID: sid, Topic: topic, MessageEncoding: "json", Metadata: meta}
+	w.ch.channel(mc)
+	w.chanList = append(w.chanList, mc)
 	w.byTopic[topic] = c
 	return c, nil
 }
@@ -411,11 +481,20 @@ func (w *Writer) fixed(topic, schema, data string) (*channel, error) {
 	return w.channel(topic, sid, nil)
 }
 
+// write writes a message of data on c.
 func (w *Writer) write(c *channel, t time.Time, data []byte) error {
-	lt := logTime(t)
-	err := w.mw.WriteMessage(&mcap.Message{ChannelID: c.id, Sequence: c.seq, LogTime: lt, PublishTime: lt, Data: data})
+	start := w.begin(c, t)
+	w.ch.cur.data = append(w.ch.cur.data, data...)
+	w.ch.end(start)
+	return nil
+}
+
+// begin starts a message on c in the chunk under construction: its data
+// is appended to w.ch.cur.data, then w.ch.end(start) completes it.
+func (w *Writer) begin(c *channel, t time.Time) (start int) {
+	start = w.ch.begin(c.id, c.seq, logTime(t))
 	c.seq++
-	return err
+	return start
 }
 
 // event writes one foxglove.Log on /dissect/events.
