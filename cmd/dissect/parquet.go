@@ -21,7 +21,9 @@ func (o *readOpts) parquetOutput(reg *dissect.Registry) (sink, error) {
 	if o.maxParts < 1 {
 		return nil, usageError{fmt.Errorf("--max-partitions %d: want at least 1", o.maxParts)}
 	}
-	w, err := parquetout.New(o.outPath, parquetout.Options{Decl: reg.Decl, MaxPartitions: o.maxParts})
+	// --threads: the goroutines that encode and compress row groups
+	// beside the decoder (0: parquetout's default, 2; 1: none).
+	w, err := parquetout.New(o.outPath, parquetout.Options{Decl: reg.Decl, MaxPartitions: o.maxParts, Workers: o.threads})
 	if err != nil {
 		return nil, err
 	}

@@ -106,9 +106,10 @@ import (
 	"strings"
 	"time"
 
+	apq "github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/dissect-tools/dissect/dissect"
 	"github.com/dissect-tools/dissect/output"
-	"github.com/parquet-go/parquet-go"
 )
 
 // Options configures a [Writer]. The zero value is usable.
@@ -133,7 +134,19 @@ type Options struct {
 	// DefaultMaxPartitions); the records of further types go to their
 	// protocol's overflow partition (see partition.go's comment).
 	MaxPartitions int
+	// Workers is how many goroutines encode and compress row groups
+	// while records are written (default DefaultWorkers); 1 writes them
+	// in Record, Flush and Close, with no goroutine. Close stops them.
+	Workers int
 }
+
+// DefaultWorkers is the default of Options.Workers.
+const DefaultWorkers = 2
+
+// maxBatchBytes bounds the strings and bytes of a row group being
+// collected: a row group of large records is written before it has
+// RowGroupRows rows.
+const maxBatchBytes = 64 << 20
 
 // Writer writes records into a lake. It is not safe for concurrent use.
 type Writer struct {
@@ -149,6 +162,9 @@ type Writer struct {
 	open    []*table       // the tables with an open part
 	seq     map[string]int // parts so far per partition directory
 	rb      rowBuilder
+	props   *apq.WriterProperties
+	pool    *pool           // nil with one worker: row groups written by Record
+	views   []apq.ByteArray // scratch of the row groups written without pool
 	tick    uint64
 	extra   int64
 	err     error
@@ -193,15 +209,22 @@ func New(dir string, o Options) (*Writer, error) {
 	if o.MaxPartitions <= 0 {
 		o.MaxPartitions = DefaultMaxPartitions
 	}
+	if o.Workers <= 0 {
+		o.Workers = DefaultWorkers
+	}
 	if err := os.MkdirAll(dir, 0o777); err != nil {
 		return nil, err
 	}
 	var rnd [4]byte
 	_, _ = rand.Read(rnd[:])
 	run := fmt.Sprintf("%s-%d-%s", time.Now().UTC().Format("20060102T150405Z"), os.Getpid(), hex.EncodeToString(rnd[:]))
-	return &Writer{dir: dir, o: o, capture: o.Capture, run: run,
+	w := &Writer{dir: dir, o: o, capture: o.Capture, run: run,
 		plans: map[pkey]*plan{}, tables: map[tkey]*table{}, seq: map[string]int{},
-		rb: rowBuilder{json: output.NewJSONAppender()}}, nil
+		rb: rowBuilder{json: output.NewJSONAppender()}, props: writerProps()}
+	if o.Workers > 1 {
+		w.pool = newPool(o.Workers)
+	}
+	return w, nil
 }
 
 // SetCapture sets the value of the capture column for the records that
@@ -279,15 +302,12 @@ func (w *Writer) Record(r *dissect.Record) error {
 	}
 	w.tick++
 	p.used = w.tick
-	row, extra := w.rb.build(p.batch[p.n][:0], t.plan, r, w.capture, &p.arena)
-	p.batch[p.n] = row
-	p.n++
-	p.rows++
-	if extra {
+	if w.rb.build(p.cur, t.plan, r, w.capture) {
 		w.extra++
 	}
-	if p.n == len(p.batch) {
-		if err := p.flush(); err != nil {
+	p.rows++
+	if int64(p.cur.rows) >= w.o.RowGroupRows || p.cur.bytes >= maxBatchBytes {
+		if err := w.flush(p); err != nil {
 			w.err = fmt.Errorf("parquet %s: %w", p.tmp, err)
 			return w.err
 		}
@@ -350,12 +370,16 @@ func (w *Writer) Close() error {
 		errs = append(errs, w.err)
 	}
 	for _, t := range w.open {
-		if err := t.part.close(); err != nil {
+		if err := w.close(t.part); err != nil {
 			errs = append(errs, err)
 		}
 		t.part = nil
 	}
 	w.open = nil
+	if w.pool != nil {
+		w.pool.stop()
+		w.pool = nil
+	}
 	w.err = errors.New("parquetout: writer closed")
 	if len(errs) > 1 { // one line: a full disk fails every open part alike
 		return fmt.Errorf("%w (and %d more errors)", errs[0], len(errs)-1)
@@ -382,7 +406,7 @@ func (w *Writer) closePart(t *table) error {
 			break
 		}
 	}
-	err := t.part.close()
+	err := w.close(t.part)
 	t.part = nil
 	if err != nil {
 		w.err = err
@@ -390,20 +414,20 @@ func (w *Writer) closePart(t *table) error {
 	return err
 }
 
-// batchRows is how many rows a part hands the library at once (its own
-// chunk when it writes rows).
-const batchRows = 64
-
 type part struct {
 	f     *os.File
-	w     *parquet.Writer
+	fw    *file.Writer
 	tmp   string
 	final string
 	used  uint64
 	rows  int64
-	batch []parquet.Row // rows 0..n-1 not written yet
-	n     int
-	arena arena // their strings and bytes
+	specs []colSpec
+	cur   *batch // the row group being filled
+	spare *batch // the other one, nil while a worker writes it
+	// busy is closed when the row group a worker writes is written; nil
+	// when none is. err is that row group's error, read after busy.
+	busy chan struct{}
+	err  error
 }
 
 func (w *Writer) newPart(t *table) (*part, error) {
@@ -417,31 +441,61 @@ func (w *Writer) newPart(t *table) (*part, error) {
 	if err != nil {
 		return nil, err
 	}
-	pw := parquet.NewWriter(f, t.plan.schema,
-		parquet.MaxRowsPerRowGroup(w.o.RowGroupRows),
-		parquet.Compression(&parquet.Zstd),
-		parquet.CreatedBy("dissect", "", ""))
-	return &part{f: f, w: pw, tmp: tmp, final: final, batch: make([]parquet.Row, batchRows)}, nil
+	fw, err := file.NewParquetWriterWithError(f, t.plan.file, file.WithWriterProps(w.props))
+	if err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return nil, err
+	}
+	return &part{f: f, fw: fw, tmp: tmp, final: final, specs: t.plan.specs, cur: newBatch(t.plan.specs)}, nil
 }
 
-// flush hands the batched rows to the library, which copies them.
-func (p *part) flush() error {
-	if p.n == 0 {
+// wait waits for the row group a worker is writing, if any, and returns
+// its error.
+func (p *part) wait() error {
+	if p.busy != nil {
+		<-p.busy
+		p.busy = nil
+	}
+	return p.err
+}
+
+// flush hands the filled row group to a worker (or, without workers,
+// writes it), and goes on with the other batch. A part has at most one
+// row group with a worker, so that its row groups are written in order.
+func (w *Writer) flush(p *part) error {
+	if err := p.wait(); err != nil {
+		return err
+	}
+	b := p.cur
+	if b.rows == 0 {
 		return nil
 	}
-	_, err := p.w.WriteRows(p.batch[:p.n])
-	p.n = 0
-	p.arena.reset()
-	return err
+	p.cur, p.spare = p.spare, nil
+	if p.cur == nil {
+		p.cur = newBatch(p.specs)
+	}
+	if w.pool == nil {
+		p.err = b.write(p.fw, &w.views)
+		b.reset()
+		p.spare = b
+		return p.err
+	}
+	p.busy = make(chan struct{})
+	w.pool.submit(p, b)
+	return nil
 }
 
-func (p *part) close() error {
-	err := p.flush()
-	if err == nil {
-		err = p.w.Close()
+// close completes the part: its last row group, the footer, the rename.
+func (w *Writer) close(p *part) error {
+	err := w.flush(p)
+	if werr := p.wait(); err == nil {
+		err = werr
 	}
-	if cerr := p.f.Close(); err == nil {
-		err = cerr
+	if err == nil {
+		err = p.fw.Close() // the footer; closes p.f too
+	} else {
+		p.f.Close()
 	}
 	if err == nil {
 		err = os.Rename(p.tmp, p.final)
