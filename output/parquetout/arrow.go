@@ -3,10 +3,12 @@ package parquetout
 import (
 	"fmt"
 	"strings"
+	"sync"
 
 	apq "github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/schema"
+	"github.com/klauspost/compress/zstd"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
 )
@@ -160,4 +162,60 @@ func writerProps() *apq.WriterProperties {
 		apq.WithDataPageSize(dataPageSize),
 		apq.WithCreatedBy("dissect"),
 	)
+}
+
+// pageZstd is arrow-go's zstd codec with encoders sized for data pages.
+// arrow-go's own encoders keep zstd's default 8 MiB window, a history
+// buffer of that size per encoder (16 MiB with two workers, made anew
+// whenever the garbage collector empties its pool), where a page is at
+// most a few times dataPageSize. Encoders with a window of 4 pages and
+// zstd's low-memory mode compress the same pages into the same format
+// (any zstd decoder reads them; the window is a limit on how far back a
+// match may point) with a 512 KiB history each.
+//
+// It is registered, arrow-go's intended way of choosing a codec's
+// implementation, in init: decoding and streaming are arrow-go's.
+type pageZstd struct {
+	compress.Codec // arrow-go's, for decoding
+	encoders       sync.Pool
+}
+
+// pageWindow is the encoders' window: 4 data pages.
+const pageWindow = 4 * dataPageSize
+
+func init() {
+	orig, err := compress.GetCodec(compress.Codecs.Zstd)
+	if err != nil {
+		panic(err) // arrow-go registers zstd in its own init
+	}
+	c := &pageZstd{Codec: orig}
+	c.encoders.New = func() any {
+		enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.EncoderLevelFromZstd(zstdLevel)),
+			zstd.WithWindowSize(pageWindow), zstd.WithLowerEncoderMem(true), zstd.WithEncoderConcurrency(1),
+			zstd.WithZeroFrames(true), zstd.WithAllLitEntropyCompression(true))
+		if err != nil {
+			panic(err) // the options are constants
+		}
+		return enc
+	}
+	compress.RegisterCodec(compress.Codecs.Zstd, c)
+}
+
+func (c *pageZstd) Encode(dst, src []byte) []byte { return c.EncodeLevel(dst, src, zstdLevel) }
+
+// EncodeLevel compresses src with the page encoders at zstdLevel, the
+// writer's, and with arrow-go's at any other.
+func (c *pageZstd) EncodeLevel(dst, src []byte, level int) []byte {
+	if level != zstdLevel {
+		return c.Codec.EncodeLevel(dst, src, level)
+	}
+	enc := c.encoders.Get().(*zstd.Encoder)
+	dst = enc.EncodeAll(src, dst[:0])
+	c.encoders.Put(enc)
+	return dst
+}
+
+// DecodeWithError is arrow-go's (compress.ErrorCodec).
+func (c *pageZstd) DecodeWithError(dst, src []byte) ([]byte, error) {
+	return compress.Decode(c.Codec, dst, src)
 }

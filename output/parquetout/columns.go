@@ -39,21 +39,30 @@ type colSpec struct {
 
 // column holds one leaf column's part of a row group. Values are only
 // those of the rows whose definition level is maxDef (Parquet's dense
-// form); def and rep have one entry per level slot, and are left empty
-// when the column's maximum level is 0.
+// form). Byte arrays and levels are kept as runs: most rows repeat the
+// previous row's capture, transport, addresses and levels, so that a
+// row group takes little more than its numbers' memory. They are
+// expanded into a worker's scratch when the row group is written.
 type column struct {
 	colSpec
 	i64 []int64
 	f32 []float32
 	f64 []float64
 	bl  []bool
-	// physBytes: each value is data[pos[2i]:pos[2i+1]]. A value equal
-	// to the column's previous one (the capture, the transport, a
-	// stream's addresses: most rows) is not copied again.
-	pos  []uint32
+	str []strRun // physBytes: the values, as runs of one value
+	def []lvlRun // definition levels, when maxDef > 0
+	rep []lvlRun // repetition levels, when maxRep > 0
+	// data holds the byte arrays' bytes: a run is data[start:end].
 	data []byte
-	def  []int16 // definition levels, when maxDef > 0
-	rep  []int16 // repetition levels, when maxRep > 0
+}
+
+// strRun is n values data[start:end].
+type strRun struct{ start, end, n uint32 }
+
+// lvlRun is n levels of value v.
+type lvlRun struct {
+	v int16
+	n uint32
 }
 
 // batch is a row group being collected (or written) by a part.
@@ -76,7 +85,7 @@ func (b *batch) reset() {
 	for i := range b.cols {
 		c := &b.cols[i]
 		c.i64, c.f32, c.f64, c.bl = c.i64[:0], c.f32[:0], c.f64[:0], c.bl[:0]
-		c.pos, c.data, c.def, c.rep = c.pos[:0], c.data[:0], c.def[:0], c.rep[:0]
+		c.str, c.data, c.def, c.rep = c.str[:0], c.data[:0], c.def[:0], c.rep[:0]
 	}
 	b.rows, b.bytes = 0, 0
 }
@@ -84,11 +93,19 @@ func (b *batch) reset() {
 // levels appends a slot's levels to the column's level streams.
 func (c *column) levels(def, rep int) {
 	if c.maxDef > 0 {
-		c.def = append(c.def, int16(def))
+		c.def = addLevel(c.def, int16(def))
 	}
 	if c.maxRep > 0 {
-		c.rep = append(c.rep, int16(rep))
+		c.rep = addLevel(c.rep, int16(rep))
 	}
+}
+
+func addLevel(runs []lvlRun, v int16) []lvlRun {
+	if n := len(runs); n > 0 && runs[n-1].v == v {
+		runs[n-1].n++
+		return runs
+	}
+	return append(runs, lvlRun{v, 1})
 }
 
 // null appends a slot without a value (def < maxDef).
@@ -122,13 +139,13 @@ func (b *batch) bool(col int, v bool, def, rep int) {
 func (b *batch) str(col int, s string, def, rep int) {
 	c := &b.cols[col]
 	c.levels(def, rep)
-	if n := len(c.pos); n > 0 && string(c.data[c.pos[n-2]:c.pos[n-1]]) == s {
-		c.pos = append(c.pos, c.pos[n-2], c.pos[n-1])
+	if n := len(c.str); n > 0 && string(c.data[c.str[n-1].start:c.str[n-1].end]) == s {
+		c.str[n-1].n++
 		return
 	}
 	start := len(c.data)
 	c.data = append(c.data, s...)
-	c.pos = append(c.pos, uint32(start), uint32(len(c.data)))
+	c.str = append(c.str, strRun{uint32(start), uint32(len(c.data)), 1})
 	b.bytes += len(s)
 }
 
@@ -136,32 +153,49 @@ func (b *batch) raw(col int, p []byte, def, rep int) {
 	b.str(col, unsafe.String(unsafe.SliceData(p), len(p)), def, rep) // s is only read
 }
 
+// scratch is a writer's (or a worker's) memory for expanding a column's
+// runs into the slices arrow-go's writer takes: kept outside the
+// batches, so that there is one per goroutine that writes.
+type scratch struct {
+	views    []apq.ByteArray
+	def, rep []int16
+}
+
 // write writes b as the next row group of fw, column by column in the
-// schema's order. views is the writer's (or the worker's) scratch for
-// byte arrays' views into a column's data, which arrow-go's writer
-// takes: kept outside the batches, as a slice of pointers the garbage
-// collector scans.
-func (b *batch) write(fw *file.Writer, views *[]apq.ByteArray) error {
+// schema's order.
+func (b *batch) write(fw *file.Writer, s *scratch) error {
 	rg := fw.AppendRowGroup()
 	for i := range b.cols {
 		cw, err := rg.NextColumn()
 		if err != nil {
 			return err
 		}
-		if err := b.cols[i].write(cw, views); err != nil {
+		if err := b.cols[i].write(cw, s); err != nil {
 			return fmt.Errorf("column %s: %w", cw.Descr().Path(), err)
 		}
 	}
 	return rg.Close()
 }
 
-func (c *column) write(cw file.ColumnChunkWriter, views *[]apq.ByteArray) error {
+func expand(dst []int16, runs []lvlRun) []int16 {
+	dst = dst[:0]
+	for _, r := range runs {
+		for range r.n {
+			dst = append(dst, r.v)
+		}
+	}
+	return dst
+}
+
+func (c *column) write(cw file.ColumnChunkWriter, s *scratch) error {
 	var def, rep []int16
 	if c.maxDef > 0 {
-		def = c.def
+		s.def = expand(s.def, c.def)
+		def = s.def
 	}
 	if c.maxRep > 0 {
-		rep = c.rep
+		s.rep = expand(s.rep, c.rep)
+		rep = s.rep
 	}
 	var err error
 	switch w := cw.(type) {
@@ -174,11 +208,14 @@ func (c *column) write(cw file.ColumnChunkWriter, views *[]apq.ByteArray) error 
 	case *file.BooleanColumnChunkWriter:
 		_, err = w.WriteBatch(c.bl, def, rep)
 	case *file.ByteArrayColumnChunkWriter:
-		ba := (*views)[:0]
-		for i := 0; i < len(c.pos); i += 2 {
-			ba = append(ba, c.data[c.pos[i]:c.pos[i+1]:c.pos[i+1]])
+		ba := s.views[:0]
+		for _, r := range c.str {
+			v := c.data[r.start:r.end:r.end]
+			for range r.n {
+				ba = append(ba, v)
+			}
 		}
-		*views = ba
+		s.views = ba
 		_, err = w.WriteBatch(ba, def, rep)
 	default:
 		err = fmt.Errorf("parquetout: no writer for %T", cw)

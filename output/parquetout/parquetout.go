@@ -156,18 +156,21 @@ type Writer struct {
 	run     string
 	plans   map[pkey]*plan
 	tables  map[tkey]*table
-	wire    int            // tables named by the wire, at most MaxPartitions
-	over    int64          // records written to an overflow partition
-	short   int            // partitions whose name was shortened
-	open    []*table       // the tables with an open part
-	seq     map[string]int // parts so far per partition directory
-	rb      rowBuilder
-	props   *apq.WriterProperties
-	pool    *pool           // nil with one worker: row groups written by Record
-	views   []apq.ByteArray // scratch of the row groups written without pool
-	tick    uint64
-	extra   int64
-	err     error
+	// declared is the last table of each declared type's records (by
+	// proto, the only other part of its key).
+	declared map[*dissect.TypeDecl]*table
+	wire     int            // tables named by the wire, at most MaxPartitions
+	over     int64          // records written to an overflow partition
+	short    int            // partitions whose name was shortened
+	open     []*table       // the tables with an open part
+	seq      map[string]int // parts so far per partition directory
+	rb       rowBuilder
+	props    *apq.WriterProperties
+	pool     *pool   // nil with one worker: row groups written by Record
+	scratch  scratch // of the row groups written without pool
+	tick     uint64
+	extra    int64
+	err      error
 }
 
 // tkey names a table: a record's proto and type, and the declaration it
@@ -190,6 +193,7 @@ type pkey struct {
 // table is one partition of the lake: proto=P/type=T.
 type table struct {
 	plan     *plan
+	proto    string // the records' proto
 	dir      string
 	part     *part // the open part, or nil
 	overflow bool
@@ -219,7 +223,7 @@ func New(dir string, o Options) (*Writer, error) {
 	_, _ = rand.Read(rnd[:])
 	run := fmt.Sprintf("%s-%d-%s", time.Now().UTC().Format("20060102T150405Z"), os.Getpid(), hex.EncodeToString(rnd[:]))
 	w := &Writer{dir: dir, o: o, capture: o.Capture, run: run,
-		plans: map[pkey]*plan{}, tables: map[tkey]*table{}, seq: map[string]int{},
+		plans: map[pkey]*plan{}, tables: map[tkey]*table{}, declared: map[*dissect.TypeDecl]*table{}, seq: map[string]int{},
 		rb: rowBuilder{json: output.NewJSONAppender()}, props: writerProps()}
 	if o.Workers > 1 {
 		w.pool = newPool(o.Workers)
@@ -258,23 +262,10 @@ func (w *Writer) Record(r *dissect.Record) error {
 	if w.o.Decl != nil {
 		d = w.o.Decl(r)
 	}
-	k := tkey{proto: r.Proto, decl: d}
-	if wireNamed(d) {
-		k.typ, k.long = keyType(r.Type)
-	} else {
-		k.typ = r.Type
-	}
-	t := w.tables[k]
-	if t == nil && wireNamed(d) && w.wire >= w.o.MaxPartitions {
-		k = tkey{proto: r.Proto, decl: d, overflow: true}
-		t = w.tables[k]
-	}
-	if t == nil {
-		var err error
-		if t, err = w.newTable(k, r.Type); err != nil {
-			w.err = err
-			return err
-		}
+	t, err := w.table(r, d)
+	if err != nil {
+		w.err = err
+		return err
 	}
 	if t.overflow {
 		w.over++
@@ -315,6 +306,37 @@ func (w *Writer) Record(r *dissect.Record) error {
 	return nil
 }
 
+// table returns the table of r, which matches d. The table of a
+// declared type is found by the declaration's pointer (most records).
+func (w *Writer) table(r *dissect.Record, d *dissect.TypeDecl) (*table, error) {
+	if !wireNamed(d) {
+		if t := w.declared[d]; t != nil && t.proto == r.Proto {
+			return t, nil
+		}
+	}
+	k := tkey{proto: r.Proto, decl: d}
+	if wireNamed(d) {
+		k.typ, k.long = keyType(r.Type)
+	} else {
+		k.typ = r.Type
+	}
+	t := w.tables[k]
+	if t == nil && wireNamed(d) && w.wire >= w.o.MaxPartitions {
+		k = tkey{proto: r.Proto, decl: d, overflow: true}
+		t = w.tables[k]
+	}
+	if t == nil {
+		var err error
+		if t, err = w.newTable(k, r.Type); err != nil {
+			return nil, err
+		}
+	}
+	if !wireNamed(d) {
+		w.declared[d] = t
+	}
+	return t, nil
+}
+
 // newTable returns the table of k, made from its declaration's plan; typ
 // is the record's type.
 func (w *Writer) newTable(k tkey, typ string) (*table, error) {
@@ -350,7 +372,7 @@ func (w *Writer) newTable(k tkey, typ string) (*table, error) {
 	if wireNamed(k.decl) && !k.overflow {
 		w.wire++
 	}
-	t := &table{plan: pl, dir: filepath.Join(w.dir, pdir, tdir), overflow: k.overflow}
+	t := &table{plan: pl, proto: k.proto, dir: filepath.Join(w.dir, pdir, tdir), overflow: k.overflow}
 	w.tables[k] = t
 	return t, nil
 }
@@ -476,7 +498,7 @@ func (w *Writer) flush(p *part) error {
 		p.cur = newBatch(p.specs)
 	}
 	if w.pool == nil {
-		p.err = b.write(p.fw, &w.views)
+		p.err = b.write(p.fw, &w.scratch)
 		b.reset()
 		p.spare = b
 		return p.err

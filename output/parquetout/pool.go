@@ -1,10 +1,6 @@
 package parquetout
 
-import (
-	"sync"
-
-	apq "github.com/apache/arrow-go/v18/parquet"
-)
+import "sync"
 
 // pool is the goroutines that write row groups (encode, compress, write
 // to the part's file) while the caller goes on collecting records. submit
@@ -27,9 +23,9 @@ func newPool(n int) *pool {
 	for range n {
 		go func() {
 			defer pl.wg.Done()
-			var views []apq.ByteArray
+			var s scratch
 			for j := range pl.jobs {
-				j.run(&views)
+				j.run(&s)
 			}
 		}()
 	}
@@ -40,9 +36,9 @@ func newPool(n int) *pool {
 // when it is written, p.err set before.
 func (pl *pool) submit(p *part, b *batch) { pl.jobs <- job{p, b} }
 
-func (j job) run(views *[]apq.ByteArray) {
+func (j job) run(s *scratch) {
 	p, b := j.p, j.b
-	p.err = b.write(p.fw, views)
+	p.err = b.write(p.fw, s)
 	b.reset()
 	p.spare = b
 	close(p.busy)
