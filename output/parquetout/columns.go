@@ -80,6 +80,27 @@ func newBatch(specs []colSpec) *batch {
 	return b
 }
 
+// newBatchLike returns an empty batch for the columns of b, each slice
+// made at the length b's has: the next row group of a part is usually
+// as long, and needs no more than that (append's growth would leave up
+// to a quarter unused).
+func newBatchLike(b *batch) *batch {
+	n := &batch{cols: make([]column, len(b.cols))}
+	for i := range b.cols {
+		c, o := &n.cols[i], &b.cols[i]
+		c.colSpec = o.colSpec
+		c.i64 = make([]int64, 0, len(o.i64))
+		c.f32 = make([]float32, 0, len(o.f32))
+		c.f64 = make([]float64, 0, len(o.f64))
+		c.bl = make([]bool, 0, len(o.bl))
+		c.str = make([]strRun, 0, len(o.str))
+		c.def = make([]lvlRun, 0, len(o.def))
+		c.rep = make([]lvlRun, 0, len(o.rep))
+		c.data = make([]byte, 0, len(o.data))
+	}
+	return n
+}
+
 // reset empties b, keeping its memory for the next row group.
 func (b *batch) reset() {
 	for i := range b.cols {

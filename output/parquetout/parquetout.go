@@ -495,7 +495,7 @@ func (w *Writer) flush(p *part) error {
 	}
 	p.cur, p.spare = p.spare, nil
 	if p.cur == nil {
-		p.cur = newBatch(p.specs)
+		p.cur = newBatchLike(b)
 	}
 	if w.pool == nil {
 		p.err = b.write(p.fw, &w.scratch)
