@@ -45,19 +45,26 @@ type colSpec struct {
 // expanded into a worker's scratch when the row group is written.
 type column struct {
 	colSpec
-	i64 []int64
-	f32 []float32
-	f64 []float64
-	bl  []bool
-	str []strRun // physBytes: the values, as runs of one value
-	def []lvlRun // definition levels, when maxDef > 0
-	rep []lvlRun // repetition levels, when maxRep > 0
+	i64  []int64
+	f32  []float32
+	f64  []float64
+	bl   []bool
+	str  []strRun // physBytes: the values, as runs of one value
+	i64r []i64Run // physInt64 columns of values that repeat (stream, length)
+	def  []lvlRun // definition levels, when maxDef > 0
+	rep  []lvlRun // repetition levels, when maxRep > 0
 	// data holds the byte arrays' bytes: a run is data[start:end].
 	data []byte
 }
 
 // strRun is n values data[start:end].
 type strRun struct{ start, end, n uint32 }
+
+// i64Run is n values v.
+type i64Run struct {
+	v int64
+	n uint32
+}
 
 // lvlRun is n levels of value v.
 type lvlRun struct {
@@ -90,6 +97,7 @@ func newBatchLike(b *batch) *batch {
 		c, o := &n.cols[i], &b.cols[i]
 		c.colSpec = o.colSpec
 		c.i64 = make([]int64, 0, len(o.i64))
+		c.i64r = make([]i64Run, 0, len(o.i64r))
 		c.f32 = make([]float32, 0, len(o.f32))
 		c.f64 = make([]float64, 0, len(o.f64))
 		c.bl = make([]bool, 0, len(o.bl))
@@ -105,7 +113,7 @@ func newBatchLike(b *batch) *batch {
 func (b *batch) reset() {
 	for i := range b.cols {
 		c := &b.cols[i]
-		c.i64, c.f32, c.f64, c.bl = c.i64[:0], c.f32[:0], c.f64[:0], c.bl[:0]
+		c.i64, c.f32, c.f64, c.bl, c.i64r = c.i64[:0], c.f32[:0], c.f64[:0], c.bl[:0], c.i64r[:0]
 		c.str, c.data, c.def, c.rep = c.str[:0], c.data[:0], c.def[:0], c.rep[:0]
 	}
 	b.rows, b.bytes = 0, 0
@@ -136,6 +144,18 @@ func (b *batch) int64(col int, v int64, def, rep int) {
 	c := &b.cols[col]
 	c.levels(def, rep)
 	c.i64 = append(c.i64, v)
+}
+
+// int64Run appends v, a required column's, to the column's runs: for
+// the common columns whose values repeat (a stream's messages come in
+// bursts, lengths are a type's size), which then take no memory per row.
+func (b *batch) int64Run(col int, v int64) {
+	c := &b.cols[col]
+	if n := len(c.i64r); n > 0 && c.i64r[n-1].v == v {
+		c.i64r[n-1].n++
+		return
+	}
+	c.i64r = append(c.i64r, i64Run{v, 1})
 }
 
 func (b *batch) float32(col int, v float32, def, rep int) {
@@ -179,6 +199,7 @@ func (b *batch) raw(col int, p []byte, def, rep int) {
 // batches, so that there is one per goroutine that writes.
 type scratch struct {
 	views    []apq.ByteArray
+	i64      []int64
 	def, rep []int16
 }
 
@@ -221,7 +242,17 @@ func (c *column) write(cw file.ColumnChunkWriter, s *scratch) error {
 	var err error
 	switch w := cw.(type) {
 	case *file.Int64ColumnChunkWriter:
-		_, err = w.WriteBatch(c.i64, def, rep)
+		vs := c.i64
+		if len(c.i64r) > 0 {
+			vs = s.i64[:0]
+			for _, r := range c.i64r {
+				for range r.n {
+					vs = append(vs, r.v)
+				}
+			}
+			s.i64 = vs
+		}
+		_, err = w.WriteBatch(vs, def, rep)
 	case *file.Float32ColumnChunkWriter:
 		_, err = w.WriteBatch(c.f32, def, rep)
 	case *file.Float64ColumnChunkWriter:

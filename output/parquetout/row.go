@@ -22,11 +22,11 @@ func (rb *rowBuilder) build(b *batch, p *plan, r *dissect.Record, capture string
 	b.str(p.capture, capture, 0, 0)
 	b.int64(p.time, r.Time.UnixNano(), 0, 0)
 	b.str(p.transport, r.Transport.String(), 0, 0)
-	b.int64(p.stream, int64(r.Stream), 0, 0)
+	b.int64Run(p.stream, int64(r.Stream))
 	b.str(p.src, r.Src, 0, 0)
 	b.str(p.dst, r.Dst, 0, 0)
 	b.int64(p.offset, r.Offset, 0, 0)
-	b.int64(p.length, r.Length, 0, 0)
+	b.int64Run(p.length, r.Length)
 	if p.rtype >= 0 {
 		b.str(p.rtype, r.Type, 0, 0)
 	}

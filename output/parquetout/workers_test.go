@@ -105,15 +105,17 @@ func TestWorkersSameLake(t *testing.T) {
 	}
 }
 
-// TestRepeatedStrings: byte arrays are kept as runs of equal values;
-// runs of one value, of the empty string and between nulls come back as
-// written.
+// TestRepeatedStrings: byte arrays, streams and lengths are kept as runs
+// of equal values; runs of one value, of the empty string and between
+// nulls come back as written.
 func TestRepeatedStrings(t *testing.T) {
 	d := &dissect.TypeDecl{Type: "t", Fields: []dissect.FieldDecl{{Name: "s", Kind: dissect.KindString}}}
 	in := []any{"a", "a", "a", nil, "a", "", "", nil, nil, "b", "a", "a", ""}
 	var recs []*dissect.Record
-	for _, v := range in {
+	streams := []int64{1, 1, 2, 2, 2, 1, 0, 0, 3, 3, 3, 1, 1}
+	for i, v := range in {
 		r := rec("t")
+		r.Stream, r.Length = int(streams[i]), streams[len(streams)-1-i]*100
 		if v != nil {
 			r.Add("s", dissect.Str(v.(string)))
 		}
@@ -125,8 +127,9 @@ func TestRepeatedStrings(t *testing.T) {
 		t.Fatalf("%d rows", len(rows))
 	}
 	for i, r := range rows {
-		if r["s"] != in[i] || r["capture"] != "c.pcap" {
-			t.Errorf("row %d: s %#v capture %#v, want %#v \"c.pcap\"", i, r["s"], r["capture"], in[i])
+		if r["s"] != in[i] || r["capture"] != "c.pcap" || r["stream"] != streams[i] || r["length"] != streams[len(streams)-1-i]*100 {
+			t.Errorf("row %d: s %#v capture %#v stream %v length %v, want %#v \"c.pcap\" %d %d", i, r["s"], r["capture"],
+				r["stream"], r["length"], in[i], streams[i], streams[len(streams)-1-i]*100)
 		}
 	}
 }
