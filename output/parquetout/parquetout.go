@@ -78,15 +78,24 @@
 //
 // A declaration's schema and the map from its declared fields to leaf
 // columns and Parquet levels are built once, the first time a record
-// matches it; a record is then turned into a row by matching its keys to
-// the declared ones in order and appending values to known columns. Rows
-// are handed to the library 64 at a time, their strings and bytes copied
-// into the part's own buffer meanwhile.
+// matches it. A part collects its row group column by column (columns.go):
+// a record's keys are matched to the declared ones in order and each
+// value is appended, with its levels, to its leaf column's typed slice;
+// strings and bytes are copied, repeated values (the capture, a stream's
+// addresses, levels) kept as runs. No row is assembled and, once a part's
+// slices have a row group's size, nothing is allocated per record. A full
+// row group goes to one of Options.Workers goroutines, which encodes and
+// compresses it with arrow-go's typed column writers (arrow.go) and
+// appends it to the part's file, while the caller fills the part's other
+// row group; a part has one row group with a worker at a time, so its row
+// groups are in the order of its records. Close waits for the workers
+// and ends them.
 //
 // # Memory
 //
-// Each open part buffers at most one row group (Options.RowGroupRows rows)
-// before writing it out; at most Options.MaxOpen parts are open at once,
+// Each open part collects at most one row group (Options.RowGroupRows
+// rows, or 64 MiB of strings and bytes) while at most Options.Workers
+// others are being written; at most Options.MaxOpen parts are open at once,
 // beyond that the least recently used one is completed and a later record
 // of its partition starts a new part with the same schema; a part that
 // reaches Options.PartRows rows is completed too. Memory is thus bounded
