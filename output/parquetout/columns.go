@@ -74,9 +74,13 @@ type lvlRun struct {
 
 // batch is a row group being collected (or written) by a part.
 type batch struct {
-	cols  []column
-	rows  int
-	bytes int // of byte-array data, to bound a row group's memory
+	cols []column
+	rows int
+	// size is about the memory the row group's values take: 8 bytes a
+	// slot (a value or a null, at any depth of an array), and the bytes
+	// of the strings copied. It bounds a row group of long arrays or
+	// strings (maxBatchBytes).
+	size int
 }
 
 func newBatch(specs []colSpec) *batch {
@@ -116,7 +120,7 @@ func (b *batch) reset() {
 		c.i64, c.f32, c.f64, c.bl, c.i64r = c.i64[:0], c.f32[:0], c.f64[:0], c.bl[:0], c.i64r[:0]
 		c.str, c.data, c.def, c.rep = c.str[:0], c.data[:0], c.def[:0], c.rep[:0]
 	}
-	b.rows, b.bytes = 0, 0
+	b.rows, b.size = 0, 0
 }
 
 // levels appends a slot's levels to the column's level streams.
@@ -138,10 +142,14 @@ func addLevel(runs []lvlRun, v int16) []lvlRun {
 }
 
 // null appends a slot without a value (def < maxDef).
-func (b *batch) null(col, def, rep int) { b.cols[col].levels(def, rep) }
+func (b *batch) null(col, def, rep int) {
+	b.cols[col].levels(def, rep)
+	b.size += 8
+}
 
 func (b *batch) int64(col int, v int64, def, rep int) {
 	c := &b.cols[col]
+	b.size += 8
 	c.levels(def, rep)
 	c.i64 = append(c.i64, v)
 }
@@ -160,18 +168,21 @@ func (b *batch) int64Run(col int, v int64) {
 
 func (b *batch) float32(col int, v float32, def, rep int) {
 	c := &b.cols[col]
+	b.size += 8
 	c.levels(def, rep)
 	c.f32 = append(c.f32, v)
 }
 
 func (b *batch) float64(col int, v float64, def, rep int) {
 	c := &b.cols[col]
+	b.size += 8
 	c.levels(def, rep)
 	c.f64 = append(c.f64, v)
 }
 
 func (b *batch) bool(col int, v bool, def, rep int) {
 	c := &b.cols[col]
+	b.size += 8
 	c.levels(def, rep)
 	c.bl = append(c.bl, v)
 }
@@ -180,6 +191,7 @@ func (b *batch) bool(col int, v bool, def, rep int) {
 func (b *batch) str(col int, s string, def, rep int) {
 	c := &b.cols[col]
 	c.levels(def, rep)
+	b.size += 8
 	if n := len(c.str); n > 0 && string(c.data[c.str[n-1].start:c.str[n-1].end]) == s {
 		c.str[n-1].n++
 		return
@@ -187,7 +199,7 @@ func (b *batch) str(col int, s string, def, rep int) {
 	start := len(c.data)
 	c.data = append(c.data, s...)
 	c.str = append(c.str, strRun{uint32(start), uint32(len(c.data)), 1})
-	b.bytes += len(s)
+	b.size += len(s)
 }
 
 func (b *batch) raw(col int, p []byte, def, rep int) {

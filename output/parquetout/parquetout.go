@@ -152,9 +152,9 @@ type Options struct {
 // DefaultWorkers is the default of Options.Workers.
 const DefaultWorkers = 2
 
-// maxBatchBytes bounds the strings and bytes of a row group being
-// collected: a row group of large records is written before it has
-// RowGroupRows rows.
+// maxBatchBytes bounds the memory of a row group being collected (its
+// values and strings, batch.size): a row group of large records (long
+// arrays, long strings) is written before it has RowGroupRows rows.
 const maxBatchBytes = 64 << 20
 
 // Writer writes records into a lake. It is not safe for concurrent use.
@@ -306,7 +306,7 @@ func (w *Writer) Record(r *dissect.Record) error {
 		w.extra++
 	}
 	p.rows++
-	if int64(p.cur.rows) >= w.o.RowGroupRows || p.cur.bytes >= maxBatchBytes {
+	if int64(p.cur.rows) >= w.o.RowGroupRows || p.cur.size >= maxBatchBytes {
 		if err := w.flush(p); err != nil {
 			w.err = fmt.Errorf("parquet %s: %w", p.tmp, err)
 			return w.err

@@ -3,6 +3,7 @@ package parquetout
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/dissect-tools/dissect/dissect"
+	"github.com/parquet-go/parquet-go"
 )
 
 // partSeq is the <n> of a part's name, part-<run>-<n>.parquet.
@@ -131,5 +133,51 @@ func TestRepeatedStrings(t *testing.T) {
 			t.Errorf("row %d: s %#v capture %#v stream %v length %v, want %#v \"c.pcap\" %d %d", i, r["s"], r["capture"],
 				r["stream"], r["length"], in[i], streams[i], streams[len(streams)-1-i]*100)
 		}
+	}
+}
+
+// TestLargeRowsCutRowGroups: a row group is written when its values take
+// maxBatchBytes, before it has RowGroupRows rows, so that records of long
+// arrays do not make a row group of gigabytes.
+func TestLargeRowsCutRowGroups(t *testing.T) {
+	d := &dissect.TypeDecl{Type: "t", Fields: []dissect.FieldDecl{
+		{Name: "a", Kind: dissect.KindArray, Elem: &dissect.FieldDecl{Kind: dissect.KindFloat32}}}}
+	// 16,000,000 bytes of slots a row (8 an item) and a few more: 4 rows
+	// are under maxBatchBytes (64 MiB, 67,108,864), the fifth passes it.
+	const items, rows = 2_000_000, 10
+	fs := make([]dissect.Field, items)
+	for i := range fs {
+		fs[i] = dissect.Elem(dissect.Float32(float32(i)))
+	}
+	r := rec("t", "a", dissect.Array(fs))
+	dir := t.TempDir()
+	w, err := New(dir, Options{Decl: declOf(d)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range rows {
+		if err := w.Record(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(onlyFile(t, dir, "proto=p/type=t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	st, _ := f.Stat()
+	pf, err := parquet.OpenFile(f, st.Size())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sizes []int64
+	for _, rg := range pf.RowGroups() {
+		sizes = append(sizes, rg.NumRows())
+	}
+	if fmt.Sprint(sizes) != "[5 5]" {
+		t.Errorf("row groups of %v rows, want [5 5]", sizes)
 	}
 }
