@@ -26,7 +26,9 @@ func (o *readOpts) parquetOutput(reg *dissect.Registry) (sink, error) {
 			return nil, usageError{fmt.Errorf("--part-id: %w", err)}
 		}
 	}
-	w, err := parquetout.New(o.outPath, parquetout.Options{Decl: reg.Decl, MaxPartitions: o.maxParts, PartID: o.partID})
+	// --threads: the goroutines that encode and compress row groups
+	// beside the decoder (0: parquetout's default, 2; 1: none).
+	w, err := parquetout.New(o.outPath, parquetout.Options{Decl: reg.Decl, MaxPartitions: o.maxParts, PartID: o.partID, Workers: o.threads})
 	if err != nil {
 		return nil, err
 	}

@@ -54,7 +54,7 @@ func addReadFlags(cmd *cobra.Command, o *readOpts) {
 	f.StringVar(&o.progress, "progress", "auto", "progress bar on stderr (file, percent, rate, time left): auto (when stderr is a terminal and the records do not go to one), always, never")
 	f.BoolVar(&o.noSummary, "no-summary", false, "do not print the summary on stderr at the end")
 	f.BoolVar(&o.wide, "wide", false, "table: do not fit lines to the terminal's width; show every column and the whole INFO")
-	f.IntVar(&o.threads, "threads", 0, "goroutines to keep busy: json formats records beside the decoder, mcap compresses chunks beside it (0: 2), -q dissects beside reading (0: one per CPU; 1: everything in one goroutine); the output is the same")
+	f.IntVar(&o.threads, "threads", 0, "goroutines to keep busy: json formats records beside the decoder, mcap compresses chunks and parquet encodes row groups beside it, -q dissects beside reading (0: one per CPU, 2 for mcap and parquet; 1: everything in one goroutine); the output is the same")
 	addQueryFlags(cmd, &o.q)
 	f.StringVar(&o.outPath, "out", "", "-o parquet: the lake's directory (created if needed; runs may share one); -o mcap: the file")
 	f.IntVar(&o.maxParts, "max-partitions", parquetout.DefaultMaxPartitions, "-o parquet: at most this many partitions named by the wire (types of VRPN's \"*\" declaration, undeclared records) per run; the records of further types go to type=__overflow__ with their type in column record_type")

@@ -78,15 +78,24 @@
 //
 // A declaration's schema and the map from its declared fields to leaf
 // columns and Parquet levels are built once, the first time a record
-// matches it; a record is then turned into a row by matching its keys to
-// the declared ones in order and appending values to known columns. Rows
-// are handed to the library 64 at a time, their strings and bytes copied
-// into the part's own buffer meanwhile.
+// matches it. A part collects its row group column by column (columns.go):
+// a record's keys are matched to the declared ones in order and each
+// value is appended, with its levels, to its leaf column's typed slice;
+// strings and bytes are copied, repeated values (the capture, a stream's
+// addresses, levels) kept as runs. No row is assembled and, once a part's
+// slices have a row group's size, nothing is allocated per record. A full
+// row group goes to one of Options.Workers goroutines, which encodes and
+// compresses it with arrow-go's typed column writers (arrow.go) and
+// appends it to the part's file, while the caller fills the part's other
+// row group; a part has one row group with a worker at a time, so its row
+// groups are in the order of its records. Close waits for the workers
+// and ends them.
 //
 // # Memory
 //
-// Each open part buffers at most one row group (Options.RowGroupRows rows)
-// before writing it out; at most Options.MaxOpen parts are open at once,
+// Each open part collects at most one row group (Options.RowGroupRows
+// rows, or 64 MiB of strings and bytes) while at most Options.Workers
+// others are being written; at most Options.MaxOpen parts are open at once,
 // beyond that the least recently used one is completed and a later record
 // of its partition starts a new part with the same schema; a part that
 // reaches Options.PartRows rows is completed too. Memory is thus bounded
@@ -106,9 +115,10 @@ import (
 	"strings"
 	"time"
 
+	apq "github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/dissect-tools/dissect/dissect"
 	"github.com/dissect-tools/dissect/output"
-	"github.com/parquet-go/parquet-go"
 )
 
 // Options configures a [Writer]. The zero value is usable.
@@ -142,7 +152,19 @@ type Options struct {
 	// the same time, and a killed run's .inprogress files must be removed
 	// before a rerun (the part is created exclusively).
 	PartID string
+	// Workers is how many goroutines encode and compress row groups
+	// while records are written (default DefaultWorkers); 1 writes them
+	// in Record, Flush and Close, with no goroutine. Close stops them.
+	Workers int
 }
+
+// DefaultWorkers is the default of Options.Workers.
+const DefaultWorkers = 2
+
+// maxBatchBytes bounds the memory of a row group being collected (its
+// values and strings, batch.size): a row group of large records (long
+// arrays, long strings) is written before it has RowGroupRows rows.
+const maxBatchBytes = 64 << 20
 
 // Writer writes records into a lake. It is not safe for concurrent use.
 type Writer struct {
@@ -152,15 +174,21 @@ type Writer struct {
 	run     string
 	plans   map[pkey]*plan
 	tables  map[tkey]*table
-	wire    int            // tables named by the wire, at most MaxPartitions
-	over    int64          // records written to an overflow partition
-	short   int            // partitions whose name was shortened
-	open    []*table       // the tables with an open part
-	seq     map[string]int // parts so far per partition directory
-	rb      rowBuilder
-	tick    uint64
-	extra   int64
-	err     error
+	// declared is the last table of each declared type's records (by
+	// proto, the only other part of its key).
+	declared map[*dissect.TypeDecl]*table
+	wire     int            // tables named by the wire, at most MaxPartitions
+	over     int64          // records written to an overflow partition
+	short    int            // partitions whose name was shortened
+	open     []*table       // the tables with an open part
+	seq      map[string]int // parts so far per partition directory
+	rb       rowBuilder
+	props    *apq.WriterProperties
+	pool     *pool   // nil with one worker: row groups written by Record
+	scratch  scratch // of the row groups written without pool
+	tick     uint64
+	extra    int64
+	err      error
 }
 
 // tkey names a table: a record's proto and type, and the declaration it
@@ -183,6 +211,7 @@ type pkey struct {
 // table is one partition of the lake: proto=P/type=T.
 type table struct {
 	plan     *plan
+	proto    string // the records' proto
 	dir      string
 	part     *part // the open part, or nil
 	overflow bool
@@ -205,6 +234,9 @@ func New(dir string, o Options) (*Writer, error) {
 	if err := ValidPartID(o.PartID); o.PartID != "" && err != nil {
 		return nil, err
 	}
+	if o.Workers <= 0 {
+		o.Workers = DefaultWorkers
+	}
 	if err := os.MkdirAll(dir, 0o777); err != nil {
 		return nil, err
 	}
@@ -214,9 +246,13 @@ func New(dir string, o Options) (*Writer, error) {
 	if o.PartID != "" {
 		run = o.PartID
 	}
-	return &Writer{dir: dir, o: o, capture: o.Capture, run: run,
-		plans: map[pkey]*plan{}, tables: map[tkey]*table{}, seq: map[string]int{},
-		rb: rowBuilder{json: output.NewJSONAppender()}}, nil
+	w := &Writer{dir: dir, o: o, capture: o.Capture, run: run,
+		plans: map[pkey]*plan{}, tables: map[tkey]*table{}, declared: map[*dissect.TypeDecl]*table{}, seq: map[string]int{},
+		rb: rowBuilder{json: output.NewJSONAppender()}, props: writerProps()}
+	if o.Workers > 1 {
+		w.pool = newPool(o.Workers)
+	}
+	return w, nil
 }
 
 // SetCapture sets the value of the capture column for the records that
@@ -250,23 +286,10 @@ func (w *Writer) Record(r *dissect.Record) error {
 	if w.o.Decl != nil {
 		d = w.o.Decl(r)
 	}
-	k := tkey{proto: r.Proto, decl: d}
-	if wireNamed(d) {
-		k.typ, k.long = keyType(r.Type)
-	} else {
-		k.typ = r.Type
-	}
-	t := w.tables[k]
-	if t == nil && wireNamed(d) && w.wire >= w.o.MaxPartitions {
-		k = tkey{proto: r.Proto, decl: d, overflow: true}
-		t = w.tables[k]
-	}
-	if t == nil {
-		var err error
-		if t, err = w.newTable(k, r.Type); err != nil {
-			w.err = err
-			return err
-		}
+	t, err := w.table(r, d)
+	if err != nil {
+		w.err = err
+		return err
 	}
 	if t.overflow {
 		w.over++
@@ -294,20 +317,48 @@ func (w *Writer) Record(r *dissect.Record) error {
 	}
 	w.tick++
 	p.used = w.tick
-	row, extra := w.rb.build(p.batch[p.n][:0], t.plan, r, w.capture, &p.arena)
-	p.batch[p.n] = row
-	p.n++
-	p.rows++
-	if extra {
+	if w.rb.build(p.cur, t.plan, r, w.capture) {
 		w.extra++
 	}
-	if p.n == len(p.batch) {
-		if err := p.flush(); err != nil {
+	p.rows++
+	if int64(p.cur.rows) >= w.o.RowGroupRows || p.cur.size >= maxBatchBytes {
+		if err := w.flush(p); err != nil {
 			w.err = fmt.Errorf("parquet %s: %w", p.tmp, err)
 			return w.err
 		}
 	}
 	return nil
+}
+
+// table returns the table of r, which matches d. The table of a
+// declared type is found by the declaration's pointer (most records).
+func (w *Writer) table(r *dissect.Record, d *dissect.TypeDecl) (*table, error) {
+	if !wireNamed(d) {
+		if t := w.declared[d]; t != nil && t.proto == r.Proto {
+			return t, nil
+		}
+	}
+	k := tkey{proto: r.Proto, decl: d}
+	if wireNamed(d) {
+		k.typ, k.long = keyType(r.Type)
+	} else {
+		k.typ = r.Type
+	}
+	t := w.tables[k]
+	if t == nil && wireNamed(d) && w.wire >= w.o.MaxPartitions {
+		k = tkey{proto: r.Proto, decl: d, overflow: true}
+		t = w.tables[k]
+	}
+	if t == nil {
+		var err error
+		if t, err = w.newTable(k, r.Type); err != nil {
+			return nil, err
+		}
+	}
+	if !wireNamed(d) {
+		w.declared[d] = t
+	}
+	return t, nil
 }
 
 // newTable returns the table of k, made from its declaration's plan; typ
@@ -345,7 +396,7 @@ func (w *Writer) newTable(k tkey, typ string) (*table, error) {
 	if wireNamed(k.decl) && !k.overflow {
 		w.wire++
 	}
-	t := &table{plan: pl, dir: filepath.Join(w.dir, pdir, tdir), overflow: k.overflow}
+	t := &table{plan: pl, proto: k.proto, dir: filepath.Join(w.dir, pdir, tdir), overflow: k.overflow}
 	w.tables[k] = t
 	return t, nil
 }
@@ -365,12 +416,16 @@ func (w *Writer) Close() error {
 		errs = append(errs, w.err)
 	}
 	for _, t := range w.open {
-		if err := t.part.close(); err != nil {
+		if err := w.close(t.part); err != nil {
 			errs = append(errs, err)
 		}
 		t.part = nil
 	}
 	w.open = nil
+	if w.pool != nil {
+		w.pool.stop()
+		w.pool = nil
+	}
 	w.err = errors.New("parquetout: writer closed")
 	if len(errs) > 1 { // one line: a full disk fails every open part alike
 		return fmt.Errorf("%w (and %d more errors)", errs[0], len(errs)-1)
@@ -397,7 +452,7 @@ func (w *Writer) closePart(t *table) error {
 			break
 		}
 	}
-	err := t.part.close()
+	err := w.close(t.part)
 	t.part = nil
 	if err != nil {
 		w.err = err
@@ -405,20 +460,20 @@ func (w *Writer) closePart(t *table) error {
 	return err
 }
 
-// batchRows is how many rows a part hands the library at once (its own
-// chunk when it writes rows).
-const batchRows = 64
-
 type part struct {
 	f     *os.File
-	w     *parquet.Writer
+	fw    *file.Writer
 	tmp   string
 	final string
 	used  uint64
 	rows  int64
-	batch []parquet.Row // rows 0..n-1 not written yet
-	n     int
-	arena arena // their strings and bytes
+	specs []colSpec
+	cur   *batch // the row group being filled
+	spare *batch // the other one, nil while a worker writes it
+	// busy is closed when the row group a worker writes is written; nil
+	// when none is. err is that row group's error, read after busy.
+	busy chan struct{}
+	err  error
 }
 
 func (w *Writer) newPart(t *table) (*part, error) {
@@ -432,31 +487,61 @@ func (w *Writer) newPart(t *table) (*part, error) {
 	if err != nil {
 		return nil, err
 	}
-	pw := parquet.NewWriter(f, t.plan.schema,
-		parquet.MaxRowsPerRowGroup(w.o.RowGroupRows),
-		parquet.Compression(&parquet.Zstd),
-		parquet.CreatedBy("dissect", "", ""))
-	return &part{f: f, w: pw, tmp: tmp, final: final, batch: make([]parquet.Row, batchRows)}, nil
+	fw, err := file.NewParquetWriterWithError(f, t.plan.file, file.WithWriterProps(w.props))
+	if err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return nil, err
+	}
+	return &part{f: f, fw: fw, tmp: tmp, final: final, specs: t.plan.specs, cur: newBatch(t.plan.specs)}, nil
 }
 
-// flush hands the batched rows to the library, which copies them.
-func (p *part) flush() error {
-	if p.n == 0 {
+// wait waits for the row group a worker is writing, if any, and returns
+// its error.
+func (p *part) wait() error {
+	if p.busy != nil {
+		<-p.busy
+		p.busy = nil
+	}
+	return p.err
+}
+
+// flush hands the filled row group to a worker (or, without workers,
+// writes it), and goes on with the other batch. A part has at most one
+// row group with a worker, so that its row groups are written in order.
+func (w *Writer) flush(p *part) error {
+	if err := p.wait(); err != nil {
+		return err
+	}
+	b := p.cur
+	if b.rows == 0 {
 		return nil
 	}
-	_, err := p.w.WriteRows(p.batch[:p.n])
-	p.n = 0
-	p.arena.reset()
-	return err
+	p.cur, p.spare = p.spare, nil
+	if p.cur == nil {
+		p.cur = newBatchLike(b)
+	}
+	if w.pool == nil {
+		p.err = b.write(p.fw, &w.scratch)
+		b.reset()
+		p.spare = b
+		return p.err
+	}
+	p.busy = make(chan struct{})
+	w.pool.submit(p, b)
+	return nil
 }
 
-func (p *part) close() error {
-	err := p.flush()
-	if err == nil {
-		err = p.w.Close()
+// close completes the part: its last row group, the footer, the rename.
+func (w *Writer) close(p *part) error {
+	err := w.flush(p)
+	if werr := p.wait(); err == nil {
+		err = werr
 	}
-	if cerr := p.f.Close(); err == nil {
-		err = cerr
+	if err == nil {
+		err = p.fw.Close() // the footer; closes p.f too
+	} else {
+		p.f.Close()
 	}
 	if err == nil {
 		err = os.Rename(p.tmp, p.final)

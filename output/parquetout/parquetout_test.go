@@ -435,6 +435,7 @@ func BenchmarkRecord(b *testing.B) {
 		r.Add(k, dissect.Float32(1.5))
 	}
 	r.Add("seq", dissect.Uint(1))
+	b.SetBytes(r.Length) // the message's bytes on the wire
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := range b.N {

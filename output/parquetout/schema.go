@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/apache/arrow-go/v18/parquet/schema"
 	"github.com/dissect-tools/dissect/dissect"
 	"github.com/parquet-go/parquet-go"
 )
@@ -15,7 +16,9 @@ import (
 type plan struct {
 	schema *parquet.Schema
 	ncols  int
-	fields []node // the declared top-level fields, in declaration order
+	file   *schema.GroupNode // the same schema, for the file writer (arrow.go)
+	specs  []colSpec         // each leaf column's type and levels
+	fields []node            // the declared top-level fields, in declaration order
 	// The common columns' indexes.
 	capture, time, transport, stream, src, dst int
 	offset, length, warnings, extra            int
@@ -86,11 +89,15 @@ func newPlan(d *dissect.TypeDecl, typed bool) (*plan, error) {
 		}
 		*c.col = lc.ColumnIndex
 	}
+	var err error
 	p.fields = make([]node, len(decls))
 	for i := range decls {
-		if err := p.fields[i].build(s, &decls[i], []string{columnName(decls[i].Name)}, 0, 0, true); err != nil {
+		if err = p.fields[i].build(s, &decls[i], []string{columnName(decls[i].Name)}, 0, 0, true); err != nil {
 			return nil, err
 		}
+	}
+	if p.file, p.specs, err = arrowSchema(s); err != nil {
+		return nil, err
 	}
 	return p, nil
 }

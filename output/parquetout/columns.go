@@ -1,0 +1,288 @@
+package parquetout
+
+import (
+	"fmt"
+	"unsafe"
+
+	apq "github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/file"
+)
+
+// Column buffers.
+//
+// A part collects a row group column by column: one [column] per leaf
+// column of its plan, holding the values in their Parquet physical type
+// (int64, float32, float64, bool, byte arrays) and, where the column has
+// them, the definition and repetition levels. A record appends its
+// values where they go and nothing else: no row is assembled, no map is
+// consulted, and once the slices have grown to a row group's size no
+// memory is allocated. A full batch is handed to a worker that encodes
+// and compresses it (arrow-go's typed column writers take exactly these
+// slices), while the decoder fills the part's other batch.
+
+// physical is a leaf column's Parquet physical type.
+type physical uint8
+
+const (
+	physInt64  physical = iota // INT64: int, uint, time
+	physFloat                  // FLOAT: float32
+	physDouble                 // DOUBLE: float64
+	physBool                   // BOOLEAN
+	physBytes                  // BYTE_ARRAY: string, bytes, object without keys
+)
+
+// colSpec is what a column buffer needs to know of its column.
+type colSpec struct {
+	phys           physical
+	maxDef, maxRep int16
+}
+
+// column holds one leaf column's part of a row group. Values are only
+// those of the rows whose definition level is maxDef (Parquet's dense
+// form). Byte arrays and levels are kept as runs: most rows repeat the
+// previous row's capture, transport, addresses and levels, so that a
+// row group takes little more than its numbers' memory. They are
+// expanded into a worker's scratch when the row group is written.
+type column struct {
+	colSpec
+	i64  []int64
+	f32  []float32
+	f64  []float64
+	bl   []bool
+	str  []strRun // physBytes: the values, as runs of one value
+	i64r []i64Run // physInt64 columns of values that repeat (stream, length)
+	def  []lvlRun // definition levels, when maxDef > 0
+	rep  []lvlRun // repetition levels, when maxRep > 0
+	// data holds the byte arrays' bytes: a run is data[start:end].
+	data []byte
+}
+
+// strRun is n values data[start:end].
+type strRun struct{ start, end, n uint32 }
+
+// i64Run is n values v.
+type i64Run struct {
+	v int64
+	n uint32
+}
+
+// lvlRun is n levels of value v.
+type lvlRun struct {
+	v int16
+	n uint32
+}
+
+// batch is a row group being collected (or written) by a part.
+type batch struct {
+	cols []column
+	rows int
+	// size is about the memory the row group's values take: 8 bytes a
+	// slot (a value or a null, at any depth of an array), and the bytes
+	// of the strings copied. It bounds a row group of long arrays or
+	// strings (maxBatchBytes).
+	size int
+}
+
+func newBatch(specs []colSpec) *batch {
+	b := &batch{cols: make([]column, len(specs))}
+	for i, s := range specs {
+		b.cols[i].colSpec = s
+	}
+	return b
+}
+
+// newBatchLike returns an empty batch for the columns of b, each slice
+// made at the length b's has: the next row group of a part is usually
+// as long, and needs no more than that (append's growth would leave up
+// to a quarter unused).
+func newBatchLike(b *batch) *batch {
+	n := &batch{cols: make([]column, len(b.cols))}
+	for i := range b.cols {
+		c, o := &n.cols[i], &b.cols[i]
+		c.colSpec = o.colSpec
+		c.i64 = make([]int64, 0, len(o.i64))
+		c.i64r = make([]i64Run, 0, len(o.i64r))
+		c.f32 = make([]float32, 0, len(o.f32))
+		c.f64 = make([]float64, 0, len(o.f64))
+		c.bl = make([]bool, 0, len(o.bl))
+		c.str = make([]strRun, 0, len(o.str))
+		c.def = make([]lvlRun, 0, len(o.def))
+		c.rep = make([]lvlRun, 0, len(o.rep))
+		c.data = make([]byte, 0, len(o.data))
+	}
+	return n
+}
+
+// reset empties b, keeping its memory for the next row group.
+func (b *batch) reset() {
+	for i := range b.cols {
+		c := &b.cols[i]
+		c.i64, c.f32, c.f64, c.bl, c.i64r = c.i64[:0], c.f32[:0], c.f64[:0], c.bl[:0], c.i64r[:0]
+		c.str, c.data, c.def, c.rep = c.str[:0], c.data[:0], c.def[:0], c.rep[:0]
+	}
+	b.rows, b.size = 0, 0
+}
+
+// levels appends a slot's levels to the column's level streams.
+func (c *column) levels(def, rep int) {
+	if c.maxDef > 0 {
+		c.def = addLevel(c.def, int16(def))
+	}
+	if c.maxRep > 0 {
+		c.rep = addLevel(c.rep, int16(rep))
+	}
+}
+
+func addLevel(runs []lvlRun, v int16) []lvlRun {
+	if n := len(runs); n > 0 && runs[n-1].v == v {
+		runs[n-1].n++
+		return runs
+	}
+	return append(runs, lvlRun{v, 1})
+}
+
+// null appends a slot without a value (def < maxDef).
+func (b *batch) null(col, def, rep int) {
+	b.cols[col].levels(def, rep)
+	b.size += 8
+}
+
+func (b *batch) int64(col int, v int64, def, rep int) {
+	c := &b.cols[col]
+	b.size += 8
+	c.levels(def, rep)
+	c.i64 = append(c.i64, v)
+}
+
+// int64Run appends v, a required column's, to the column's runs: for
+// the common columns whose values repeat (a stream's messages come in
+// bursts, lengths are a type's size), which then take no memory per row.
+func (b *batch) int64Run(col int, v int64) {
+	c := &b.cols[col]
+	if n := len(c.i64r); n > 0 && c.i64r[n-1].v == v {
+		c.i64r[n-1].n++
+		return
+	}
+	c.i64r = append(c.i64r, i64Run{v, 1})
+}
+
+func (b *batch) float32(col int, v float32, def, rep int) {
+	c := &b.cols[col]
+	b.size += 8
+	c.levels(def, rep)
+	c.f32 = append(c.f32, v)
+}
+
+func (b *batch) float64(col int, v float64, def, rep int) {
+	c := &b.cols[col]
+	b.size += 8
+	c.levels(def, rep)
+	c.f64 = append(c.f64, v)
+}
+
+func (b *batch) bool(col int, v bool, def, rep int) {
+	c := &b.cols[col]
+	b.size += 8
+	c.levels(def, rep)
+	c.bl = append(c.bl, v)
+}
+
+// str appends a copy of s: the record's buffers are not ours.
+func (b *batch) str(col int, s string, def, rep int) {
+	c := &b.cols[col]
+	c.levels(def, rep)
+	b.size += 8
+	if n := len(c.str); n > 0 && string(c.data[c.str[n-1].start:c.str[n-1].end]) == s {
+		c.str[n-1].n++
+		return
+	}
+	start := len(c.data)
+	c.data = append(c.data, s...)
+	c.str = append(c.str, strRun{uint32(start), uint32(len(c.data)), 1})
+	b.size += len(s)
+}
+
+func (b *batch) raw(col int, p []byte, def, rep int) {
+	b.str(col, unsafe.String(unsafe.SliceData(p), len(p)), def, rep) // s is only read
+}
+
+// scratch is a writer's (or a worker's) memory for expanding a column's
+// runs into the slices arrow-go's writer takes: kept outside the
+// batches, so that there is one per goroutine that writes.
+type scratch struct {
+	views    []apq.ByteArray
+	i64      []int64
+	def, rep []int16
+}
+
+// write writes b as the next row group of fw, column by column in the
+// schema's order.
+func (b *batch) write(fw *file.Writer, s *scratch) error {
+	rg := fw.AppendRowGroup()
+	for i := range b.cols {
+		cw, err := rg.NextColumn()
+		if err != nil {
+			return err
+		}
+		if err := b.cols[i].write(cw, s); err != nil {
+			return fmt.Errorf("column %s: %w", cw.Descr().Path(), err)
+		}
+	}
+	return rg.Close()
+}
+
+func expand(dst []int16, runs []lvlRun) []int16 {
+	dst = dst[:0]
+	for _, r := range runs {
+		for range r.n {
+			dst = append(dst, r.v)
+		}
+	}
+	return dst
+}
+
+func (c *column) write(cw file.ColumnChunkWriter, s *scratch) error {
+	var def, rep []int16
+	if c.maxDef > 0 {
+		s.def = expand(s.def, c.def)
+		def = s.def
+	}
+	if c.maxRep > 0 {
+		s.rep = expand(s.rep, c.rep)
+		rep = s.rep
+	}
+	var err error
+	switch w := cw.(type) {
+	case *file.Int64ColumnChunkWriter:
+		vs := c.i64
+		if len(c.i64r) > 0 {
+			vs = s.i64[:0]
+			for _, r := range c.i64r {
+				for range r.n {
+					vs = append(vs, r.v)
+				}
+			}
+			s.i64 = vs
+		}
+		_, err = w.WriteBatch(vs, def, rep)
+	case *file.Float32ColumnChunkWriter:
+		_, err = w.WriteBatch(c.f32, def, rep)
+	case *file.Float64ColumnChunkWriter:
+		_, err = w.WriteBatch(c.f64, def, rep)
+	case *file.BooleanColumnChunkWriter:
+		_, err = w.WriteBatch(c.bl, def, rep)
+	case *file.ByteArrayColumnChunkWriter:
+		ba := s.views[:0]
+		for _, r := range c.str {
+			v := c.data[r.start:r.end:r.end]
+			for range r.n {
+				ba = append(ba, v)
+			}
+		}
+		s.views = ba
+		_, err = w.WriteBatch(ba, def, rep)
+	default:
+		err = fmt.Errorf("parquetout: no writer for %T", cw)
+	}
+	return err
+}
