@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"strings"
@@ -17,6 +18,11 @@ import (
 // The registry's declarations give each record topic its schema and the
 // pictures drawn.
 func (o *readOpts) mcapOutput(stdout io.Writer, reg *dissect.Registry) (sink, error) {
+	switch o.mcapComp {
+	case mcapout.CompressionLZ4, mcapout.CompressionZstd, mcapout.CompressionNone:
+	default:
+		return nil, usageError{fmt.Errorf("--mcap-compression %q: want lz4, zstd or none", o.mcapComp)}
+	}
 	w := io.Writer(struct{ io.Writer }{stdout}) // stdout is not ours to close
 	if o.outPath == "" || o.outPath == "-" {
 		if isTerminal(stdout) {
@@ -41,7 +47,7 @@ func (o *readOpts) mcapOutput(stdout io.Writer, reg *dissect.Registry) (sink, er
 	if o.threads > 0 {
 		workers = o.threads
 	}
-	m, err := mcapout.New(bw, mcapout.Options{Library: version, Decl: reg.Decl, Workers: workers})
+	m, err := mcapout.New(bw, mcapout.Options{Library: version, Decl: reg.Decl, Workers: workers, Compression: o.mcapComp})
 	if err != nil {
 		if c, ok := w.(io.Closer); ok {
 			c.Close()

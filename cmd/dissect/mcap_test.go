@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -696,5 +697,68 @@ func TestMCAPWireNamesBounded(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestMCAPCompressionFlag writes a capture with each --mcap-compression:
+// each file's chunks have that compression (MCAP names stored chunks
+// ""), and the MCAP library's reader and Foxglove's (when node is here)
+// read from each the same messages, the records of -o json. A value
+// that is not a compression is refused before a file is made, and shell
+// completion offers the three.
+func TestMCAPCompressionFlag(t *testing.T) {
+	args := shipped(t, "vrpn_tcp_only.pcap")
+	jsonl, errOut, code := cli(t, append([]string{"-o", "json", "--no-summary"}, args...)...)
+	if code != 0 {
+		t.Fatalf("json exit %d: %s", code, errOut)
+	}
+	var want []mcapMessage
+	for _, c := range []struct{ flag, chunk string }{{"lz4", "lz4"}, {"zstd", "zstd"}, {"none", ""}} {
+		file := filepath.Join(t.TempDir(), c.flag+".mcap")
+		_, errOut, code := cli(t, append([]string{"-o", "mcap", "--mcap-compression", c.flag, "--out", file, "--no-summary"}, args...)...)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", c.flag, code, errOut)
+		}
+		f, err := os.Open(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		msgs, info := readMCAP(t, f)
+		f.Close()
+		if len(info.ChunkIndexes) == 0 {
+			t.Fatalf("%s: no chunks", c.flag)
+		}
+		for _, ci := range info.ChunkIndexes {
+			if string(ci.Compression) != c.chunk {
+				t.Errorf("%s: a chunk of compression %q", c.flag, ci.Compression)
+			}
+		}
+		if want == nil {
+			want = msgs
+			if len(want) < 100 {
+				t.Fatalf("%d messages: the comparison would be vacuous", len(want))
+			}
+		} else if !reflect.DeepEqual(msgs, want) {
+			t.Errorf("%s: %d messages, not those of lz4 (%d)", c.flag, len(msgs), len(want))
+		}
+		if mcapcheck.Available() == nil {
+			res := readRecords(t, file, jsonl)
+			if res.MessagesRead != len(want) || !slices.Equal(res.Compression, []string{c.chunk}) {
+				t.Errorf("%s: Foxglove's reader: %d messages, compression %q", c.flag, res.MessagesRead, res.Compression)
+			}
+		}
+	}
+	if err := mcapcheck.Available(); err != nil {
+		t.Logf("Foxglove's reader not run: %v", err)
+	}
+
+	file := filepath.Join(t.TempDir(), "gzip.mcap")
+	_, errOut, code = cli(t, append([]string{"-o", "mcap", "--mcap-compression", "gzip", "--out", file}, args...)...)
+	if _, err := os.Stat(file); code != 2 || !strings.Contains(errOut, `--mcap-compression "gzip"`) || err == nil {
+		t.Errorf("gzip: exit %d, stderr %q, file made: %v", code, errOut, err == nil)
+	}
+	out, _, _ := cli(t, "__complete", "--mcap-compression", "")
+	if got := strings.Fields(out); !slices.Equal(got, []string{"lz4", "zstd", "none", ":4"}) {
+		t.Errorf("completion: %q", out)
 	}
 }

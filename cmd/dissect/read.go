@@ -13,6 +13,7 @@ import (
 	"github.com/dissect-tools/dissect/dissect"
 	"github.com/dissect-tools/dissect/dissect/all"
 	"github.com/dissect-tools/dissect/output"
+	"github.com/dissect-tools/dissect/output/mcapout"
 	"github.com/dissect-tools/dissect/output/parquetout"
 	"github.com/dissect-tools/dissect/pipeline"
 	"github.com/dissect-tools/dissect/stats"
@@ -31,6 +32,7 @@ type readOpts struct {
 	wide       bool
 	threads    int
 	outPath    string // --out: the Parquet lake's directory, the MCAP file
+	mcapComp   string // --mcap-compression (mcap.go)
 	q          queryOpts
 	query      *querySink         // the run's filter and statistics, when asked for
 	statsTable stats.TableOptions // how statistics tables are laid out
@@ -57,6 +59,7 @@ func addReadFlags(cmd *cobra.Command, o *readOpts) {
 	f.IntVar(&o.threads, "threads", 0, "goroutines to keep busy: json formats records beside the decoder, mcap compresses chunks and parquet encodes row groups beside it, -q dissects beside reading (0: one per CPU, 2 for mcap and parquet; 1: everything in one goroutine); the output is the same")
 	addQueryFlags(cmd, &o.q)
 	f.StringVar(&o.outPath, "out", "", "-o parquet: the lake's directory (created if needed; runs may share one); -o mcap: the file")
+	f.StringVar(&o.mcapComp, "mcap-compression", mcapout.CompressionLZ4, "-o mcap: the chunks' compression: lz4 (fastest to write and to open; the file about 40% larger than zstd's), zstd (the smallest file, for keeping or sending, at about 40% more CPU) or none (no compression CPU, the file several times larger); Foxglove and Lichtblick read all three")
 	f.IntVar(&o.maxParts, "max-partitions", parquetout.DefaultMaxPartitions, "-o parquet: at most this many partitions named by the wire (types of VRPN's \"*\" declaration, undeclared records) per run; the records of further types go to type=__overflow__ with their type in column record_type")
 	f.StringVar(&o.partID, "part-id", "", "-o parquet: name the parts part-ID-N.parquet instead of by start time, pid and random bits (letters, digits, - and _; at most 64), so that rerunning the same input with the same ID replaces its parts instead of adding copies (scale/dask_ingest.py: a hash of the capture; docs/scale.md)")
 	o.proto.add(cmd)
@@ -65,6 +68,7 @@ func addReadFlags(cmd *cobra.Command, o *readOpts) {
 	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a Go CPU profile to this file (for performance work)")
 	_ = f.MarkHidden("cpuprofile")
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"table", "json", "fields", "parquet", "mcap"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("mcap-compression", cobra.FixedCompletions([]string{mcapout.CompressionLZ4, mcapout.CompressionZstd, mcapout.CompressionNone}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("time-format", cobra.FixedCompletions([]string{"r", "a", "ad", "e"}, cobra.ShellCompDirectiveNoFileComp))
 }
 

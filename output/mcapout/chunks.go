@@ -39,6 +39,9 @@ import (
 const (
 	CompressionLZ4  = "lz4"
 	CompressionZstd = "zstd"
+	// CompressionNone stores the chunks as they are (the chunk record's
+	// compression is then "", as MCAP names it).
+	CompressionNone = "none"
 )
 
 type chunk struct {
@@ -271,7 +274,7 @@ func (c *chunker) writeOut(j *chunk) {
 	err := c.mw.WriteChunkWithIndexes(&mcap.Chunk{
 		MessageStartTime: start, MessageEndTime: end,
 		UncompressedSize: uint64(len(j.data)), UncompressedCRC: j.crc,
-		Compression: c.compression, Records: j.out,
+		Compression: chunkCompression(c.compression), Records: j.out,
 	}, j.list)
 	if err != nil {
 		c.fail(err)
@@ -311,6 +314,15 @@ func (c *chunker) close() error {
 	return c.failed()
 }
 
+// chunkCompression is the chunk record's name of a compression: MCAP
+// names no compression "".
+func chunkCompression(name string) string {
+	if name == CompressionNone {
+		return ""
+	}
+	return name
+}
+
 // A compressor compresses a chunk's records, appending to dst.
 type compressor interface {
 	compress(dst, src []byte) ([]byte, error)
@@ -326,9 +338,16 @@ func newCompressor(name string) (compressor, error) {
 		return zstdCompressor{e}, nil
 	case CompressionLZ4:
 		return &lz4Compressor{}, nil
+	case CompressionNone:
+		return noCompressor{}, nil
 	}
-	return nil, fmt.Errorf("mcap: compression %q: want %s or %s", name, CompressionLZ4, CompressionZstd)
+	return nil, fmt.Errorf("mcap: compression %q: want %s, %s or %s", name, CompressionLZ4, CompressionZstd, CompressionNone)
 }
+
+// noCompressor stores a chunk's records as they are.
+type noCompressor struct{}
+
+func (noCompressor) compress(dst, src []byte) ([]byte, error) { return append(dst, src...), nil }
 
 type zstdCompressor struct{ e *zstd.Encoder }
 

@@ -88,7 +88,7 @@ func TestChunksOnWorkers(t *testing.T) {
 			t.Fatalf("record %d: %s at %d, want %s", i, m.data, m.logTime, jsonOf(recs[i]))
 		}
 	}
-	for _, comp := range []string{CompressionLZ4, CompressionZstd} {
+	for _, comp := range []string{CompressionLZ4, CompressionZstd, CompressionNone} {
 		var files [][]byte
 		for _, workers := range []int{1, 2, 5} {
 			raw := encode(t, Options{Decl: reg.Decl, Workers: workers, ChunkSize: 4096, Compression: comp}, recs)
@@ -104,6 +104,10 @@ func TestChunksOnWorkers(t *testing.T) {
 		checkIndexes(t, comp, files[0], len(one))
 	}
 }
+
+// recordCompression is the chunk record's compression of each option:
+// MCAP names stored chunks "" (the specification's Chunk record).
+var recordCompression = map[string]string{CompressionLZ4: "lz4", CompressionZstd: "zstd", CompressionNone: ""}
 
 // checkIndexes reads raw through its summary and message indexes, in
 // log-time order: every message is found, in a chunk of compression comp
@@ -132,7 +136,7 @@ func checkIndexes(t *testing.T, comp string, raw []byte, want int) {
 		t.Errorf("%s: statistics %d channels, %d schemas; summary %d, %d", comp, info.Statistics.ChannelCount, info.Statistics.SchemaCount, len(info.Channels), len(info.Schemas))
 	}
 	for _, ci := range info.ChunkIndexes {
-		if string(ci.Compression) != comp || ci.MessageStartTime > ci.MessageEndTime || len(ci.MessageIndexOffsets) == 0 {
+		if string(ci.Compression) != recordCompression[comp] || ci.MessageStartTime > ci.MessageEndTime || len(ci.MessageIndexOffsets) == 0 {
 			t.Fatalf("%s: chunk index %+v", comp, ci)
 		}
 	}
@@ -162,13 +166,13 @@ func checkIndexes(t *testing.T, comp string, raw []byte, want int) {
 }
 
 // Foxglove's own reader (@mcap/core, fzstd, @foxglove/wasm-lz4) reads
-// chunks of both compressions, many of them.
+// chunks of each compression, many of them, and stored ones.
 func TestFoxgloveReadsBothCompressions(t *testing.T) {
 	if err := mcapcheck.Available(); err != nil {
 		t.Skip(err.Error())
 	}
 	recs := many(600)
-	for _, comp := range []string{CompressionLZ4, CompressionZstd} {
+	for _, comp := range []string{CompressionLZ4, CompressionZstd, CompressionNone} {
 		file := filepath.Join(t.TempDir(), comp+".mcap")
 		if err := os.WriteFile(file, encode(t, Options{Decl: registry(t).Decl, ChunkSize: 4096, Compression: comp}, recs), 0o644); err != nil {
 			t.Fatal(err)
@@ -177,7 +181,7 @@ func TestFoxgloveReadsBothCompressions(t *testing.T) {
 		for _, p := range res.Problems {
 			t.Errorf("%s: problem: %v", comp, p)
 		}
-		if res.MessagesRead != 1201 || !reflect.DeepEqual(res.Compression, []string{comp}) {
+		if res.MessagesRead != 1201 || !reflect.DeepEqual(res.Compression, []string{recordCompression[comp]}) {
 			t.Errorf("%s: %d messages read, compression %v", comp, res.MessagesRead, res.Compression)
 		}
 	}

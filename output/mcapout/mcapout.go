@@ -95,7 +95,7 @@ type Options struct {
 	// MaxTopics bounds the topics (default 4096).
 	MaxTopics int
 	// Compression is the chunks' compression: CompressionLZ4 (the
-	// default) or CompressionZstd.
+	// default), CompressionZstd or CompressionNone.
 	Compression string
 	// Workers is the number of goroutines compressing chunks while the
 	// records of the next are encoded (default 2); 1 compresses them in
