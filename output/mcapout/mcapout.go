@@ -105,6 +105,9 @@ type Options struct {
 	// which gives its record topic's schema, its sender and sensor, and
 	// its pictures; nil, or a nil result, leaves a record undeclared:
 	// written whole, its fields untyped, and counted ([Writer.Undeclared]).
+	// A declaration without a Variant it returns is taken to be that of
+	// every record of the same Proto and Type, as dissect.Registry.Decl
+	// gives them, and is not asked for again.
 	Decl func(*dissect.Record) *dissect.TypeDecl
 }
 
@@ -134,6 +137,11 @@ type Writer struct {
 		c *channel
 	}
 	rootedLast string // the frame rooted last (see rooted)
+
+	lastDecl [16]struct { // see declared
+		proto, typ string
+		d          *declared
+	}
 
 	streamFrame frameName // PROTO/STREAM of the last picture without a sender
 	err         error

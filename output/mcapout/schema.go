@@ -2,6 +2,7 @@ package mcapout
 
 import (
 	"fmt"
+	"unsafe"
 
 	"github.com/dissect-tools/dissect/dissect"
 )
@@ -21,13 +22,28 @@ func (w *Writer) declared(r *dissect.Record) *declared {
 	if w.o.Decl == nil {
 		return nil
 	}
+	slot := &w.lastDecl[(uintptr(unsafe.Pointer(unsafe.StringData(r.Type)))>>3^uintptr(len(r.Type)))%uintptr(len(w.lastDecl))]
+	if slot.d != nil && slot.typ == r.Type && slot.proto == r.Proto {
+		return slot.d
+	}
 	t := w.o.Decl(r)
 	if t == nil {
 		return nil
 	}
-	if d, ok := w.decls[t]; ok {
-		return d
+	d, ok := w.decls[t]
+	if !ok {
+		d = w.newDeclared(t)
 	}
+	// A declaration without variants is that of every record of its
+	// protocol and type (Options.Decl): found again without asking.
+	if t.Variant == nil {
+		slot.proto, slot.typ, slot.d = r.Proto, r.Type, d
+	}
+	return d
+}
+
+// newDeclared makes and keeps what the writer uses of t.
+func (w *Writer) newDeclared(t *dissect.TypeDecl) *declared {
 	d := &declared{decl: t}
 	if f := t.FieldWith(dissect.RoleSender); f != nil && f.Kind == dissect.KindString {
 		d.sender = f.Name
