@@ -125,7 +125,10 @@ import (
 type Options struct {
 	// Decl returns the declaration a record matches, nil for none
 	// (dissect.Registry.Decl). Without it every record is undeclared:
-	// common columns and extra_json only.
+	// common columns and extra_json only. As with Registry.Decl, the
+	// declaration must depend only on the record's proto and type, and on
+	// its fields only where it returns one with a Variant or nil: the
+	// writer asks once per proto and type for the others (tableCache).
 	Decl func(*dissect.Record) *dissect.TypeDecl
 	// Capture is written into the capture column until SetCapture
 	// changes it: the capture file's name, typically.
@@ -188,6 +191,7 @@ type Writer struct {
 	scratch  scratch // of the row groups written without pool
 	tick     uint64
 	extra    int64
+	cache    tableCache
 	err      error
 }
 
@@ -282,11 +286,7 @@ func (w *Writer) Record(r *dissect.Record) error {
 	if w.err != nil {
 		return w.err
 	}
-	var d *dissect.TypeDecl
-	if w.o.Decl != nil {
-		d = w.o.Decl(r)
-	}
-	t, err := w.table(r, d)
+	t, err := w.tableOf(r)
 	if err != nil {
 		w.err = err
 		return err
