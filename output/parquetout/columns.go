@@ -213,6 +213,7 @@ type scratch struct {
 	views    []apq.ByteArray
 	i64      []int64
 	def, rep []int16
+	defRuns  []lvlRun
 }
 
 // write writes b as the next row group of fw, column by column in the
@@ -224,7 +225,7 @@ func (b *batch) write(fw *file.Writer, s *scratch) error {
 		if err != nil {
 			return err
 		}
-		if err := b.cols[i].write(cw, s); err != nil {
+		if err := b.cols[i].write(cw, s, b.rows); err != nil {
 			return fmt.Errorf("column %s: %w", cw.Descr().Path(), err)
 		}
 	}
@@ -241,48 +242,157 @@ func expand(dst []int16, runs []lvlRun) []int16 {
 	return dst
 }
 
-func (c *column) write(cw file.ColumnChunkWriter, s *scratch) error {
+// chunkSlots is how many slots of a column without repetition are
+// expanded into the scratch at a time: arrow-go's writer takes a column
+// chunk in any number of WriteBatch calls, so the scratch needs only a
+// chunk of the row group (its byte-array views are 24 bytes a value).
+const chunkSlots = 4096
+
+// write writes the column's values and levels as the row group's column
+// chunk; rows is the row group's rows.
+func (c *column) write(cw file.ColumnChunkWriter, s *scratch, rows int) error {
+	if c.maxRep > 0 {
+		return c.writeSlots(cw, s, c.def, c.rep, &valCursor{}, 0, c.values())
+	}
+	// Without repetition a slot is a row: chunks of chunkSlots rows,
+	// each with the values of its slots at maxDef.
+	var defs runCursor
+	var vc valCursor
+	vi := 0
+	for done := 0; done < rows; {
+		n := min(chunkSlots, rows-done)
+		var def []lvlRun
+		nv := n
+		if c.maxDef > 0 {
+			def = defs.take(c.def, n, &s.defRuns)
+			nv = 0
+			for _, r := range def {
+				if r.v == c.maxDef {
+					nv += int(r.n)
+				}
+			}
+		}
+		if err := c.writeSlots(cw, s, def, nil, &vc, vi, nv); err != nil {
+			return err
+		}
+		done += n
+		vi += nv
+	}
+	return nil
+}
+
+// runCursor walks a column's runs of levels a chunk at a time.
+type runCursor struct {
+	i    int    // the run
+	used uint32 // of its levels, already taken
+}
+
+// take returns the next n levels of runs as runs (in *buf).
+func (rc *runCursor) take(runs []lvlRun, n int, buf *[]lvlRun) []lvlRun {
+	out := (*buf)[:0]
+	for n > 0 && rc.i < len(runs) {
+		r := runs[rc.i]
+		k := min(uint32(n), r.n-rc.used)
+		out = append(out, lvlRun{r.v, k})
+		rc.used += k
+		n -= int(k)
+		if rc.used == r.n {
+			rc.i, rc.used = rc.i+1, 0
+		}
+	}
+	*buf = out
+	return out
+}
+
+// values returns the number of the column's values.
+func (c *column) values() int {
+	n := len(c.i64) + len(c.f32) + len(c.f64) + len(c.bl)
+	for _, r := range c.i64r {
+		n += int(r.n)
+	}
+	for _, r := range c.str {
+		n += int(r.n)
+	}
+	return n
+}
+
+// writeSlots writes the slots with levels def and rep (runs; nil for a
+// column without them) and their nv values: of the typed slices those
+// from vi, of the runs those from vc.
+func (c *column) writeSlots(cw file.ColumnChunkWriter, s *scratch, defRuns, repRuns []lvlRun, vc *valCursor, vi, nv int) error {
 	var def, rep []int16
 	if c.maxDef > 0 {
-		s.def = expand(s.def, c.def)
+		s.def = expand(s.def, defRuns)
 		def = s.def
 	}
 	if c.maxRep > 0 {
-		s.rep = expand(s.rep, c.rep)
+		s.rep = expand(s.rep, repRuns)
 		rep = s.rep
 	}
 	var err error
 	switch w := cw.(type) {
 	case *file.Int64ColumnChunkWriter:
-		vs := c.i64
+		var vs []int64
 		if len(c.i64r) > 0 {
-			vs = s.i64[:0]
-			for _, r := range c.i64r {
-				for range r.n {
-					vs = append(vs, r.v)
-				}
-			}
+			vs = expandI64(s.i64[:0], c.i64r, vc, nv)
 			s.i64 = vs
+		} else {
+			vs = c.i64[vi : vi+nv]
 		}
 		_, err = w.WriteBatch(vs, def, rep)
 	case *file.Float32ColumnChunkWriter:
-		_, err = w.WriteBatch(c.f32, def, rep)
+		_, err = w.WriteBatch(c.f32[vi:vi+nv], def, rep)
 	case *file.Float64ColumnChunkWriter:
-		_, err = w.WriteBatch(c.f64, def, rep)
+		_, err = w.WriteBatch(c.f64[vi:vi+nv], def, rep)
 	case *file.BooleanColumnChunkWriter:
-		_, err = w.WriteBatch(c.bl, def, rep)
+		_, err = w.WriteBatch(c.bl[vi:vi+nv], def, rep)
 	case *file.ByteArrayColumnChunkWriter:
-		ba := s.views[:0]
-		for _, r := range c.str {
-			v := c.data[r.start:r.end:r.end]
-			for range r.n {
-				ba = append(ba, v)
-			}
-		}
-		s.views = ba
-		_, err = w.WriteBatch(ba, def, rep)
+		s.views = c.views(s.views[:0], vc, nv)
+		_, err = w.WriteBatch(s.views, def, rep)
 	default:
 		err = fmt.Errorf("parquetout: no writer for %T", cw)
 	}
 	return err
+}
+
+// valCursor is where a column's value runs (strings, repeated int64s)
+// have been taken up to.
+type valCursor struct {
+	i    int    // the run
+	used uint32 // of its values, already taken
+}
+
+// expandI64 appends the next nv values of runs to dst.
+func expandI64(dst []int64, runs []i64Run, vc *valCursor, nv int) []int64 {
+	for nv > 0 && vc.i < len(runs) {
+		r := runs[vc.i]
+		k := min(r.n-vc.used, uint32(nv))
+		for range k {
+			dst = append(dst, r.v)
+		}
+		vc.used += k
+		nv -= int(k)
+		if vc.used == r.n {
+			vc.i, vc.used = vc.i+1, 0
+		}
+	}
+	return dst
+}
+
+// views appends the column's next nv byte arrays to dst.
+func (c *column) views(dst []apq.ByteArray, vc *valCursor, nv int) []apq.ByteArray {
+	for nv > 0 && vc.i < len(c.str) {
+		r := c.str[vc.i]
+		v := c.data[r.start:r.end:r.end]
+		k := min(r.n-vc.used, uint32(nv))
+		for range k {
+			dst = append(dst, v)
+		}
+		vc.used += k
+		nv -= int(k)
+		if vc.used == r.n {
+			vc.i, vc.used = vc.i+1, 0
+		}
+	}
+	return dst
 }

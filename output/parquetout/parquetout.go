@@ -94,7 +94,7 @@
 // # Memory
 //
 // Each open part collects at most one row group (Options.RowGroupRows
-// rows, or 64 MiB of strings and bytes) while at most Options.Workers
+// rows, or maxBatchBytes of values and strings) while at most Options.Workers
 // others are being written; at most Options.MaxOpen parts are open at once,
 // beyond that the least recently used one is completed and a later record
 // of its partition starts a new part with the same schema; a part that
@@ -125,7 +125,10 @@ import (
 type Options struct {
 	// Decl returns the declaration a record matches, nil for none
 	// (dissect.Registry.Decl). Without it every record is undeclared:
-	// common columns and extra_json only.
+	// common columns and extra_json only. As with Registry.Decl, the
+	// declaration must depend only on the record's proto and type, and on
+	// its fields only where it returns one with a Variant or nil: the
+	// writer asks once per proto and type for the others (tableCache).
 	Decl func(*dissect.Record) *dissect.TypeDecl
 	// Capture is written into the capture column until SetCapture
 	// changes it: the capture file's name, typically.
@@ -163,8 +166,14 @@ const DefaultWorkers = 2
 
 // maxBatchBytes bounds the memory of a row group being collected (its
 // values and strings, batch.size): a row group of large records (long
-// arrays, long strings) is written before it has RowGroupRows rows.
-const maxBatchBytes = 64 << 20
+// arrays, long strings) is written before it has RowGroupRows rows. It
+// also bounds the garbage collector's share: a busy table holds two row
+// groups, and a worker's arrow-go buffers grow with the row group, so
+// that at 64 MiB the 50 MB Deltarobot capture (three busy tables of 14
+// columns, row groups of 65,536 rows, 6.3 MB) peaked at 87-96 MB of RSS
+// and at 4 MiB (about 43,000 rows) at 80 MB, in the same time, with
+// files 5% larger (docs/performance.md).
+const maxBatchBytes = 4 << 20
 
 // Writer writes records into a lake. It is not safe for concurrent use.
 type Writer struct {
@@ -188,6 +197,7 @@ type Writer struct {
 	scratch  scratch // of the row groups written without pool
 	tick     uint64
 	extra    int64
+	cache    tableCache
 	err      error
 }
 
@@ -282,11 +292,7 @@ func (w *Writer) Record(r *dissect.Record) error {
 	if w.err != nil {
 		return w.err
 	}
-	var d *dissect.TypeDecl
-	if w.o.Decl != nil {
-		d = w.o.Decl(r)
-	}
-	t, err := w.table(r, d)
+	t, err := w.tableOf(r)
 	if err != nil {
 		w.err = err
 		return err

@@ -142,9 +142,10 @@ func TestRepeatedStrings(t *testing.T) {
 func TestLargeRowsCutRowGroups(t *testing.T) {
 	d := &dissect.TypeDecl{Type: "t", Fields: []dissect.FieldDecl{
 		{Name: "a", Kind: dissect.KindArray, Elem: &dissect.FieldDecl{Kind: dissect.KindFloat32}}}}
-	// 16,000,000 bytes of slots a row (8 an item) and a few more: 4 rows
-	// are under maxBatchBytes (64 MiB, 67,108,864), the fifth passes it.
-	const items, rows = 2_000_000, 10
+	// 1,000,000 bytes of slots a row (8 an item) and a few more (the
+	// common columns'): 4 rows are under maxBatchBytes (4 MiB,
+	// 4,194,304), the fifth passes it.
+	const items, rows = 125_000, 10
 	fs := make([]dissect.Field, items)
 	for i := range fs {
 		fs[i] = dissect.Elem(dissect.Float32(float32(i)))
