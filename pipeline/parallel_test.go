@@ -8,10 +8,10 @@ import (
 	"runtime"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/dissect-tools/dissect/capture"
 	"github.com/dissect-tools/dissect/dissect"
+	"github.com/dissect-tools/dissect/internal/leakcheck"
 	"github.com/dissect-tools/dissect/internal/testenc/interleave"
 	"github.com/dissect-tools/dissect/output"
 )
@@ -120,13 +120,7 @@ func TestParallelWriteErrorAndNoLeak(t *testing.T) {
 	if err := p.Close(); err == nil {
 		t.Fatal("Close: no error")
 	}
-	deadline := time.Now().Add(2 * time.Second)
-	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
-	if n := runtime.NumGoroutine(); n > before {
-		t.Fatalf("%d goroutines after Close, %d before", n, before)
-	}
+	leakcheck.Settled(t, before, "Close")
 }
 
 // Copies in a batch stay as they were when the record's buffers are

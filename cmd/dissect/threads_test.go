@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dissect-tools/dissect/capture"
+	"github.com/dissect-tools/dissect/internal/leakcheck"
 	"github.com/dissect-tools/dissect/internal/testenc/interleave"
 	"github.com/dissect-tools/dissect/pipeline"
 )
@@ -131,11 +132,5 @@ func TestThreadsSlowReader(t *testing.T) {
 	if got := w.b.String(); got != want {
 		t.Fatalf("the slow reader got %d bytes, --threads 1 writes %d; first difference at %s", len(got), len(want), firstDiff(want, got))
 	}
-	deadline := time.Now().Add(2 * time.Second)
-	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if n := runtime.NumGoroutine(); n > before {
-		t.Fatalf("%d goroutines after the run, %d before", n, before)
-	}
+	leakcheck.Settled(t, before, "the run")
 }

@@ -195,6 +195,18 @@ type joinRecord struct {
 	hasSent, raw bool
 }
 
+// joinRecordOf keeps what the join tests compare of r.
+func joinRecordOf(r *dissect.Record) joinRecord {
+	jr := joinRecord{typ: r.Type, off: r.Offset, n: r.Length}
+	if v, ok := r.Fields.Get("sent"); ok {
+		jr.sent, jr.hasSent = v.Time(), true
+	}
+	if v, ok := r.Fields.Get("sequence"); ok {
+		jr.seq = v.Uint()
+	}
+	return jr
+}
+
 // decodeJoin decodes data as one TCP direction fed in the given segments
 // (cuts are the lengths, cycled) and returns its records. The registry
 // may be shared: its VRPN state only routes UDP flows.
@@ -202,14 +214,7 @@ func decodeJoin(t *testing.T, reg *dissect.Registry, data []byte, cuts []int) []
 	t.Helper()
 	var out []joinRecord
 	sink := dissect.SinkFunc(func(r *dissect.Record) error {
-		jr := joinRecord{typ: r.Type, off: r.Offset, n: r.Length}
-		if v, ok := r.Fields.Get("sent"); ok {
-			jr.sent, jr.hasSent = v.Time(), true
-		}
-		if v, ok := r.Fields.Get("sequence"); ok {
-			jr.seq = v.Uint()
-		}
-		out = append(out, jr)
+		out = append(out, joinRecordOf(r))
 		return nil
 	})
 	st := dissect.NewStream(newTCP(t).info, reg, sink, dissect.StreamOptions{Decode: true})
@@ -409,14 +414,7 @@ func TestGapEveryOffset(t *testing.T) {
 				}
 				var got []joinRecord
 				sink := dissect.SinkFunc(func(r *dissect.Record) error {
-					jr := joinRecord{typ: r.Type, off: r.Offset, n: r.Length}
-					if v, ok := r.Fields.Get("sent"); ok {
-						jr.sent, jr.hasSent = v.Time(), true
-					}
-					if v, ok := r.Fields.Get("sequence"); ok {
-						jr.seq = v.Uint()
-					}
-					got = append(got, jr)
+					got = append(got, joinRecordOf(r))
 					return nil
 				})
 				st := dissect.NewStream(newTCP(t).info, reg, sink, dissect.StreamOptions{Decode: true})

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/dissect-tools/dissect/dissect"
+	"github.com/dissect-tools/dissect/internal/leakcheck"
 	"github.com/dissect-tools/dissect/internal/mcapcheck"
 	"github.com/foxglove/mcap/go/mcap"
 	"github.com/pierrec/lz4/v4"
@@ -225,13 +226,7 @@ func TestWriteErrorEndsGoroutines(t *testing.T) {
 	if err := w.Close(); err == nil {
 		t.Fatal("Close: no error")
 	}
-	deadline := time.Now().Add(2 * time.Second)
-	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
-	if n := runtime.NumGoroutine(); n > before {
-		t.Fatalf("%d goroutines after Close, %d before", n, before)
-	}
+	leakcheck.Settled(t, before, "Close")
 }
 
 // The LZ4 frames written are those lz4.Writer writes with the same
