@@ -1,9 +1,11 @@
 package pipeline
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
+	"os"
 	"slices"
 	"sync"
 	"testing"
@@ -279,4 +281,53 @@ func TestPipeIdleFlushErrorEndsRun(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("the run did not end after the failed flush")
 	}
+}
+
+// discardFlusher takes records and flushes, counting the flushes.
+type discardFlusher struct{ flushes int }
+
+func (d *discardFlusher) Record(*dissect.Record) error { return nil }
+func (d *discardFlusher) Flush() error                 { d.flushes++; return nil }
+
+// BenchmarkPipeRead reads a capture from an OS pipe that a goroutine fills
+// as fast as it can (cat big.pcap | dissect -), through the stoppable
+// reader with its idle hook: the cost of the hook's timer per read, and
+// the flushes (reported per run) when the writer falls behind.
+func BenchmarkPipeRead(b *testing.B) {
+	s := newSession(b, 20000, 1400)
+	var buf bytes.Buffer
+	w, err := capture.NewPcapWriter(&buf, capture.LinkEthernet, true)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i, fr := range s.frames {
+		if err := w.WritePacket(fr.Packet(time.Unix(1700000000, int64(i)*1000))); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		b.Fatal(err)
+	}
+	raw := buf.Bytes()
+	reg := deltaRegistry(b)
+	b.SetBytes(int64(len(raw)))
+	b.ReportAllocs()
+	flushes := 0
+	for b.Loop() {
+		pr, pw, err := os.Pipe()
+		if err != nil {
+			b.Fatal(err)
+		}
+		go func() {
+			pw.Write(raw)
+			pw.Close()
+		}()
+		sink := &discardFlusher{}
+		if _, err := Run(context.Background(), NewFiles([]string{"-"}, pr), Config{Registry: reg, Sink: sink}); err != nil {
+			b.Fatal(err)
+		}
+		pr.Close()
+		flushes += sink.flushes
+	}
+	b.ReportMetric(float64(flushes)/float64(b.N), "flushes/op")
 }
