@@ -31,8 +31,9 @@ type readOpts struct {
 	cpuProfile string
 	wide       bool
 	threads    int
-	outPath    string // --out: the Parquet lake's directory, the MCAP file
-	mcapComp   string // --mcap-compression (mcap.go)
+	outPath    string      // --out: the Parquet lake's directory, the MCAP file, the text output's file
+	out        *recordsOut // --out FILE of the text output forms (outfile.go)
+	mcapComp   string      // --mcap-compression (mcap.go)
 	q          queryOpts
 	query      *querySink         // the run's filter and statistics, when asked for
 	statsTable stats.TableOptions // how statistics tables are laid out
@@ -58,7 +59,7 @@ func addReadFlags(cmd *cobra.Command, o *readOpts) {
 	f.BoolVar(&o.wide, "wide", false, "table: do not fit lines to the terminal's width; show every column and the whole INFO")
 	f.IntVar(&o.threads, "threads", 0, "goroutines to keep busy: json formats records beside the decoder, mcap compresses chunks and parquet encodes row groups beside it, -q dissects beside reading (0: one per CPU, 2 for mcap and parquet; 1: everything in one goroutine); the output is the same")
 	addQueryFlags(cmd, &o.q)
-	f.StringVar(&o.outPath, "out", "", "-o parquet: the lake's directory (created if needed; runs may share one); -o mcap: the file")
+	f.StringVar(&o.outPath, "out", "", "where the records go instead of stdout: -o table, json, fields: this file (created or truncated; -z statistics go there too, as with > FILE); -o parquet: the lake's directory (created if needed; runs may share one); -o mcap: the file")
 	f.StringVar(&o.mcapComp, "mcap-compression", mcapout.CompressionLZ4, "-o mcap: the chunks' compression: lz4 (fastest to write and to open; the file about 40% larger than zstd's), zstd (the smallest file, for keeping or sending, at about 40% more CPU) or none (no compression CPU, the file several times larger); Foxglove and Lichtblick read all three")
 	f.IntVar(&o.maxParts, "max-partitions", parquetout.DefaultMaxPartitions, "-o parquet: at most this many partitions named by the wire (types of VRPN's \"*\" declaration, undeclared records) per run; the records of further types go to type=__overflow__ with their type in column record_type")
 	f.StringVar(&o.partID, "part-id", "", "-o parquet: name the parts part-ID-N.parquet instead of by start time, pid and random bits (letters, digits, - and _; at most 64), so that rerunning the same input with the same ID replaces its parts instead of adding copies (scale/dask_ingest.py: a hash of the capture; docs/scale.md)")
@@ -110,6 +111,10 @@ func (o *readOpts) setup(stdout io.Writer) (*dissect.Registry, sink, error) {
 		held = dissect.DefaultHeldBudget
 	}
 	setMemoryLimit(held + o.lim.extra()) // what the other flags raise counts as held messages do
+	stdout, err := o.outTarget(stdout)
+	if err != nil {
+		return nil, nil, err
+	}
 	popt := o.proto.options()
 	o.lim.protocols(&popt)
 	reg, err := all.Registry(popt)
@@ -137,7 +142,7 @@ func (o *readOpts) setup(stdout io.Writer) (*dissect.Registry, sink, error) {
 		return nil, nil, err
 	}
 	if !o.q.active() {
-		return reg, out, nil
+		return reg, out, o.openOut()
 	}
 	o.q.memory = int64(o.lim.statsMem)
 	q, err := o.q.build(reg, out)
@@ -146,7 +151,7 @@ func (o *readOpts) setup(stdout io.Writer) (*dissect.Registry, sink, error) {
 	}
 	q.stdout = stdout
 	o.query = q
-	return reg, q, nil
+	return reg, q, o.openOut()
 }
 
 // output returns the writer of records the flags ask for; nil with -q.
@@ -251,7 +256,7 @@ func runRead(cmd *cobra.Command, o *readOpts, files []string, stdin io.Reader, s
 	// auto: only when stderr is a terminal and the records do not go to
 	// a terminal too (their lines would run into the bar's).
 	if o.progress == "always" || (o.progress == "auto" && isTerminal(stderr) &&
-		(o.quiet || !isTerminal(cmd.OutOrStdout()))) {
+		(o.quiet || !isTerminal(o.recordsWriter(cmd.OutOrStdout())))) {
 		tt := terminalOf(stderr, os.Getenv)
 		po := output.ProgressOptions{
 			Width:   tt.width,
@@ -262,7 +267,7 @@ func runRead(cmd *cobra.Command, o *readOpts, files []string, stdin io.Reader, s
 		// run, or a reader that prints its lines and quits, sees none.
 		// Only -q and a regular file make the bar start at once.
 		po.Immediate = o.quiet
-		if f, ok := cmd.OutOrStdout().(*os.File); ok && !po.Immediate {
+		if f, ok := o.recordsWriter(cmd.OutOrStdout()).(*os.File); ok && !po.Immediate {
 			fi, err := f.Stat()
 			po.Immediate = err == nil && fi.Mode().IsRegular()
 		}
