@@ -49,6 +49,7 @@ type Table struct {
 	ascii     bool
 	limit     int // TableOptions.Width
 	hex       bool
+	whole     bool // TableOptions.Whole
 	lay       layout
 	buf       []byte // the line being written
 	tmp       []byte // scratch of the cutting functions
@@ -82,6 +83,8 @@ type TableOptions struct {
 	ASCII bool
 	// FlushEach flushes every line as it is written.
 	FlushEach bool
+	// Whole shows the whole INFO (--wide): see [AppendInfoWhole].
+	Whole bool
 	// Hex writes the record's bytes (dissect.Record.Raw) under each row,
 	// as tshark's -x does, then an empty line (see hexdump.go).
 	Hex bool
@@ -96,6 +99,7 @@ func NewTable(w io.Writer, o TableOptions) *Table {
 		ascii:     o.ASCII,
 		limit:     max(o.Width, 0),
 		hex:       o.Hex,
+		whole:     o.Whole,
 		lay:       newLayout(max(o.Width, 0), o.Time),
 	}
 }
@@ -152,7 +156,7 @@ func (t *Table) Record(r *dissect.Record) error {
 			b = t.appendText(b, r.Type)
 			b, w = t.fit(b, from, width, (*Table).cutHead)
 		case colInfo:
-			b = AppendInfo(b, r)
+			b = appendInfo(b, r, t.whole)
 			if t.ascii {
 				b = t.toASCII(b, from)
 			}

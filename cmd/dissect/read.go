@@ -56,7 +56,7 @@ func addReadFlags(cmd *cobra.Command, o *readOpts) {
 	f.StringVarP(&o.timeFormat, "time-format", "t", "r", "table TIME column: r (seconds since the first packet), a (UTC time of day), ad (UTC date and time), e (epoch seconds)")
 	f.StringVar(&o.progress, "progress", "auto", "progress bar on stderr (file, percent, rate, time left): auto (when stderr is a terminal and the records do not go to one), always, never")
 	f.BoolVar(&o.noSummary, "no-summary", false, "do not print the summary on stderr at the end")
-	f.BoolVar(&o.wide, "wide", false, "table: do not fit lines to the terminal's width; show every column and the whole INFO")
+	f.BoolVar(&o.wide, "wide", false, "table: do not fit lines to the terminal's width; show every column and the whole INFO (a protocol summary that leaves fields out or shortens a value gives way to every field in full)")
 	f.IntVar(&o.threads, "threads", 0, "goroutines to keep busy: json formats records beside the decoder, mcap compresses chunks and parquet encodes row groups beside it, -q dissects beside reading (0: one per CPU, 2 for mcap and parquet; 1: everything in one goroutine); the output is the same")
 	addQueryFlags(cmd, &o.q)
 	f.StringVar(&o.outPath, "out", "", "where the records go instead of stdout: -o table, json, fields: this file (created or truncated; -z statistics go there too, as with > FILE); -o parquet: the lake's directory (created if needed; runs may share one); -o mcap: the file")
@@ -172,7 +172,7 @@ func (o *readOpts) output(stdout io.Writer, reg *dissect.Registry, tf output.Tim
 	}
 	switch o.format {
 	case "table":
-		return output.NewTable(stdout, output.TableOptions{Time: tf, Width: o.statsTable.Width, ASCII: !tt.utf8, Hex: o.q.hex}), nil
+		return output.NewTable(stdout, output.TableOptions{Time: tf, Width: o.statsTable.Width, ASCII: !tt.utf8, Hex: o.q.hex, Whole: o.wide}), nil
 	case "json", "jsonl":
 		if n := o.workers(); n > 1 {
 			hex := o.q.hex
