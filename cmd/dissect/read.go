@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -53,7 +54,7 @@ func addReadFlags(cmd *cobra.Command, o *readOpts) {
 	f.StringVarP(&o.format, "output", "o", "table", "output format: table (one aligned line per message), json (JSON Lines, see docs/output.md), fields (the -e fields, tab-separated), parquet (a lake in --out DIR, docs/scale.md) or mcap (for Foxglove and Lichtblick, to --out FILE or a redirected stdout, docs/mcap.md)")
 	f.StringArrayVarP(&o.decodeAs, "decode-as", "d", nil, "decode a port as a protocol, tshark style: tcp.port==4000,deltarobot or udp.port==N,PROTO; may be repeated (see 'dissect protocols')")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "print no per-message output, only the summary on stderr")
-	f.StringVarP(&o.timeFormat, "time-format", "t", "r", "table TIME column: r (seconds since the first packet), a (UTC time of day), ad (UTC date and time), e (epoch seconds)")
+	f.StringVarP(&o.timeFormat, "time-format", "t", "r", "table TIME column, as tshark -t: r (seconds since the first packet), a (local time of day; TZ is respected), ad (local date and time), adoy (local year/day of year and time), u, ud, udoy (the same in UTC), e (epoch seconds), d (seconds since the previous record), dd (since the previous record shown by -Y)")
 	f.StringVar(&o.progress, "progress", "auto", "progress bar on stderr (file, percent, rate, time left): auto (when stderr is a terminal and the records do not go to one), always, never")
 	f.BoolVar(&o.noSummary, "no-summary", false, "do not print the summary on stderr at the end")
 	f.BoolVar(&o.wide, "wide", false, "table: do not fit lines to the terminal's width; show every column and the whole INFO (a protocol summary that leaves fields out or shortens a value gives way to every field in full)")
@@ -70,7 +71,7 @@ func addReadFlags(cmd *cobra.Command, o *readOpts) {
 	_ = f.MarkHidden("cpuprofile")
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"table", "json", "fields", "parquet", "mcap"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("mcap-compression", cobra.FixedCompletions([]string{mcapout.CompressionLZ4, mcapout.CompressionZstd, mcapout.CompressionNone}, cobra.ShellCompDirectiveNoFileComp))
-	_ = cmd.RegisterFlagCompletionFunc("time-format", cobra.FixedCompletions([]string{"r", "a", "ad", "e"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("time-format", cobra.FixedCompletions(output.TimeFormats, cobra.ShellCompDirectiveNoFileComp))
 }
 
 func newReadCmd(stdin io.Reader, stderr io.Writer) *cobra.Command {
@@ -130,7 +131,7 @@ func (o *readOpts) setup(stdout io.Writer) (*dissect.Registry, sink, error) {
 	}
 	tf, ok := output.ParseTimeFormat(o.timeFormat)
 	if !ok {
-		return nil, nil, usageError{fmt.Errorf("--time-format %q: want r, a, ad or e", o.timeFormat)}
+		return nil, nil, usageError{fmt.Errorf("--time-format %q: want one of %s", o.timeFormat, strings.Join(output.TimeFormats, ", "))}
 	}
 	switch o.progress {
 	case "auto", "always", "never":
@@ -172,7 +173,7 @@ func (o *readOpts) output(stdout io.Writer, reg *dissect.Registry, tf output.Tim
 	}
 	switch o.format {
 	case "table":
-		return output.NewTable(stdout, output.TableOptions{Time: tf, Width: o.statsTable.Width, ASCII: !tt.utf8, Hex: o.q.hex, Whole: o.wide}), nil
+		return output.NewTable(stdout, output.TableOptions{Time: tf, Location: localZone(os.LookupEnv), Width: o.statsTable.Width, ASCII: !tt.utf8, Hex: o.q.hex, Whole: o.wide}), nil
 	case "json", "jsonl":
 		if n := o.workers(); n > 1 {
 			hex := o.q.hex
