@@ -155,6 +155,7 @@ Every byte of every stream is accounted for: it is in a decoded message, a
 	root.AddCommand(newSerialCmd(stderr))
 	root.AddCommand(newLiveCmd(stderr))
 	root.AddCommand(newExtcapCmd(stdout, serialAdapters))
+	root.AddCommand(newManCmd()) // man.go
 	registerCompletions(root)
 	for _, c := range root.Commands() {
 		registerCompletions(c)
