@@ -390,7 +390,14 @@ func (t *Table) appendTime(b []byte, ts time.Time) []byte {
 	}
 	ts = clampTime(ts).UTC()
 	if t.loc != nil && (t.format == TimeAbsolute || t.format == TimeAbsoluteDate || t.format == TimeAbsoluteDoy) {
+		// Clamped again in the zone: its offset may take an end of
+		// the range into the year -1 or 10000.
 		ts = ts.In(t.loc)
+		if ts.Year() < 0 {
+			ts = time.Date(0, 1, 1, 0, 0, 0, 0, t.loc)
+		} else if ts.Year() > 9999 {
+			ts = time.Date(9999, 12, 31, 23, 59, 59, 999999999, t.loc)
+		}
 	}
 	switch t.format {
 	case TimeAbsolute, TimeUTC:
