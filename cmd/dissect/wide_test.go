@@ -53,6 +53,16 @@ func TestWideWholeInfo(t *testing.T) {
 					t.Errorf("%s row %d: %s = %q shown cut in %q", name, i, path, v, info)
 				}
 			}
+			// A summary that had left fields out gives way to all of
+			// them: every leaf of the JSON fields is there as KEY=VALUE.
+			if !strings.HasPrefix(info, "→ ") && !strings.HasPrefix(info, "← ") && r.Type != "skipped" && r.Type != "gap" {
+				for path, v := range leaves {
+					key := path[strings.LastIndexAny(path, ".]")+1:]
+					if !strings.Contains(info, key+"=") || !strings.Contains(info, v) {
+						t.Errorf("%s row %d: %s = %s not in %q", name, i, path, v, info)
+					}
+				}
+			}
 			if m, ok := leaves["payload.message"]; ok && r.Type == "ERR" {
 				sawErr = sawErr || len(m) > 40 // longer than summaries used to show
 				if !strings.Contains(info, m) {
