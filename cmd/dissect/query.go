@@ -107,6 +107,9 @@ func (e detailedError) Detail() string { return e.detail }
 func (q *querySink) Record(r *dissect.Record) error {
 	q.total++
 	if q.match != nil && !q.match(r) {
+		if s, ok := q.out.(interface{ Seen(time.Time) }); ok {
+			s.Seen(r.Time) // -t d counts from records not shown
+		}
 		return nil
 	}
 	q.shown++
