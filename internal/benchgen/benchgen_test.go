@@ -341,3 +341,34 @@ func TestUsage(t *testing.T) {
 		}
 	}
 }
+
+// TestLuaHostile: the Lua dissector runs over the shipped Deltarobot
+// captures (broken messages, lost segments, a stream joined mid-way)
+// without a Lua error in any frame.
+func TestLuaHostile(t *testing.T) {
+	tshark, err := exec.LookPath("tshark")
+	if err != nil {
+		t.Skip("tshark not installed (apt-get install tshark): the Lua dissector is not checked")
+	}
+	lua := filepath.Join(t.TempDir(), "deltarobot.lua")
+	if err := run([]string{"-lua", "-o", lua}, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	files, _ := filepath.Glob("../../pcaps/deltarobot_*.pcap*")
+	if len(files) < 5 {
+		t.Fatalf("only %d Deltarobot captures in ../../pcaps", len(files))
+	}
+	for _, f := range files {
+		out, err := exec.Command(tshark, "-X", "lua_script:"+lua, "-o", "deltarobot.port:4000", "-r", f, "-V").CombinedOutput()
+		if err != nil {
+			t.Errorf("%s: tshark: %v\n%s", f, err, out)
+			continue
+		}
+		if i := bytes.Index(bytes.ToLower(out), []byte("lua error")); i >= 0 {
+			t.Errorf("%s: %s", f, out[max(0, i-200):min(len(out), i+300)])
+		}
+		if !bytes.Contains(out, []byte("Deltarobot VR")) {
+			t.Errorf("%s: no Deltarobot VR message dissected", f)
+		}
+	}
+}
