@@ -151,7 +151,7 @@ func (s *Conv) WriteJSON(w io.Writer) error {
 		r.int("warned", c.warned)
 		r.time("first", c.first)
 		r.time("last", c.last)
-		r.float("duration_s", c.last.Sub(c.first).Seconds())
+		r.secs("duration_s", c.last.Sub(c.first).Seconds())
 		r.end(bw)
 		s.buf = r.b
 	}

@@ -223,20 +223,46 @@ func appendSpaces(b []byte, n int) []byte {
 // text escapes wire text for the terminal.
 func text(s string) string { return output.Escape(s) }
 
-// ms formats milliseconds for the table: 3 decimals, or significant
-// digits when small.
+// Times are measured to the microsecond (capture timestamps): a time in
+// milliseconds is written with 3 decimals, one in seconds with 6, in the
+// table and in JSON alike, so no digit beyond what was measured is shown.
+const (
+	msDecimals   = 3
+	secsDecimals = 6
+)
+
+// ms formats milliseconds for the table: 3 decimals.
 func ms(v float64) string {
-	switch {
-	case v != v:
+	if v != v {
 		return "-"
-	case v != 0 && math.Abs(v) < 0.01:
-		return strconv.FormatFloat(v, 'g', 3, 64)
 	}
-	return strconv.FormatFloat(v, 'f', 3, 64)
+	return string(appendFixed(nil, v, msDecimals, false))
 }
 
 // secs formats a number of seconds for the table (6 decimals).
-func secs(v float64) string { return strconv.FormatFloat(v, 'f', 6, 64) }
+func secs(v float64) string { return string(appendFixed(nil, v, secsDecimals, false)) }
+
+// appendFixed appends v rounded to prec decimals; a value that rounds to
+// zero is written without a sign. With trim (JSON), trailing zeros are
+// dropped but one decimal is kept (1.5, 2.0), so that a typed reader reads
+// a float; the literal is the shortest that reads back as the rounded
+// value. NaN and the infinities are left to output.AppendFloat.
+func appendFixed(b []byte, v float64, prec int, trim bool) []byte {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return output.AppendFloat(b, v)
+	}
+	start := len(b)
+	b = strconv.AppendFloat(b, v, 'f', prec, 64)
+	if b[start] == '-' && strings.Trim(string(b[start+1:]), "0.") == "" {
+		b = append(b[:start], b[start+1:]...)
+	}
+	if trim && prec > 0 {
+		for b[len(b)-1] == '0' && b[len(b)-2] != '.' {
+			b = b[:len(b)-1]
+		}
+	}
+	return b
+}
 
 func itoa(v int64) string { return strconv.FormatInt(v, 10) }
 
@@ -261,8 +287,13 @@ func (r *row) int(k string, v int64) {
 	r.b = strconv.AppendInt(r.b, v, 10)
 }
 func (r *row) float(k string, v float64) { r.key(k); r.b = output.AppendFloat(r.b, v) }
-func (r *row) null(k string)             { r.key(k); r.b = append(r.b, "null"...) }
-func (r *row) bool(k string, v bool)     { r.key(k); r.b = strconv.AppendBool(r.b, v) }
+
+// ms writes a time in milliseconds rounded to the microsecond (3
+// decimals); secs one in seconds (6 decimals).
+func (r *row) ms(k string, v float64)   { r.key(k); r.b = appendFixed(r.b, v, msDecimals, true) }
+func (r *row) secs(k string, v float64) { r.key(k); r.b = appendFixed(r.b, v, secsDecimals, true) }
+func (r *row) null(k string)            { r.key(k); r.b = append(r.b, "null"...) }
+func (r *row) bool(k string, v bool)    { r.key(k); r.b = strconv.AppendBool(r.b, v) }
 func (r *row) time(k string, t time.Time) {
 	r.key(k)
 	r.b = append(r.b, '"')

@@ -246,16 +246,16 @@ func (s *Rate) WriteJSON(w io.Writer) error {
 		r.int("messages", a.count)
 		r.time("first", a.first)
 		r.time("last", a.last)
-		r.float("span_s", a.last.Sub(a.first).Seconds())
+		r.secs("span_s", a.last.Sub(a.first).Seconds())
 		if a.count >= 2 && a.rate() == a.rate() {
 			r.float("rate_per_s", a.rate())
 		} else {
 			r.null("rate_per_s")
 		}
 		if a.count >= 2 {
-			r.float("mean_gap_ms", a.mean*1e3)
-			r.float("max_gap_ms", a.maxGap.Seconds()*1e3)
-			r.float("jitter_ms", a.jitter()*1e3)
+			r.ms("mean_gap_ms", a.mean*1e3)
+			r.ms("max_gap_ms", a.maxGap.Seconds()*1e3)
+			r.ms("jitter_ms", a.jitter()*1e3)
 			r.time("stall_start", a.stallStart)
 		} else {
 			r.null("mean_gap_ms")
