@@ -50,7 +50,7 @@ func addReadFlags(cmd *cobra.Command, o *readOpts) {
 	f := cmd.Flags()
 	f.StringArrayVarP(&o.files, "read", "r", nil, "read this capture file (pcap, pcapng or VRPN log, also gzip-, zstd- or lz4-compressed; - for stdin); may be repeated, and files may also be given as arguments")
 	f.StringVarP(&o.format, "output", "o", "table", "output format: table (one aligned line per message), json (JSON Lines, see docs/output.md), fields (the -e fields, tab-separated), parquet (a lake in --out DIR, docs/scale.md) or mcap (for Foxglove and Lichtblick, to --out FILE or a redirected stdout, docs/mcap.md)")
-	f.StringArrayVarP(&o.decodeAs, "decode-as", "d", nil, "decode a port as a protocol, tshark style: tcp.port==4000,deltarobot or udp.port==N,PROTO; may be repeated (see 'dissect protocols')")
+	f.StringArrayVarP(&o.decodeAs, "decode-as", "d", nil, "decode a port as a protocol, tshark style: tcp.port==4000,deltarobot, udp.port==N,PROTO, a range tcp.port==3999-4001,PROTO, or serial,PROTO; may be repeated (see 'dissect protocols')")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "print no per-message output, only the summary on stderr")
 	f.StringVarP(&o.timeFormat, "time-format", "t", "r", "table TIME column: r (seconds since the first packet), a (UTC time of day), ad (UTC date and time), e (epoch seconds)")
 	f.StringVar(&o.progress, "progress", "auto", "progress bar on stderr (file, percent, rate, time left): auto (when stderr is a terminal and the records do not go to one), always, never")
