@@ -100,11 +100,13 @@ func (s *Conv) WriteTable(w io.Writer, o TableOptions) error {
 	t := &table{
 		title: "conv: streams (A is the source of the stream's first record)",
 		cols: []column{
-			{name: "STREAM", right: true}, {name: "TRANSPORT", drop: 16}, {name: "A → B", drop: 3}, {name: "PROTO", drop: 4},
+			// The endpoints with their ports are never cut while another
+			// column can go: PROTO goes before (tshark's conv has none).
+			{name: "STREAM", right: true}, {name: "TRANSPORT", drop: 16}, {name: "A → B", whole: true}, {name: "PROTO", drop: 11},
 			{name: "MSGS", right: true}, {name: "A→B", right: true, drop: 15}, {name: "B→A", right: true, drop: 15},
-			{name: "BYTES", right: true, drop: 5}, {name: "GAPS", right: true, drop: 14}, {name: "GAP BYTES", right: true, drop: 2},
-			{name: "SKIPPED BYTES", right: true, drop: 2}, {name: "WARNED", right: true, drop: 12},
-			{name: "FIRST s", right: true, drop: 13}, {name: "DURATION s", right: true, drop: 1},
+			{name: "BYTES", right: true, drop: 3}, {name: "GAPS", right: true, drop: 14}, {name: "GAP BYTES", right: true, drop: 5},
+			{name: "SKIPPED BYTES", right: true, drop: 4}, {name: "WARNED", right: true, drop: 12},
+			{name: "FIRST s", right: true, drop: 13}, {name: "DURATION s", right: true, drop: 2},
 		},
 	}
 	var epoch time.Time

@@ -20,6 +20,10 @@ type column struct {
 	// highest first; 0 is never dropped. Columns from keyDrop up are
 	// dropped before text is cut, the others after.
 	drop int
+	// whole: text that loses its meaning when cut (endpoints with their
+	// ports): cut only when the columns that can be dropped are gone and
+	// the table is still too wide.
+	whole bool
 }
 
 const keyDrop = 10
@@ -61,9 +65,11 @@ func cut(s string, n int, ascii bool) string {
 	return s[:i] + ell
 }
 
-// write renders the table fitted to o.Width: columns are dropped (highest
-// drop first) while the table is too wide, then the widest text column is
-// cut (not below 8 columns).
+// write renders the table fitted to o.Width: the secondary columns (drop
+// from keyDrop up) are dropped, highest drop first, while the table is too
+// wide; then the widest text column not marked whole is cut (not below 8
+// columns); then the other droppable columns go; only then are the whole
+// columns cut (not below 8).
 func (t *table) write(w io.Writer, o TableOptions) error {
 	conv := func(s string) string {
 		if o.ASCII {
@@ -134,20 +140,39 @@ func (t *table) write(w io.Writer, o TableOptions) error {
 				keep[best] = false
 			}
 		}
+		cutText := func(whole bool) {
+			for total() > o.Width {
+				best := -1
+				for i, c := range t.cols {
+					if keep[i] && !c.right && c.whole == whole && widths[i] > 8 && (best < 0 || widths[i] > widths[best]) {
+						best = i
+					}
+				}
+				if best < 0 {
+					return
+				}
+				widths[best] = max(8, widths[best]-(total()-o.Width))
+			}
+		}
 		dropFrom(keyDrop)
-		for total() > o.Width {
+		cutText(false)
+		dropFrom(1)
+		cutText(true)
+		// Dropping goes by rank, not by width: a column dropped to make
+		// room that a later drop made anyway comes back, the most
+		// important (lowest drop) first.
+		for {
 			best := -1
 			for i, c := range t.cols {
-				if keep[i] && !c.right && widths[i] > 8 && (best < 0 || widths[i] > widths[best]) {
+				if !keep[i] && total()+sep+widths[i] <= o.Width && (best < 0 || c.drop < t.cols[best].drop) {
 					best = i
 				}
 			}
 			if best < 0 {
 				break
 			}
-			widths[best] = max(8, widths[best]-(total()-o.Width))
+			keep[best] = true
 		}
-		dropFrom(1)
 	}
 	var line []byte
 	for _, r := range cells {
