@@ -291,7 +291,7 @@ func runRead(cmd *cobra.Command, o *readOpts, files []string, stdin io.Reader, s
 // flags set.
 func (o *readOpts) pipelineConfig(reg *dissect.Registry, out sink) pipeline.Config {
 	// A filter and statistics need whole records, also with -q.
-	cfg := pipeline.Config{Registry: reg, CountOnly: o.quiet && !o.q.active(), Packets: o.count, Raw: o.q.hex, Workers: o.workers()}
+	cfg := pipeline.Config{Registry: reg, CountOnly: o.quiet && !o.q.active(), Packets: o.count, Raw: o.q.hex || o.q.raw, Workers: o.workers()}
 	cfg.Limits = o.limits
 	o.lim.pipeline(&cfg)
 	if out != nil {
