@@ -26,12 +26,13 @@ const noTimeWarning = "time taken from the previous packet: the file gives this 
 // per stream, then the sink. It counts what it sees for the summary. It is
 // used by one goroutine.
 type decoder struct {
-	reg   *dissect.Registry
-	sink  dissect.Sink // nil: count only
-	sopt  dissect.StreamOptions
-	asm   *reassembly.Assembler
-	held  *dissect.HeldBudget // bounds what all streams hold together
-	epoch EpochSetter
+	reg    *dissect.Registry
+	sink   dissect.Sink // nil: count only
+	sopt   dissect.StreamOptions
+	asm    *reassembly.Assembler
+	held   *dissect.HeldBudget // bounds what all streams hold together
+	epoch  EpochSetter
+	opened StreamOpener
 
 	packets, bytes int64
 	noTime         int64     // packets without a timestamp in the file
@@ -76,6 +77,7 @@ func newDecoder(cfg *Config) *decoder {
 	d.held = dissect.NewHeldBudget(cfg.Limits.MaxHeld)
 	d.sopt.Budget = d.held
 	d.epoch, _ = cfg.Sink.(EpochSetter)
+	d.opened, _ = cfg.Sink.(StreamOpener)
 	d.asm = reassembly.New((*handler)(d), cfg.Reassembly)
 	return d
 }
@@ -209,6 +211,9 @@ func (h *handler) Open(s *reassembly.Stream, t time.Time) {
 		info.Name = [2]string{"host", s.Link}
 	default:
 		info.Name = [2]string{addrString(s.Addr[0]), addrString(s.Addr[1])}
+	}
+	if d.opened != nil {
+		d.opened.StreamOpened(s.ID, s.Transport)
 	}
 	s.User = &streamState{ds: dissect.NewStream(info, d.reg, dissect.SinkFunc(d.record), d.sopt)}
 }

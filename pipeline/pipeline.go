@@ -118,6 +118,13 @@ type EpochSetter interface {
 	SetEpoch(t time.Time)
 }
 
+// StreamOpener is implemented by sinks that want to know of every stream
+// opened, in order, whether or not it gives records: -z follow,tcp,…,N
+// counts the streams of one transport as tshark numbers tcp.stream.
+type StreamOpener interface {
+	StreamOpened(id int, t dissect.Transport)
+}
+
 // Flusher is implemented by sinks that buffer.
 type Flusher interface {
 	Flush() error

@@ -52,7 +52,7 @@ func addReadFlags(cmd *cobra.Command, o *readOpts) {
 	f := cmd.Flags()
 	f.StringArrayVarP(&o.files, "read", "r", nil, "read this capture file (pcap, pcapng or VRPN log, also gzip-, zstd- or lz4-compressed; - for stdin); may be repeated, and files may also be given as arguments")
 	f.StringVarP(&o.format, "output", "o", "table", "output format: table (one aligned line per message), json (JSON Lines, see docs/output.md), fields (the -e fields, tab-separated), parquet (a lake in --out DIR, docs/scale.md) or mcap (for Foxglove and Lichtblick, to --out FILE or a redirected stdout, docs/mcap.md)")
-	f.StringArrayVarP(&o.decodeAs, "decode-as", "d", nil, "decode a port as a protocol, tshark style: tcp.port==4000,deltarobot or udp.port==N,PROTO; may be repeated (see 'dissect protocols')")
+	f.StringArrayVarP(&o.decodeAs, "decode-as", "d", nil, "decode a port as a protocol, tshark style: tcp.port==4000,deltarobot, udp.port==N,PROTO, a range tcp.port==3999-4001,PROTO, or serial,PROTO; may be repeated (see 'dissect protocols')")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "print no per-message output, only the summary on stderr")
 	f.StringVarP(&o.timeFormat, "time-format", "t", "r", "table TIME column, as tshark -t: r (seconds since the first packet), a (local time of day; TZ is respected), ad (local date and time), adoy (local year/day of year and time), u, ud, udoy (the same in UTC), e (epoch seconds), d (seconds since the previous record), dd (since the previous record shown by -Y)")
 	f.StringVar(&o.progress, "progress", "auto", "progress bar on stderr (file, percent, rate, time left): auto (when stderr is a terminal and the records do not go to one), always, never")
@@ -298,7 +298,7 @@ func runRead(cmd *cobra.Command, o *readOpts, files []string, stdin io.Reader, s
 // flags set.
 func (o *readOpts) pipelineConfig(reg *dissect.Registry, out sink) pipeline.Config {
 	// A filter and statistics need whole records, also with -q.
-	cfg := pipeline.Config{Registry: reg, CountOnly: o.quiet && !o.q.active(), Packets: o.count, Raw: o.q.hex, Workers: o.workers()}
+	cfg := pipeline.Config{Registry: reg, CountOnly: o.quiet && !o.q.active(), Packets: o.count, Raw: o.q.hex || o.q.raw, Workers: o.workers()}
 	cfg.Limits = o.limits
 	o.lim.pipeline(&cfg)
 	if out != nil {
