@@ -29,9 +29,10 @@ import (
 // indices ([0]) and objects with their keys, each item on its own line
 // four columns deeper. Values are written as in JSON (floats with the
 // fewest digits that read back; float32 fields at float32 precision;
-// byte strings as hex; instants as RFC 3339), but strings are in double
-// quotes without JSON's escapes, NaN and Inf without quotes, and an empty
-// array or object as [] or {}. Text from the wire is escaped ([Escape]),
+// byte strings as hex, "" when empty; instants as RFC 3339), but strings
+// are in double quotes without JSON's escapes, NaN and Inf without quotes,
+// and an empty array or object as [] or {}; the record's own keys and its
+// warnings are written without quotes. Text from the wire is escaped ([Escape]),
 // so nothing reaches the terminal as a control. A line wider than the
 // width is wrapped, never cut: it goes on under its value (or four
 // columns deeper when the value starts far right), breaking after a space
@@ -197,6 +198,9 @@ func (t *Tree) appendScalar(b []byte, v *dissect.Value) []byte {
 		b = appendText(b, v.Str())
 		return append(b, '"')
 	case dissect.KindBytes:
+		if len(v.Raw()) == 0 {
+			return append(b, `""`...) // as in JSON: a line that ends in "key: " says nothing
+		}
 		return appendHex(b, v.Raw())
 	case dissect.KindTime:
 		return t.ts.append(b, v.Time())
@@ -243,7 +247,9 @@ func (t *Tree) wrap(b []byte, depth, head int, l []byte) []byte {
 
 // breakAt returns how many bytes of l go on a line of room columns: all
 // of l when it fits; else up to and including the last space in the
-// second half of what fits; else what fits, at least one character.
+// second half of what fits; else what fits, at least one character. The
+// rest never starts with a space (it would look like indentation), unless
+// the line would be empty.
 func breakAt(l []byte, room int) int {
 	n, _ := headLen(l, room)
 	if n == len(l) {
@@ -254,8 +260,14 @@ func breakAt(l []byte, room int) int {
 		return size
 	}
 	for i := n - 1; i > n/2; i-- {
-		if l[i] == ' ' {
+		if l[i] == ' ' && l[i+1] != ' ' {
 			return i + 1
+		}
+	}
+	if l[n] == ' ' {
+		// The last character goes on the next line, before the space.
+		if _, size := utf8.DecodeLastRune(l[:n]); size < n && l[n-size] != ' ' {
+			return n - size
 		}
 	}
 	return n
