@@ -307,3 +307,16 @@ func BenchmarkTreeRecord(b *testing.B) {
 		_ = tr.Record(r)
 	}
 }
+
+func TestFieldsNumericTimesAllocateNothing(t *testing.T) {
+	r := record()
+	r.Epoch = r.Time.Add(-time.Second)
+	f, err := NewFields(io.Discard, []string{"time_epoch", "time_relative"}, FieldsOptions{Quote: '"'})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = f.Record(r)
+	if n := testing.AllocsPerRun(100, func() { _ = f.Record(r) }); n != 0 {
+		t.Errorf("%v allocations a record", n)
+	}
+}

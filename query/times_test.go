@@ -99,3 +99,14 @@ func TestNumericTimePaths(t *testing.T) {
 		t.Error("a record before the first packet has a negative time_relative")
 	}
 }
+
+func TestNumericTimesAllocateNothing(t *testing.T) {
+	r := timedRecord()
+	f, err := Compile("time_relative > 2.5 && frame.time_epoch < 1795306100", known)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := testing.AllocsPerRun(100, func() { f.Match(r) }); n != 0 {
+		t.Errorf("%v allocations a match", n)
+	}
+}
