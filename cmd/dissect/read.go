@@ -257,9 +257,10 @@ func runRead(cmd *cobra.Command, o *readOpts, files []string, stdin io.Reader, s
 	cfg := o.pipelineConfig(reg, out)
 	var bar *output.Progress
 	// auto: only when stderr is a terminal and the records do not go to
-	// a terminal too (their lines would run into the bar's).
+	// a terminal too (their lines would run into the bar's), and not for
+	// a pipe, which streams and has no size (stream.go).
 	if o.progress == "always" || (o.progress == "auto" && isTerminal(stderr) &&
-		(o.quiet || !isTerminal(cmd.OutOrStdout()))) {
+		(o.quiet || !isTerminal(cmd.OutOrStdout())) && !streamingInput(files, stdin)) {
 		tt := terminalOf(stderr, os.Getenv)
 		po := output.ProgressOptions{
 			Width:   tt.width,
