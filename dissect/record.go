@@ -52,6 +52,10 @@ type Record struct {
 	// set only when the run asks for them (-x). It aliases a stream
 	// buffer: valid until the sink's Record returns.
 	Raw []byte
+	// Epoch is the time of the run's first timestamped packet, set by the
+	// pipeline on every record: time_relative (tshark's
+	// frame.time_relative) is Time − Epoch. Zero when the run has none.
+	Epoch time.Time
 
 	arena []Field
 }

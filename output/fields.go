@@ -123,6 +123,9 @@ func ParseFieldsOption(s string, o *FieldsOptions) error {
 //     formatting) \u{NNNN}, so a record is always one line;
 //   - byte strings as lowercase hex; instants as RFC 3339 UTC with nine
 //     fraction digits, like JSON's "time"; null as nothing;
+//   - the numeric times time_epoch and time_relative (tshark's
+//     frame.time_epoch, frame.time_relative) as seconds with nine
+//     fraction digits (1763712499.479337000), exact;
 //   - an array: its items, joined by ","; an object (or an array inside
 //     an array) as compact JSON.
 //
@@ -213,6 +216,15 @@ func (f *Fields) Record(r *dissect.Record) error {
 	for i := range f.paths {
 		if i > 0 {
 			b = append(b, f.o.Separator...)
+		}
+		if key := f.paths[i].RecordKey(); query.IsTimeKey(key) {
+			// Seconds with nine fraction digits, exact.
+			from := len(b)
+			b = appendTimeKey(b, key, r)
+			if f.o.Quote != 0 {
+				b = f.quote(b, from)
+			}
+			continue
 		}
 		f.vals = f.vals[:0]
 		f.paths[i].Each(r, f.collect)

@@ -40,6 +40,7 @@ type decoder struct {
 	last           time.Time // the latest packet's time: when streams end
 	minT, maxT     time.Time // over packets with a timestamp: the capture's span
 	timed          bool
+	first          time.Time // the first timestamped packet's: every record's Epoch
 
 	counts       dissect.TypeCounts
 	gaps         int64
@@ -95,6 +96,7 @@ func (d *decoder) packet(p *capture.Packet) error {
 		if !d.timed {
 			d.timed = true
 			d.minT, d.maxT = p.Time, p.Time
+			d.first = p.Time
 			if d.epoch != nil {
 				d.epoch.SetEpoch(p.Time)
 			}
@@ -140,6 +142,7 @@ func (d *decoder) record(r *dissect.Record) error {
 	default:
 		d.counts.Add(r.Proto, r.Type)
 	}
+	r.Epoch = d.first
 	if d.curNoTime {
 		r.Warn(noTimeWarning)
 	}

@@ -213,7 +213,7 @@ func (p *parser) test() (node, error) {
 		if p.tok.kind != tString && (p.tok.kind != tWord || keywords[p.tok.text]) {
 			return nil, p.errAt(p.tok.pos, fmt.Sprintf("contains takes a string, got %s", p.desc()))
 		}
-		if k := keyKind(pa.key); k == kindNum || k == kindTime {
+		if k := keyKind(pa.key); k == kindNum || k == kindTime || k == kindSecs {
 			return nil, p.errAt(at, fmt.Sprintf("contains applies to strings and byte strings, and %s is a %s", pa.key, k))
 		}
 		l := strLit(p.tok.text, p.tok.kind == tWord)
@@ -226,7 +226,7 @@ func (p *parser) test() (node, error) {
 		if p.tok.kind != tString {
 			return nil, p.errAt(p.tok.pos, fmt.Sprintf("matches takes a regular expression in double quotes, got %s", p.desc()))
 		}
-		if k := keyKind(pa.key); k == kindNum || k == kindTime {
+		if k := keyKind(pa.key); k == kindNum || k == kindTime || k == kindSecs {
 			return nil, p.errAt(at, fmt.Sprintf("matches applies to strings, and %s is a %s", pa.key, k))
 		}
 		re, err := regexp.Compile(p.tok.text)
@@ -399,6 +399,8 @@ func (p *parser) check(pa Path, o op, pos int, l *lit) error {
 		return p.errAt(pos, fmt.Sprintf("%s is a number: compare it with a number", pa.key))
 	case k == kindTime && l.kind == litBool:
 		return p.errAt(pos, "time is an instant: compare it with seconds since 1970 or an RFC 3339 string")
+	case k == kindSecs && l.kind != litNum:
+		return p.errAt(pos, fmt.Sprintf("%s is seconds: compare it with a number of seconds (time_relative > 2.5)", pa.key))
 	case k == kindTime && l.kind == litStr && !l.hasTime:
 		return p.errAt(pos, fmt.Sprintf("%s is not an RFC 3339 time (2026-11-21T08:08:19Z)", quote(l.s)))
 	}
@@ -427,10 +429,11 @@ const (
 	kindStr
 	kindNum
 	kindTime
+	kindSecs // time_epoch, time_relative
 )
 
 func (k keyKindT) String() string {
-	return [...]string{"field", "string", "number", "instant"}[k]
+	return [...]string{"field", "string", "number", "instant", "number of seconds"}[k]
 }
 
 func keyKind(key string) keyKindT {
@@ -441,6 +444,8 @@ func keyKind(key string) keyKindT {
 		return kindNum
 	case "time":
 		return kindTime
+	case "time_epoch", "time_relative":
+		return kindSecs
 	}
 	return kindStr
 }

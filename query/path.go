@@ -13,19 +13,41 @@ import (
 	"github.com/dissect-tools/dissect/dissect"
 )
 
-// RecordKeys are the names of the keys every record has, as in JSON.
-var recordKeys = [...]string{"proto", "type", "stream", "transport", "src", "dst", "time", "offset", "length"}
+// RecordKeys are the names of the keys every record has: those of JSON,
+// then the numeric times.
+var recordKeys = [...]string{"proto", "type", "stream", "transport", "src", "dst", "time", "offset", "length", "time_epoch", "time_relative"}
+
+// timeAliases are tshark's names of the numeric times.
+var timeAliases = [...][2]string{{"frame.time_epoch", "time_epoch"}, {"frame.time_relative", "time_relative"}}
 
 // IsRecordKey reports whether name is one of the keys every record has
-// (proto, type, stream, transport, src, dst, time, offset, length).
-func IsRecordKey(name string) bool {
+// (proto, type, stream, transport, src, dst, time, offset, length), one of
+// the numeric times (time_epoch: seconds since 1970; time_relative:
+// seconds since the run's first packet) or tshark's name of one
+// (frame.time_epoch, frame.time_relative).
+func IsRecordKey(name string) bool { return recordKey(name) != "" }
+
+// recordKey returns the record key name names, or "".
+func recordKey(name string) string {
 	for _, k := range recordKeys {
 		if k == name {
-			return true
+			return k
 		}
 	}
-	return false
+	for _, a := range timeAliases {
+		if a[0] == name {
+			return a[1]
+		}
+	}
+	return ""
 }
+
+// IsTimeKey reports whether key (a [Path.RecordKey]) is one of the numeric
+// times, time_epoch or time_relative: its value is a KindTime (exact to
+// the nanosecond, compared with numbers of seconds) that means seconds,
+// since 1970 or since the run's first packet, and is written as seconds
+// with nine fraction digits.
+func IsTimeKey(key string) bool { return key == "time_epoch" || key == "time_relative" }
 
 // Path names a value of a record: a record key ("stream"), a protocol
 // ("vrpn": true for its records), or a field of a protocol's records
@@ -68,8 +90,8 @@ func (p Path) Field() string {
 // Whether the protocol and its fields exist is not checked here.
 func ParsePath(name string) (Path, error) {
 	p := Path{name: name}
-	if IsRecordKey(name) {
-		p.key = name
+	if k := recordKey(name); k != "" {
+		p.key = k
 		return p, nil
 	}
 	proto, rest, dot := strings.Cut(name, ".")
@@ -184,7 +206,9 @@ func (p *Path) Lookup(r *dissect.Record) (v dissect.Value, ok bool) {
 
 // recordValue returns record key k of r: strings for proto, type,
 // transport, src and dst; integers for stream, offset and length; time as
-// an instant.
+// an instant; time_epoch and time_relative as instants too, so that they
+// compare exactly with numbers of seconds (time_relative as an instant of
+// 1970: the seconds since the first packet).
 func recordValue(r *dissect.Record, k string) dissect.Value {
 	switch k {
 	case "proto":
@@ -205,8 +229,22 @@ func recordValue(r *dissect.Record, k string) dissect.Value {
 		return dissect.Int(r.Offset)
 	case "length":
 		return dissect.Int(r.Length)
+	case "time_epoch":
+		return dissect.Time(r.Time)
+	case "time_relative":
+		return dissect.Time(time.Unix(0, int64(Relative(r))))
 	}
 	return dissect.Value{}
+}
+
+// Relative returns r's time since the run's first packet (r.Epoch), the
+// time_relative key: 0 when the run had no timestamped packet.
+// Differences beyond about 292 years saturate.
+func Relative(r *dissect.Record) time.Duration {
+	if r.Epoch.IsZero() {
+		return 0
+	}
+	return r.Time.Sub(r.Epoch)
 }
 
 // Seconds returns an instant as seconds since 1970, the number a filter

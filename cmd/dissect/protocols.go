@@ -122,7 +122,7 @@ against its line: look up (proto, type), else ("*", type), else
 
 // recordKeys are the keys every record has, filtered without a protocol
 // prefix (-Y 'type == "pong"').
-var recordKeys = []string{"proto", "type", "stream", "transport", "src", "dst", "time", "offset", "length"}
+var recordKeys = []string{"proto", "type", "stream", "transport", "src", "dst", "time", "offset", "length", "time_epoch", "time_relative"}
 
 // writeFields writes the field names of protos (of those whose decode-as
 // name or proto key is only, when only is not ""), wrapped at width
@@ -142,7 +142,7 @@ func writeFields(w io.Writer, protos []dissect.Protocol, only string, width int,
 		return usageError{fmt.Errorf("--fields %q: unknown protocol (known: %s)", only, strings.Join(names, ", "))}
 	}
 	writeWrapped(w, "", "Every record has the keys "+strings.Join(recordKeys, ", ")+
-		"; filter them by name (-Y 'type == \"pong\"'). Protocol fields are named PROTO.FIELD (proto as in the \"proto\" key); "+
+		"; filter them by name (-Y 'type == \"pong\"'). time_epoch and time_relative (also tshark's frame.time_epoch, frame.time_relative) are the time as seconds since 1970 and since the first packet, with nine decimals in -e. Protocol fields are named PROTO.FIELD (proto as in the \"proto\" key); "+
 		"FIELD[] matches any item of an array, FIELD[N] item N (from 0); TYPE is the declared kind (float32, uint, array of T...); roles (latency, sender...) say what a field means to -z and -o mcap.", width)
 	for _, in := range infos {
 		fmt.Fprintln(w)

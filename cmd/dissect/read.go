@@ -44,6 +44,7 @@ type readOpts struct {
 	maxParts   int                // --max-partitions (parquet.go)
 	partID     string             // --part-id (parquet.go)
 	lim        limitFlags         // --max-types, --max-vrpn-names, --max-out-of-order (limits.go)
+	tshark     tsharkOpts         // -V, -T (tshark.go)
 	// interrupted is the signal that stopped a file run (nil: none).
 	interrupted os.Signal
 }
@@ -60,6 +61,7 @@ func addReadFlags(cmd *cobra.Command, o *readOpts) {
 	f.BoolVar(&o.wide, "wide", false, "table: do not fit lines to the terminal's width; show every column and the whole INFO (a protocol summary that leaves fields out or shortens a value gives way to every field in full)")
 	f.IntVar(&o.threads, "threads", 0, "goroutines to keep busy: json formats records beside the decoder, mcap compresses chunks and parquet encodes row groups beside it, -q dissects beside reading (0: one per CPU, 2 for mcap and parquet; 1: everything in one goroutine); the output is the same")
 	addQueryFlags(cmd, &o.q)
+	o.tshark.add(cmd)
 	f.StringVar(&o.outPath, "out", "", "where the records go instead of stdout: -o table, json, fields: this file (created or truncated; -z statistics go there too, as with > FILE); -o parquet: the lake's directory (created if needed; runs may share one); -o mcap: the file")
 	f.StringVar(&o.mcapComp, "mcap-compression", mcapout.CompressionLZ4, "-o mcap: the chunks' compression: lz4 (fastest to write and to open; the file about 40% larger than zstd's), zstd (the smallest file, for keeping or sending, at about 40% more CPU) or none (no compression CPU, the file several times larger); Foxglove and Lichtblick read all three")
 	f.IntVar(&o.maxParts, "max-partitions", parquetout.DefaultMaxPartitions, "-o parquet: at most this many partitions named by the wire (types of VRPN's \"*\" declaration, undeclared records) per run; the records of further types go to type=__overflow__ with their type in column record_type")
@@ -157,6 +159,9 @@ func (o *readOpts) setup(stdout io.Writer) (*dissect.Registry, sink, error) {
 
 // output returns the writer of records the flags ask for; nil with -q.
 func (o *readOpts) output(stdout io.Writer, reg *dissect.Registry, tf output.TimeFormat) (sink, error) {
+	if err := o.tshark.apply(&o.format); err != nil {
+		return nil, err
+	}
 	if o.format != "fields" && (len(o.q.fields) > 0 || len(o.q.fieldOpts) > 0) {
 		return nil, usageError{errors.New("-e and -E go with -o fields")}
 	}
@@ -170,6 +175,9 @@ func (o *readOpts) output(stdout io.Writer, reg *dissect.Registry, tf output.Tim
 	}
 	if o.quiet {
 		return nil, nil
+	}
+	if o.tshark.details {
+		return o.treeOutput(stdout, !tt.utf8), nil
 	}
 	switch o.format {
 	case "table":

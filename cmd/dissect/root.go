@@ -118,6 +118,8 @@ Every byte of every stream is accounted for: it is in a decoded message, a
   dissect -q big.pcap                              # summary only
   dissect -Y 'deltarobot.x > 0.1 && stream == 0' capture.pcap   # display filter
   dissect -o fields -e time -e vrpn.pos[0] -E header=y capture.pcap
+  dissect -T fields -e time_relative -e deltarobot.x capture.pcap  # seconds since the first packet
+  dissect -V -Y 'type == "pong"' capture.pcap      # every field of each record, as a tree
   dissect -q -z rtt -z rate capture.pcap            # round trips, rates and stalls
   dissect session.vrpnlog                          # a VRPN connection's log file
   dissect protocols --fields                       # the field names for -Y and -e
