@@ -304,7 +304,7 @@ func (c *client) send() {
 			sub, ok := c.subs[m.ch]
 			if !ok {
 				wait := c.s.o.Grace - time.Since(c.advertised[m.ch])
-				if wait > 0 && !c.finishing {
+				if wait > 0 {
 					c.mu.Unlock()
 					if waitTimer == nil {
 						waitTimer = time.NewTimer(wait)

@@ -122,6 +122,22 @@ type Server struct {
 	recordClosed bool
 }
 
+// sendBuffer is the kernel's send buffer of a client's connection: small,
+// so that what a slow client has not taken waits in its queue, where it
+// is bounded and counted, rather than in the kernel (where the automatic
+// sizing would hold megabytes, seconds behind the capture).
+const sendBuffer = 256 << 10
+
+type smallSendBuffers struct{ net.Listener }
+
+func (l smallSendBuffers) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetWriteBuffer(sendBuffer)
+	}
+	return c, err
+}
+
 // An advert is one channel as advertised.
 type advert struct {
 	id   uint16
@@ -150,10 +166,11 @@ func Listen(ctx context.Context, o Options) (*Server, error) {
 	if o.Speed < 0 {
 		o.Speed = 0
 	}
-	ln, err := net.Listen("tcp", o.Addr)
+	tl, err := net.Listen("tcp", o.Addr)
 	if err != nil {
 		return nil, fmt.Errorf("-o foxglove: listening on %s: %w", o.Addr, err)
 	}
+	ln := smallSendBuffers{tl}
 	s := &Server{
 		o: o, ctx: ctx, ln: ln, schemas: map[uint16]*mcap.Schema{},
 		connected: make(chan struct{}), subscribed: make(chan struct{}),
