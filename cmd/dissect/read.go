@@ -31,8 +31,8 @@ type readOpts struct {
 	cpuProfile string
 	wide       bool
 	threads    int
-	outPath    string // --out: the Parquet lake's directory, the MCAP file
-	mcapComp   string // --mcap-compression (mcap.go)
+	outPath    string  // --out: the Parquet lake's directory, the MCAP file
+	mcapComp   string  // --mcap-compression (mcap.go)
 	fox        foxOpts // -o foxglove (foxglove.go)
 	q          queryOpts
 	query      *querySink         // the run's filter and statistics, when asked for

@@ -58,7 +58,7 @@ type Client struct {
 	ready  chan struct{}
 	done   chan error
 
-	mu        sync.Mutex
+	mu                      sync.Mutex
 	stderr                  bytes.Buffer
 	positions, data, missed int
 }
