@@ -282,3 +282,31 @@ func TestFoxglovePlayback(t *testing.T) {
 		t.Errorf("summary: %v, want %d messages sent and none missed\n%s", m, len(rep.Messages), r.stderr.String())
 	}
 }
+
+// -o foxglove's flags: an address without a port and a negative speed
+// are usage errors of one line; an address in use is an error naming it.
+func TestFoxgloveUsage(t *testing.T) {
+	file := filepath.Join(pcapDir, "deltarobot_session.pcap")
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--out", "localhost"}, 2, `-o foxglove --out "localhost": want HOST:PORT`},
+		{[]string{"--speed", "-1"}, 2, "--speed -1: want 0"},
+	} {
+		_, stderr, code := cli(t, append([]string{"-r", file, "-o", "foxglove"}, c.args...)...)
+		if code != c.code || !strings.Contains(stderr, c.want) || strings.Count(strings.TrimSpace(stderr), "\n") > 1 {
+			t.Errorf("%v: exit %d, stderr %q; want exit %d and %q", c.args, code, stderr, c.code, c.want)
+		}
+	}
+	busy, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	_, stderr, code := cli(t, "-r", file, "-o", "foxglove", "--out", busy.Addr().String())
+	if code != 1 || !strings.Contains(stderr, "-o foxglove: listening on "+busy.Addr().String()) || !strings.Contains(stderr, "address already in use") {
+		t.Errorf("an address in use: exit %d, stderr %q", code, stderr)
+	}
+}

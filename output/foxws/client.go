@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -22,8 +23,9 @@ type message struct {
 // A ctrl is a text message that is never dropped: serverInfo, advertise,
 // status. chans are the channels an advertise tells of.
 type ctrl struct {
-	data  []byte
-	chans []uint16
+	data   []byte
+	chans  []uint16
+	answer bool // a status answering a request (status)
 }
 
 // clientStats are what the summary says of a client.
@@ -82,7 +84,7 @@ func signal(c chan struct{}) {
 // channels it advertises.
 func (c *client) control(data []byte, chans []uint16) {
 	c.mu.Lock()
-	c.ctrls = append(c.ctrls, ctrl{data, chans})
+	c.ctrls = append(c.ctrls, ctrl{data: data, chans: chans})
 	for _, id := range chans {
 		c.advertised[id] = time.Time{}
 	}
@@ -225,8 +227,12 @@ func (c *client) request(data []byte) {
 		if added {
 			c.s.gotSubscription()
 		}
-		for _, b := range bad {
-			c.status(levelWarning, "subscribe: "+b)
+		if len(bad) > 0 {
+			msg := "subscribe: " + strings.Join(bad[:min(len(bad), 3)], "; ")
+			if len(bad) > 3 {
+				msg += fmt.Sprintf("; and %d more", len(bad)-3)
+			}
+			c.status(levelWarning, msg)
 		}
 	case "unsubscribe":
 		c.mu.Lock()
@@ -247,10 +253,29 @@ func (c *client) taken(id uint32) bool { _, ok := c.bySub[id]; return ok }
 
 func (c *client) known(ch uint16) bool { _, ok := c.advertised[ch]; return ok }
 
-// status queues a status message.
+// maxAnswers bounds the answers to a client's requests waiting to be
+// sent: a client that sends bad requests without reading makes no more.
+const maxAnswers = 64
+
+// status queues a status message answering a request, unless maxAnswers
+// are waiting already.
 func (c *client) status(level int, msg string) {
+	c.mu.Lock()
+	n := 0
+	for _, x := range c.ctrls {
+		if x.answer {
+			n++
+		}
+	}
+	c.mu.Unlock()
+	if n >= maxAnswers {
+		return
+	}
 	b, _ := json.Marshal(map[string]any{"op": "status", "level": level, "message": "dissect: " + msg})
-	c.control(b, nil)
+	c.mu.Lock()
+	c.ctrls = append(c.ctrls, ctrl{data: b, answer: true})
+	c.mu.Unlock()
+	signal(c.wake)
 }
 
 // send writes the client's messages: text messages first (in order), then
