@@ -15,7 +15,9 @@
 // which is counted, told to the client in a status message (level
 // warning) and returned by [Server.Notes] for the run's summary. With
 // Options.Block (a file played back as fast as the clients take it) the
-// server waits for room instead, and no client misses anything.
+// server waits for room instead, and no client misses anything. The
+// kernel's send buffer of each connection is kept small (sendBuffer), so
+// that a slow client's backlog is in its queue, bounded and counted.
 //
 // Channels appear as their first record comes (a topic names its stream
 // and sender, which no declaration knows beforehand). A client is told
