@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -253,6 +254,10 @@ func (c *client) taken(id uint32) bool { _, ok := c.bySub[id]; return ok }
 
 func (c *client) known(ch uint16) bool { _, ok := c.advertised[ch]; return ok }
 
+// pongWait is how long the pong of the ping after advertisements is
+// waited for; then the client is taken to have read them.
+const pongWait = 10 * time.Second
+
 // maxAnswers bounds the answers to a client's requests waiting to be
 // sent: a client that sends bad requests without reading makes no more.
 const maxAnswers = 64
@@ -309,18 +314,34 @@ func (c *client) send() {
 			ctrls := c.ctrls
 			c.ctrls = nil
 			c.mu.Unlock()
+			var told []uint16
 			for _, x := range ctrls {
 				if c.conn.Write(c.ctx, websocket.MessageText, x.data) != nil {
 					return
 				}
-				if len(x.chans) > 0 {
-					now := time.Now()
-					c.mu.Lock()
-					for _, id := range x.chans {
-						c.advertised[id] = now
-					}
-					c.mu.Unlock()
+				told = append(told, x.chans...)
+			}
+			if len(told) > 0 {
+				// A ping after the advertisements: its pong comes
+				// once the client has read them (a client such as
+				// Node's ws answers it after handling the messages
+				// before it), so a busy client is not taken to have
+				// declined the channels; Grace counts from then.
+				ctx, cancel := context.WithTimeout(c.ctx, pongWait)
+				err := c.conn.Ping(ctx)
+				cancel()
+				if c.ctx.Err() != nil {
+					return
 				}
+				if err != nil && !errors.Is(err, context.DeadlineExceeded) {
+					return
+				}
+				now := time.Now()
+				c.mu.Lock()
+				for _, id := range told {
+					c.advertised[id] = now
+				}
+				c.mu.Unlock()
 			}
 			continue
 		}

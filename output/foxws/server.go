@@ -24,7 +24,8 @@
 // of the channels that exist when it connects and of each new one as it
 // appears; the messages of a channel it has just been told of wait, in
 // order with the rest of its queue, until it subscribes or
-// Options.Grace has passed since the advertisement was sent, so a client
+// Options.Grace has passed since it answered a ping sent after the
+// advertisement (so a busy client is given the time it needs), so a client
 // that subscribes to what it is told of gets every message, the first
 // included. Advertisements and status messages are never dropped.
 //

@@ -437,11 +437,12 @@ func TestSlowClientMissesCounted(t *testing.T) {
 	before := runtime.NumGoroutine()
 	s := listen(t, Options{Queue: 16})
 	slow, fast := dial(t, s), dial(t, s)
-	subscribeFirst(t, slow, s, plain(0, 100))
-	// fast subscribes too: its handshake, the advertisement, then the
-	// first record waiting for its subscription.
+	// fast's handshake read: it has joined before the first record.
 	fast.expectOp("serverInfo")
 	fast.expectOp("advertise")
+	subscribeFirst(t, slow, s, plain(0, 100))
+	// fast subscribes too: the advertisement, then the first record
+	// waiting for its subscription.
 	fch := channels(t, fast.expectOp("advertise"))[0]
 	fast.send(map[string]any{"op": "subscribe", "subscriptions": []map[string]any{{"id": 5, "channelId": fch.ID}}})
 	// Each client's first message proves its subscription is in.
