@@ -47,6 +47,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
@@ -55,6 +56,10 @@ import (
 	"github.com/dissect-tools/dissect/dissect"
 	"github.com/dissect-tools/dissect/output/mcapout"
 )
+
+// maxClients bounds the clients connected at once (each may hold a
+// queue of Options.QueueBytes).
+const maxClients = 64
 
 // Subprotocol is the WebSocket subprotocol spoken: Foxglove WebSocket v1.
 const Subprotocol = "foxglove.websocket.v1"
@@ -109,6 +114,7 @@ type Server struct {
 	mu         sync.Mutex
 	closed     bool
 	clients    []*client
+	nclients   atomic.Int32   // len(clients), read without the lock
 	stats      []*clientStats // every client served, for Notes
 	schemas    map[uint16]*mcap.Schema
 	adverts    []advert
@@ -305,6 +311,11 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "dissect: the capture has ended", http.StatusServiceUnavailable)
 		return
 	}
+	if len(s.clients) >= maxClients {
+		s.mu.Unlock()
+		http.Error(w, fmt.Sprintf("dissect: %d clients are connected, the most it serves", maxClients), http.StatusServiceUnavailable)
+		return
+	}
 	s.wg.Add(1)
 	s.mu.Unlock()
 	defer s.wg.Done()
@@ -344,6 +355,7 @@ func (s *Server) join(c *client) bool {
 	c.control(info, nil)
 	c.control(advertise(s.adverts))
 	s.clients = append(s.clients, c)
+	s.nclients.Store(int32(len(s.clients)))
 	s.stats = append(s.stats, &c.st)
 	if !s.firstConn {
 		s.firstConn = true
@@ -366,6 +378,7 @@ func (s *Server) leave(c *client) {
 		}
 	}
 	s.clients = rest
+	s.nclients.Store(int32(len(rest)))
 }
 
 // gotSubscription notes that a client subscribed (a playback starts).
@@ -465,6 +478,9 @@ func (e *emitter) Begin(ch uint16, _ uint32, t uint64) []byte {
 
 func (e *emitter) End(b []byte) {
 	e.scratch = b
+	if e.s.nclients.Load() == 0 {
+		return // no client: no copy
+	}
 	e.s.publish(&message{ch: e.ch, t: e.t, data: append([]byte(nil), b...)})
 }
 

@@ -605,3 +605,28 @@ func testPlayback(t *testing.T, o Options) {
 	c.c.CloseNow()
 	leakcheck.Settled(t, before, "Close")
 }
+
+// At most maxClients are served at once: one more is refused with 503
+// (Service Unavailable), and taken once another has left.
+func TestTooManyClients(t *testing.T) {
+	s := listen(t, Options{})
+	defer s.Close()
+	var cs []*tclient
+	for range maxClients {
+		c := dial(t, s)
+		c.expectOp("serverInfo") // it has joined
+		cs = append(cs, c)
+	}
+	ctx, stop := context.WithTimeout(context.Background(), 10*time.Second)
+	defer stop()
+	_, resp, err := websocket.Dial(ctx, s.URL(), &websocket.DialOptions{Subprotocols: []string{Subprotocol}})
+	if err == nil || resp == nil || resp.StatusCode != 503 {
+		t.Fatalf("client %d: %v (%v), want refused with 503", maxClients+1, err, resp)
+	}
+	cs[0].c.CloseNow()
+	for s.Clients() == maxClients { // until the server has seen it go
+		time.Sleep(time.Millisecond)
+	}
+	c := dial(t, s)
+	c.expectOp("serverInfo")
+}
