@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/apache/arrow-go/v18 v18.8.0
 	github.com/bufbuild/protocompile v0.14.1
+	github.com/coder/websocket v1.8.14
 	github.com/creack/pty v1.1.24
 	github.com/foxglove/mcap/go/mcap v1.9.0
 	github.com/gopacket/gopacket v1.7.7

@@ -38,7 +38,7 @@ func (o *readOpts) endRun(stderr io.Writer, out sink, sum *dissect.Summary, err 
 	if cerr := closeOutput(out); cerr != nil && err == nil {
 		err = &pipeline.OutputError{Err: cerr}
 	}
-	for _, n := range outputNotes(out) { // records moved, not lost (parquet.go)
+	for _, n := range append(outputNotes(out), foxgloveNotes(out)...) { // records moved, not lost (parquet.go); what Foxglove clients missed (foxglove.go)
 		fmt.Fprintf(stderr, "dissect: %s\n", n)
 	}
 	closed := errors.Is(err, syscall.EPIPE)

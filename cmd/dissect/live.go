@@ -286,6 +286,7 @@ func runLive(cmd *cobra.Command, ro *readOpts, lo *liveOpts, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
+	ro.fox.stderr = stderr
 	reg, out, err := ro.setup(stdout)
 	if err != nil {
 		return err

@@ -32,9 +32,10 @@ type readOpts struct {
 	cpuProfile string
 	wide       bool
 	threads    int
-	outPath    string      // --out: the Parquet lake's directory, the MCAP file, the text output's file
+	outPath    string      // --out: the Parquet lake's directory, the MCAP file, the text output's file, -o foxglove's address
 	out        *recordsOut // --out FILE of the text output forms (outfile.go)
 	mcapComp   string      // --mcap-compression (mcap.go)
+	fox        foxOpts     // -o foxglove (foxglove.go)
 	q          queryOpts
 	query      *querySink         // the run's filter and statistics, when asked for
 	statsTable stats.TableOptions // how statistics tables are laid out
@@ -52,7 +53,7 @@ type readOpts struct {
 func addReadFlags(cmd *cobra.Command, o *readOpts) {
 	f := cmd.Flags()
 	f.StringArrayVarP(&o.files, "read", "r", nil, "read this capture file (pcap, pcapng or VRPN log, also gzip-, zstd- or lz4-compressed; - for stdin); may be repeated, and files may also be given as arguments")
-	f.StringVarP(&o.format, "output", "o", "table", "output format: table (one aligned line per message), json (JSON Lines, see docs/output.md), fields (the -e fields, tab-separated), parquet (a lake in --out DIR, docs/scale.md) or mcap (for Foxglove and Lichtblick, to --out FILE or a redirected stdout, docs/mcap.md)")
+	f.StringVarP(&o.format, "output", "o", "table", "output format: table (one aligned line per message), json (JSON Lines, see docs/output.md), fields (the -e fields, tab-separated), parquet (a lake in --out DIR, docs/scale.md), mcap (for Foxglove and Lichtblick, to --out FILE or a redirected stdout, docs/mcap.md) or foxglove (served live to Foxglove and Lichtblick on ws://--out, 127.0.0.1:8765 by default; files play back at --speed and the server stays up until Ctrl-C; docs/foxglove.md)")
 	f.StringArrayVarP(&o.decodeAs, "decode-as", "d", nil, "decode a port as a protocol, tshark style: tcp.port==4000,deltarobot, udp.port==N,PROTO, a range tcp.port==3999-4001,PROTO, or serial,PROTO; may be repeated (see 'dissect protocols')")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "print no per-message output, only the summary on stderr")
 	f.StringVarP(&o.timeFormat, "time-format", "t", "r", "table TIME column, as tshark -t: r (seconds since the first packet), a (local time of day; TZ is respected), ad (local date and time), adoy (local year/day of year and time), u, ud, udoy (the same in UTC), e (epoch seconds), d (seconds since the previous record), dd (since the previous record shown by -Y)")
@@ -62,7 +63,8 @@ func addReadFlags(cmd *cobra.Command, o *readOpts) {
 	f.IntVar(&o.threads, "threads", 0, "goroutines to keep busy: json formats records beside the decoder, mcap compresses chunks and parquet encodes row groups beside it, -q dissects beside reading (0: one per CPU, 2 for mcap and parquet; 1: everything in one goroutine); the output is the same")
 	addQueryFlags(cmd, &o.q)
 	o.tshark.add(cmd)
-	f.StringVar(&o.outPath, "out", "", "where the records go instead of stdout: -o table, json, fields: this file (created or truncated; -z statistics go there too, as with > FILE); -o parquet: the lake's directory (created if needed; runs may share one); -o mcap: the file")
+	f.StringVar(&o.outPath, "out", "", "where the records go instead of stdout: -o table, json, fields: this file (created or truncated; -z statistics go there too, as with > FILE); -o parquet: the lake's directory (created if needed; runs may share one); -o mcap: the file; -o foxglove: HOST:PORT to serve on (default 127.0.0.1:8765, loopback only; 0.0.0.0:8765 serves every interface)")
+	o.fox.add(f)
 	f.StringVar(&o.mcapComp, "mcap-compression", mcapout.CompressionLZ4, "-o mcap: the chunks' compression: lz4 (fastest to write and to open; the file about 40% larger than zstd's), zstd (the smallest file, for keeping or sending, at about 40% more CPU) or none (no compression CPU, the file several times larger); Foxglove and Lichtblick read all three")
 	f.IntVar(&o.maxParts, "max-partitions", parquetout.DefaultMaxPartitions, "-o parquet: at most this many partitions named by the wire (types of VRPN's \"*\" declaration, undeclared records) per run; the records of further types go to type=__overflow__ with their type in column record_type")
 	f.StringVar(&o.partID, "part-id", "", "-o parquet: name the parts part-ID-N.parquet instead of by start time, pid and random bits (letters, digits, - and _; at most 64), so that rerunning the same input with the same ID replaces its parts instead of adding copies (scale/dask_ingest.py: a hash of the capture; docs/scale.md)")
@@ -71,7 +73,7 @@ func addReadFlags(cmd *cobra.Command, o *readOpts) {
 	o.lim.add(cmd)
 	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a Go CPU profile to this file (for performance work)")
 	_ = f.MarkHidden("cpuprofile")
-	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"table", "json", "fields", "parquet", "mcap"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"table", "json", "fields", "parquet", "mcap", "foxglove"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("mcap-compression", cobra.FixedCompletions([]string{mcapout.CompressionLZ4, mcapout.CompressionZstd, mcapout.CompressionNone}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("time-format", cobra.FixedCompletions(output.TimeFormats, cobra.ShellCompDirectiveNoFileComp))
 }
@@ -196,8 +198,10 @@ func (o *readOpts) output(stdout io.Writer, reg *dissect.Registry, tf output.Tim
 		return o.parquetOutput(reg)
 	case "mcap":
 		return o.mcapOutput(stdout, reg)
+	case "foxglove":
+		return o.foxgloveOutput(reg)
 	}
-	return nil, usageError{fmt.Errorf("--output %q: want table, json, fields, parquet or mcap", o.format)}
+	return nil, usageError{fmt.Errorf("--output %q: want table, json, fields, parquet, mcap or foxglove", o.format)}
 }
 
 // workers is the number of goroutines formatting records (--threads).
@@ -248,6 +252,7 @@ func runRead(cmd *cobra.Command, o *readOpts, files []string, stdin io.Reader, s
 	}
 	ctx, caught, stopCatching := catchStops(cmd.Context(), stderr, os.Exit)
 	defer stopCatching()
+	o.fox.ctx, o.fox.stderr, o.fox.files = ctx, stderr, files
 	reg, out, err := o.setup(cmd.OutOrStdout())
 	if err != nil {
 		return err

@@ -191,6 +191,7 @@ func runSerial(cmd *cobra.Command, o *serialOpts, args []string, stderr io.Write
 	if err != nil {
 		return err
 	}
+	o.read.fox.stderr = stderr
 	reg, out, err := o.read.setup(cmd.OutOrStdout())
 	if err != nil {
 		return err

@@ -82,6 +82,26 @@ type chunker struct {
 
 	counts   []uint64 // messages per channel id
 	messages uint64
+	begun    int // where the message begun last starts in cur.data (Emitter)
+}
+
+// The chunker is the Emitter of an MCAP file's Writer.
+
+func (c *chunker) Schema(s *mcap.Schema)    { c.schema(s) }
+func (c *chunker) Channel(ch *mcap.Channel) { c.channel(ch) }
+
+// Begin starts a message record in the current chunk and returns the
+// chunk's records, to which the message is appended.
+func (c *chunker) Begin(ch uint16, seq uint32, t uint64) []byte {
+	c.begun = c.begin(ch, seq, t)
+	return c.cur.data
+}
+
+// End takes the chunk's records back with the message, completes its
+// record and hands the chunk on when it is full.
+func (c *chunker) End(b []byte) {
+	c.cur.data = b
+	c.end(c.begun)
 }
 
 // newChunker returns the chunker of mw; compression is one newCompressor

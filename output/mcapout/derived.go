@@ -125,9 +125,7 @@ func (w *Writer) writeTransforms(r *dissect.Record) error {
 	if err != nil {
 		return err
 	}
-	start := w.begin(c, r.Time)
-	w.ch.cur.data = appendFrameTransforms(w.ch.cur.data, r.Time, w.tfs)
-	w.ch.end(start)
+	w.out.End(appendFrameTransforms(w.begin(c, r.Time), r.Time, w.tfs))
 	w.tfs = w.tfs[:0]
 	return nil
 }
@@ -184,9 +182,7 @@ func (w *Writer) pose(r *dissect.Record, t *dissect.TypeDecl, k topicKey) error 
 		return err
 	}
 	frame := w.frame(r, k)
-	start := w.begin(c, r.Time)
-	w.ch.cur.data = appendPoseInFrame(w.ch.cur.data, r.Time, frame, pos, q)
-	w.ch.end(start)
+	w.out.End(appendPoseInFrame(w.begin(c, r.Time), r.Time, frame, pos, q))
 	w.rooted(frame)
 	if k.sensor >= 0 {
 		w.tfs = append(w.tfs, transform{parent: frame, child: frame + "/sensor" + strconv.FormatInt(k.sensor, 10), pos: pos, q: q})
@@ -222,9 +218,7 @@ func (w *Writer) polyline(r *dissect.Record, t *dissect.TypeDecl, k topicKey) er
 		return err
 	}
 	frame := w.frame(r, k)
-	start := w.begin(c, r.Time)
-	w.ch.cur.data = appendLineScene(w.ch.cur.data, r.Time, frame, t.Table(), w.points)
-	w.ch.end(start)
+	w.out.End(appendLineScene(w.begin(c, r.Time), r.Time, frame, t.Table(), w.points))
 	w.rooted(frame)
 	return w.writeTransforms(r)
 }

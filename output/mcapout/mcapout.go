@@ -114,7 +114,9 @@ type Options struct {
 // Writer writes records as MCAP. It is not safe for concurrent use.
 type Writer struct {
 	mw         *mcap.Writer
-	ch         *chunker
+	ch         *chunker // the file's chunks; nil for a Writer of NewEmitter
+	out        Emitter  // ch, or what NewEmitter was given
+	closed     bool
 	schemaList []*mcap.Schema  // for the summary, in order of id
 	chanList   []*mcap.Channel // for the summary, in order of id
 	closer     io.Closer
@@ -196,21 +198,56 @@ func New(w io.Writer, o Options) (*Writer, error) {
 	if err := mw.WriteHeader(&mcap.Header{Library: o.Library}); err != nil {
 		return nil, err
 	}
-	wr := &Writer{
-		mw: mw, ch: ch, o: o, enc: output.NewJSONAppender(),
-		topics: map[topicKey]*channel{}, byTopic: map[string]*channel{},
-		schemas: map[string]uint16{}, decls: map[*dissect.TypeDecl]*declared{}, frames: map[string]bool{},
-	}
+	wr := newWriter(ch, o)
+	wr.mw, wr.ch = mw, ch
 	if c, ok := w.(io.Closer); ok {
 		wr.closer = c
 	}
 	return wr, nil
 }
 
+// An Emitter takes the schemas, channels and messages a Writer makes, in
+// the order it makes them: a schema before the first channel that has it,
+// a channel before its first message. The MCAP file's chunks are one
+// (New); a live server (output/foxws) is another (NewEmitter).
+type Emitter interface {
+	// Schema is a new schema (encoding "jsonschema"); its ID is new.
+	Schema(s *mcap.Schema)
+	// Channel is a new channel (message encoding "json") of a schema
+	// given before; its ID is new.
+	Channel(c *mcap.Channel)
+	// Begin starts a message of channel ch, its sequence number seq and
+	// log time (nanoseconds since 1970): it returns a buffer to which the
+	// Writer appends the message's JSON and which it then gives to End.
+	Begin(ch uint16, seq uint32, logTime uint64) []byte
+	// End completes the message begun last; b is Begin's buffer with the
+	// message appended.
+	End(b []byte)
+}
+
+// NewEmitter returns a Writer that gives what it makes (the same topics,
+// schemas and messages as the MCAP file of New, in the same order) to e
+// instead of a file. Options.Compression, ChunkSize, Workers and Library
+// are not used. Close does nothing more than stop the Writer.
+func NewEmitter(e Emitter, o Options) *Writer {
+	if o.MaxTopics <= 0 || o.MaxTopics > 60000 {
+		o.MaxTopics = 4096
+	}
+	return newWriter(e, o)
+}
+
+func newWriter(e Emitter, o Options) *Writer {
+	return &Writer{
+		out: e, o: o, enc: output.NewJSONAppender(),
+		topics: map[topicKey]*channel{}, byTopic: map[string]*channel{},
+		schemas: map[string]uint16{}, decls: map[*dissect.TypeDecl]*declared{}, frames: map[string]bool{},
+	}
+}
+
 // Flush writes nothing: a chunk is written when it is full, the rest by
 // Close. It returns the first error, also one met writing a chunk.
 func (w *Writer) Flush() error {
-	if w.err == nil && w.mw != nil {
+	if w.err == nil && !w.closed && w.ch != nil {
 		w.err = w.ch.failed()
 	}
 	return w.err
@@ -224,7 +261,11 @@ func (w *Writer) Undeclared() int { return w.undeclared }
 // underlying writer when it is a Closer. It ends the goroutines the
 // writer started.
 func (w *Writer) Close() error {
-	if w.mw == nil {
+	if w.closed {
+		return w.err
+	}
+	w.closed = true
+	if w.ch == nil {
 		return w.err
 	}
 	err := w.ch.close()
@@ -255,11 +296,13 @@ func (w *Writer) Record(r *dissect.Record) error {
 	if w.err != nil {
 		return w.err
 	}
-	if w.mw == nil {
+	if w.closed {
 		return errors.New("mcap: record after Close")
 	}
-	if w.err = w.ch.failed(); w.err != nil {
-		return w.err
+	if w.ch != nil {
+		if w.err = w.ch.failed(); w.err != nil {
+			return w.err
+		}
 	}
 	d := w.declared(r)
 	k := w.recordKey(r, d)
@@ -312,9 +355,8 @@ func (w *Writer) record(r *dissect.Record, d *declared, k topicKey) error {
 	}
 	rc := *r
 	rc.Raw = nil
-	start := w.begin(c, r.Time)
-	w.ch.cur.data = w.enc.AppendRecord(w.ch.cur.data, &rc)
-	w.ch.end(start)
+	b := w.begin(c, r.Time)
+	w.out.End(w.enc.AppendRecord(b, &rc))
 	return nil
 }
 
@@ -460,7 +502,7 @@ func (w *Writer) newSchema(name, data string) (uint16, error) {
 	w.nschemas++
 	id := w.nschemas
 	s := &mcap.Schema{ID: id, Name: name, Encoding: "jsonschema", Data: []byte(data)}
-	w.ch.schema(s)
+	w.out.Schema(s)
 	w.schemaList = append(w.schemaList, s)
 	return id, nil
 }
@@ -469,7 +511,7 @@ func (w *Writer) newSchema(name, data string) (uint16, error) {
 func (w *Writer) channel(topic string, sid uint16, meta map[string]string) (*channel, error) {
 	c := &channel{id: uint16(len(w.byTopic)), schema: sid}
 	mc := &mcap.Channel{ID: c.id, SchemaID: sid, Topic: topic, MessageEncoding: "json", Metadata: meta}
-	w.ch.channel(mc)
+	w.out.Channel(mc)
 	w.chanList = append(w.chanList, mc)
 	w.byTopic[topic] = c
 	return c, nil
@@ -491,18 +533,16 @@ func (w *Writer) fixed(topic, schema, data string) (*channel, error) {
 
 // write writes a message of data on c.
 func (w *Writer) write(c *channel, t time.Time, data []byte) error {
-	start := w.begin(c, t)
-	w.ch.cur.data = append(w.ch.cur.data, data...)
-	w.ch.end(start)
+	w.out.End(append(w.begin(c, t), data...))
 	return nil
 }
 
-// begin starts a message on c in the chunk under construction: its data
-// is appended to w.ch.cur.data, then w.ch.end(start) completes it.
-func (w *Writer) begin(c *channel, t time.Time) (start int) {
-	start = w.ch.begin(c.id, c.seq, logTime(t))
+// begin starts a message on c: its data is appended to the buffer
+// returned, which w.out.End then takes.
+func (w *Writer) begin(c *channel, t time.Time) []byte {
+	b := w.out.Begin(c.id, c.seq, logTime(t))
 	c.seq++
-	return start
+	return b
 }
 
 // event writes one foxglove.Log on /dissect/events.

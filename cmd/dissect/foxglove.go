@@ -1,0 +1,122 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/spf13/pflag"
+
+	"github.com/dissect-tools/dissect/dissect"
+	"github.com/dissect-tools/dissect/output/foxws"
+)
+
+// foxOpts are -o foxglove's flags and what the run tells it: the run's
+// context (Ctrl-C), stderr, and whether the input is files.
+type foxOpts struct {
+	speed  float64
+	ctx    context.Context
+	stderr io.Writer
+	files  []string // the capture files of a read run; none live
+}
+
+const speedUsage = "-o foxglove, reading files: play the records back at this multiple of capture time once a client has subscribed (1: as captured; 0: as fast as the clients take them, and then no client misses a message)"
+
+func (f *foxOpts) add(fs *pflag.FlagSet) {
+	fs.Float64Var(&f.speed, "speed", 1, speedUsage)
+}
+
+// foxgloveOutput starts the -o foxglove server (docs/foxglove.md) on
+// --out HOST:PORT, loopback by default, and says its URL on stderr.
+// Files (not pipes) are played back in capture time (--speed); live
+// captures, serial taps and pipes are sent as their records come.
+func (o *readOpts) foxgloveOutput(reg *dissect.Registry) (sink, error) {
+	f := &o.fox
+	if f.speed < 0 || f.speed > 1e6 {
+		return nil, usageError{fmt.Errorf("--speed %g: want 0 (as fast as the clients take them) or a positive multiple of capture time", f.speed)}
+	}
+	addr := o.outPath
+	if addr == "" {
+		addr = foxws.DefaultAddr
+	}
+	if !strings.Contains(addr, ":") {
+		return nil, usageError{fmt.Errorf("-o foxglove --out %q: want HOST:PORT, e.g. %s (0.0.0.0:8765 serves every interface)", addr, foxws.DefaultAddr)}
+	}
+	ctx := f.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	stderr := f.stderr
+	if stderr == nil {
+		stderr = io.Discard
+	}
+	playback := anyRegularFile(f.files)
+	version, _, _ := strings.Cut(versionLine(), "\n")
+	srv, err := foxws.Listen(ctx, foxws.Options{
+		Addr: addr, Name: version, Decl: reg.Decl,
+		Playback: playback, Speed: f.speed, Block: playback && f.speed == 0,
+	})
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(stderr, "dissect: serving Foxglove WebSocket on %s (Foxglove or Lichtblick: Open connection, Foxglove WebSocket, this URL)\n", srv.URL())
+	if playback {
+		fmt.Fprintf(stderr, "dissect: the capture is played back once a client has subscribed (--speed %g)\n", f.speed)
+	}
+	return &foxSink{srv: srv, ctx: ctx, stderr: stderr, linger: len(f.files) > 0}, nil
+}
+
+// anyRegularFile says whether one of the inputs is a file on disk (not
+// stdin, a pipe or a device).
+func anyRegularFile(files []string) bool {
+	for _, name := range files {
+		if name == "-" {
+			continue
+		}
+		if fi, err := os.Stat(name); err == nil && fi.Mode().IsRegular() {
+			return true
+		}
+	}
+	return false
+}
+
+// foxSink is the server as the run's output. When the input of a read
+// run ends (files, pipes) the server stays up until Ctrl-C, so that the
+// clients can look at what they got; a live capture ends it with the run.
+type foxSink struct {
+	srv    *foxws.Server
+	ctx    context.Context
+	stderr io.Writer
+	linger bool
+	once   sync.Once
+	err    error
+}
+
+func (s *foxSink) Record(r *dissect.Record) error { return s.srv.Record(r) }
+func (s *foxSink) Flush() error                   { return s.srv.Flush() }
+
+func (s *foxSink) Close() error {
+	s.once.Do(func() {
+		if s.linger && s.ctx.Err() == nil {
+			fmt.Fprintf(s.stderr, "dissect: the input has ended; still serving %s (%d clients connected): Ctrl-C to stop\n", s.srv.URL(), s.srv.Clients())
+			<-s.ctx.Done()
+		}
+		s.err = s.srv.Close()
+	})
+	return s.err
+}
+
+// foxgloveNotes are the summary's lines of -o foxglove: what each client
+// was sent and missed.
+func foxgloveNotes(out sink) []string {
+	if q, ok := out.(*querySink); ok {
+		out = q.out
+	}
+	if f, ok := out.(*foxSink); ok {
+		return f.srv.Notes()
+	}
+	return nil
+}
