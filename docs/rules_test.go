@@ -24,6 +24,7 @@ var skipRules = []struct {
 	{regexp.MustCompile(`^export `), "sets the reader's PATH; the test sets its own"},
 	{regexp.MustCompile(`^tshark -D\b`), "lists the capture interfaces of Wireshark's extcap folder"},
 	{regexp.MustCompile(`^ssh `), "reads a capture from another machine"},
+	{regexp.MustCompile(`-o foxglove\b`), "serves Foxglove clients until Ctrl-C (cmd/dissect's TestFoxglove* run it with a client)"},
 	{regexp.MustCompile(`^mkfifo |\btail .*-f\b`), "waits for a writer until Ctrl-C (cmd/dissect's TestPipeStreamsRecords feeds a pipe and a FIFO)"},
 	{regexp.MustCompile(`^tshark -r /tmp/f\b`), "reads the FIFO of the serial tap above"},
 	{regexp.MustCompile(`\bman /usr/|^man dissect`), "installs the man pages into the system (cmd/dissect's TestManPages renders them)"},

@@ -325,10 +325,6 @@ func TestFoxgloveUsage(t *testing.T) {
 // its packet comes, before the input ends; at its end the server stays
 // up until Ctrl-C.
 func TestFoxglovePipe(t *testing.T) {
-	// On this branch the pipeline holds a pipe's first packets until more
-	// input comes, which issue 24's streaming part changes: remove this
-	// line once it is merged.
-	t.Skip("waits for issue 24's streaming from pipes: a pipe's first packets are not decoded before more input comes")
 	raw, err := os.ReadFile(filepath.Join(pcapDir, "deltarobot_session.pcap"))
 	if err != nil {
 		t.Fatal(err)
