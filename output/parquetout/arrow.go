@@ -168,6 +168,9 @@ func writerProps() *apq.WriterProperties {
 	for _, c := range []string{"time", "stream", "offset", "length"} {
 		props = append(props, apq.WithEncodingFor(c, apq.Encodings.DeltaBinaryPacked))
 	}
+	for _, c := range dictColumns {
+		props = append(props, apq.WithDictionaryFor(c, true))
+	}
 	return apq.NewWriterProperties(props...)
 }
 

@@ -214,6 +214,7 @@ type scratch struct {
 	i64      []int64
 	def, rep []int16
 	defRuns  []lvlRun
+	dict     dictScratch
 }
 
 // write writes b as the next row group of fw, column by column in the
@@ -251,6 +252,17 @@ const chunkSlots = 4096
 // write writes the column's values and levels as the row group's column
 // chunk; rows is the row group's rows.
 func (c *column) write(cw file.ColumnChunkWriter, s *scratch, rows int) error {
+	if w, ok := cw.(*file.ByteArrayColumnChunkWriter); ok && w.CurrentEncoder().Encoding() == apq.Encodings.PlainDict {
+		// A dictionary column (dictColumns): as a dictionary if its
+		// distinct values are few, plain otherwise.
+		if c.maxDef == 0 && c.maxRep == 0 {
+			done, err := c.writeDict(w, &s.dict)
+			if done || err != nil {
+				return err
+			}
+		}
+		w.FallbackToPlain() // nothing written yet: the dictionary is dropped
+	}
 	if c.maxRep > 0 {
 		return c.writeSlots(cw, s, c.def, c.rep, &valCursor{}, 0, c.values())
 	}
