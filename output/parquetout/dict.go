@@ -51,13 +51,13 @@ type dictEncoder interface {
 
 // dictScratch is a writer's memory for the dictionary path.
 type dictScratch struct {
-	ids     map[string]int32 // value → index; keys alias the batch's data
-	vals    []apq.ByteArray  // the dictionary, by index
-	runIdx  []int32          // each run's index
-	idx     []int32          // a batch's indices
-	seen    []uint32         // per index: the last batch that has it
-	gen     uint32
-	stats   []apq.ByteArray // a batch's distinct values
+	ids    map[string]int32 // value → index; keys alias the batch's data
+	vals   []apq.ByteArray  // the dictionary, by index
+	runIdx []int32          // each run's index
+	idx    []int32          // a batch's indices
+	seen   []uint32         // per index: the last batch that has it
+	gen    uint32
+	stats  []apq.ByteArray // a batch's distinct values
 }
 
 var errDictEntries = errors.New("parquetout: dictionary entries lost")
