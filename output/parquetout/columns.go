@@ -192,14 +192,20 @@ func (b *batch) str(col int, s string, def, rep int) {
 	c := &b.cols[col]
 	c.levels(def, rep)
 	b.size += 8
+	b.size += c.addStr(s)
+}
+
+// addStr appends a copy of s to the column's runs and returns the bytes
+// copied.
+func (c *column) addStr(s string) int {
 	if n := len(c.str); n > 0 && string(c.data[c.str[n-1].start:c.str[n-1].end]) == s {
 		c.str[n-1].n++
-		return
+		return 0
 	}
 	start := len(c.data)
 	c.data = append(c.data, s...)
 	c.str = append(c.str, strRun{uint32(start), uint32(len(c.data)), 1})
-	b.size += len(s)
+	return len(s)
 }
 
 func (b *batch) raw(col int, p []byte, def, rep int) {
