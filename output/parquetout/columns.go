@@ -126,19 +126,22 @@ func (b *batch) reset() {
 // levels appends a slot's levels to the column's level streams.
 func (c *column) levels(def, rep int) {
 	if c.maxDef > 0 {
-		c.def = addLevel(c.def, int16(def))
+		addLevel(&c.def, int16(def))
 	}
 	if c.maxRep > 0 {
-		c.rep = addLevel(c.rep, int16(rep))
+		addLevel(&c.rep, int16(rep))
 	}
 }
 
-func addLevel(runs []lvlRun, v int16) []lvlRun {
-	if n := len(runs); n > 0 && runs[n-1].v == v {
-		runs[n-1].n++
-		return runs
+// addLevel appends level v to *runs, in place: storing the slice back
+// only when it grows spares the write barrier of a slice store per
+// value.
+func addLevel(runs *[]lvlRun, v int16) {
+	if n := len(*runs); n > 0 && (*runs)[n-1].v == v {
+		(*runs)[n-1].n++
+		return
 	}
-	return append(runs, lvlRun{v, 1})
+	*runs = append(*runs, lvlRun{v, 1})
 }
 
 // null appends a slot without a value (def < maxDef).

@@ -134,7 +134,7 @@ func emit(b *batch, n *node, v *dissect.Value, r int) {
 // of leaf, for a top-level scalar field (n.flat), without its calls.
 func scalar(b *batch, n *node, v *dissect.Value) {
 	c := &b.cols[n.col]
-	c.def = addLevel(c.def, int16(n.def))
+	addLevel(&c.def, int16(n.def))
 	b.size += 8
 	switch n.kind {
 	case dissect.KindFloat32:
