@@ -107,7 +107,10 @@ func (c *column) writeDict(w *file.ByteArrayColumnChunkWriter, s *dictScratch) (
 	var vc valCursor
 	for rest := c.values(); rest > 0; {
 		n := min(rest, batch)
-		s.gen++
+		if s.gen++; s.gen == 0 { // wrapped: no mark may look current
+			clear(s.seen)
+			s.gen = 1
+		}
 		s.idx, s.stats = s.idx[:0], s.stats[:0]
 		for k := n; k > 0; {
 			r := c.str[vc.i]
