@@ -154,8 +154,9 @@ const dataPageSize = 64 << 10
 // filters, DELTA_BINARY_PACKED for the common INT64 columns (times and
 // offsets that grow, streams and lengths that repeat: on the 50 MB
 // Deltarobot capture a lake of 15 MB instead of 18 MB, in the same
-// time), plain encodings otherwise (arrow-go's dictionaries took more
-// time, and an allocation per value, for no smaller files).
+// time), dictionaries for the repeated string columns, made here from
+// their runs (dict.go; arrow-go's own dictionary encoding of values took
+// more time, and an allocation per value), plain encodings otherwise.
 func writerProps(createdBy string) *apq.WriterProperties {
 	if createdBy == "" {
 		createdBy = "dissect"
@@ -170,6 +171,9 @@ func writerProps(createdBy string) *apq.WriterProperties {
 	}
 	for _, c := range []string{"time", "stream", "offset", "length"} {
 		props = append(props, apq.WithEncodingFor(c, apq.Encodings.DeltaBinaryPacked))
+	}
+	for _, c := range dictColumns {
+		props = append(props, apq.WithDictionaryFor(c, true))
 	}
 	return apq.NewWriterProperties(props...)
 }

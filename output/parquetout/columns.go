@@ -126,19 +126,22 @@ func (b *batch) reset() {
 // levels appends a slot's levels to the column's level streams.
 func (c *column) levels(def, rep int) {
 	if c.maxDef > 0 {
-		c.def = addLevel(c.def, int16(def))
+		addLevel(&c.def, int16(def))
 	}
 	if c.maxRep > 0 {
-		c.rep = addLevel(c.rep, int16(rep))
+		addLevel(&c.rep, int16(rep))
 	}
 }
 
-func addLevel(runs []lvlRun, v int16) []lvlRun {
-	if n := len(runs); n > 0 && runs[n-1].v == v {
-		runs[n-1].n++
-		return runs
+// addLevel appends level v to *runs, in place: storing the slice back
+// only when it grows spares the write barrier of a slice store per
+// value.
+func addLevel(runs *[]lvlRun, v int16) {
+	if n := len(*runs); n > 0 && (*runs)[n-1].v == v {
+		(*runs)[n-1].n++
+		return
 	}
-	return append(runs, lvlRun{v, 1})
+	*runs = append(*runs, lvlRun{v, 1})
 }
 
 // null appends a slot without a value (def < maxDef).
@@ -192,14 +195,20 @@ func (b *batch) str(col int, s string, def, rep int) {
 	c := &b.cols[col]
 	c.levels(def, rep)
 	b.size += 8
+	b.size += c.addStr(s)
+}
+
+// addStr appends a copy of s to the column's runs and returns the bytes
+// copied.
+func (c *column) addStr(s string) int {
 	if n := len(c.str); n > 0 && string(c.data[c.str[n-1].start:c.str[n-1].end]) == s {
 		c.str[n-1].n++
-		return
+		return 0
 	}
 	start := len(c.data)
 	c.data = append(c.data, s...)
 	c.str = append(c.str, strRun{uint32(start), uint32(len(c.data)), 1})
-	b.size += len(s)
+	return len(s)
 }
 
 func (b *batch) raw(col int, p []byte, def, rep int) {
@@ -214,6 +223,7 @@ type scratch struct {
 	i64      []int64
 	def, rep []int16
 	defRuns  []lvlRun
+	dict     dictScratch
 }
 
 // write writes b as the next row group of fw, column by column in the
@@ -251,6 +261,17 @@ const chunkSlots = 4096
 // write writes the column's values and levels as the row group's column
 // chunk; rows is the row group's rows.
 func (c *column) write(cw file.ColumnChunkWriter, s *scratch, rows int) error {
+	if w, ok := cw.(*file.ByteArrayColumnChunkWriter); ok && w.CurrentEncoder().Encoding() == apq.Encodings.PlainDict {
+		// A dictionary column (dictColumns): as a dictionary if its
+		// distinct values are few, plain otherwise.
+		if c.maxDef == 0 && c.maxRep == 0 {
+			done, err := c.writeDict(w, &s.dict)
+			if done || err != nil {
+				return err
+			}
+		}
+		w.FallbackToPlain() // nothing written yet: the dictionary is dropped
+	}
 	if c.maxRep > 0 {
 		return c.writeSlots(cw, s, c.def, c.rep, &valCursor{}, 0, c.values())
 	}

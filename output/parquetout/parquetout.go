@@ -94,12 +94,12 @@
 // # Memory
 //
 // Each open part collects at most one row group (Options.RowGroupRows
-// rows, or maxBatchBytes of values and strings) while at most Options.Workers
-// others are being written; at most Options.MaxOpen parts are open at once,
+// rows, or maxBatchBytes of values and strings) while its previous one
+// waits for a worker or is being written; at most Options.MaxOpen parts are open at once,
 // beyond that the least recently used one is completed and a later record
 // of its partition starts a new part with the same schema; a part that
 // reaches Options.PartRows rows is completed too. Memory is thus bounded
-// by MaxOpen row groups (and their footers) whatever the capture's size,
+// by twice MaxOpen row groups (and their footers) whatever the capture's size,
 // and the tables the writer knows by the declarations and MaxPartitions
 // (each known by at most 255 bytes of its name) whatever the types the
 // wire names.
@@ -264,7 +264,7 @@ func New(dir string, o Options) (*Writer, error) {
 		plans: map[pkey]*plan{}, tables: map[tkey]*table{}, declared: map[*dissect.TypeDecl]*table{}, seq: map[string]int{},
 		rb: rowBuilder{json: output.NewJSONAppender()}, props: writerProps(o.CreatedBy)}
 	if o.Workers > 1 {
-		w.pool = newPool(o.Workers)
+		w.pool = newPool(o.Workers, o.MaxOpen)
 	}
 	return w, nil
 }

@@ -3,10 +3,14 @@ package parquetout
 import "sync"
 
 // pool is the goroutines that write row groups (encode, compress, write
-// to the part's file) while the caller goes on collecting records. submit
-// blocks while every worker is busy, so at most Workers row groups are
-// being written besides those being collected. stop waits for them all
-// and ends the goroutines: none outlives the writer's Close.
+// to the part's file) while the caller goes on collecting records. A
+// part hands over a row group only when its previous one is written, so
+// the queue holds at most one per open part and submit does not block:
+// the tables of a run fill their row groups at about the same time (their
+// records interleave), and a submit that waited for a free worker would
+// leave the workers idle afterwards while the caller fills the next ones.
+// stop waits for them all and ends the goroutines: none outlives the
+// writer's Close.
 type pool struct {
 	jobs chan job
 	wg   sync.WaitGroup
@@ -17,8 +21,10 @@ type job struct {
 	b *batch
 }
 
-func newPool(n int) *pool {
-	pl := &pool{jobs: make(chan job)}
+// newPool starts n workers with a queue for queue row groups (the open
+// parts at most).
+func newPool(n, queue int) *pool {
+	pl := &pool{jobs: make(chan job, queue)}
 	pl.wg.Add(n)
 	for range n {
 		go func() {

@@ -1,6 +1,8 @@
 package parquetout
 
 import (
+	"unsafe"
+
 	"github.com/dissect-tools/dissect/dissect"
 	"github.com/dissect-tools/dissect/output"
 )
@@ -19,17 +21,20 @@ type rowBuilder struct {
 // went to extra_json. Strings and bytes are copied into b, as the
 // record's buffers are not ours.
 func (rb *rowBuilder) build(b *batch, p *plan, r *dissect.Record, capture string) bool {
-	b.str(p.capture, capture, 0, 0)
-	b.int64(p.time, r.Time.UnixNano(), 0, 0)
-	b.str(p.transport, r.Transport.String(), 0, 0)
+	// The common columns are required and flat: no levels.
+	cols := b.cols
+	sz := cols[p.capture].addStr(capture)
+	cols[p.time].i64 = append(cols[p.time].i64, r.Time.UnixNano())
+	sz += cols[p.transport].addStr(r.Transport.String())
 	b.int64Run(p.stream, int64(r.Stream))
-	b.str(p.src, r.Src, 0, 0)
-	b.str(p.dst, r.Dst, 0, 0)
-	b.int64(p.offset, r.Offset, 0, 0)
+	sz += cols[p.src].addStr(r.Src)
+	sz += cols[p.dst].addStr(r.Dst)
+	cols[p.offset].i64 = append(cols[p.offset].i64, r.Offset)
 	b.int64Run(p.length, r.Length)
 	if p.rtype >= 0 {
-		b.str(p.rtype, r.Type, 0, 0)
+		sz += 8 + cols[p.rtype].addStr(r.Type)
 	}
+	b.size += 6*8 + sz
 	if len(r.Warnings) == 0 {
 		b.null(p.warnings, 0, 0)
 	}
@@ -61,6 +66,10 @@ func (rb *rowBuilder) build(b *batch, p *plan, r *dissect.Record, capture string
 			}
 		}
 		rb.set[j], hint = true, j+1
+		if n.flat {
+			scalar(b, n, &f.Value)
+			continue
+		}
 		emit(b, n, &f.Value, 0)
 	}
 	for j := range p.fields {
@@ -118,6 +127,33 @@ func emit(b *batch, n *node, v *dissect.Value, r int) {
 		}
 	default:
 		leaf(b, n, v, r)
+	}
+}
+
+// scalar appends v, a value of n's kind, to n's column: the common case
+// of leaf, for a top-level scalar field (n.flat), without its calls.
+func scalar(b *batch, n *node, v *dissect.Value) {
+	c := &b.cols[n.col]
+	addLevel(&c.def, int16(n.def))
+	b.size += 8
+	switch n.kind {
+	case dissect.KindFloat32:
+		c.f32 = append(c.f32, v.Float32())
+	case dissect.KindFloat:
+		c.f64 = append(c.f64, v.Float())
+	case dissect.KindInt:
+		c.i64 = append(c.i64, v.Int())
+	case dissect.KindUint:
+		c.i64 = append(c.i64, int64(v.Uint()))
+	case dissect.KindBool:
+		c.bl = append(c.bl, v.Bool())
+	case dissect.KindTime:
+		c.i64 = append(c.i64, v.Time().UnixNano())
+	case dissect.KindString:
+		b.size += c.addStr(v.Str())
+	case dissect.KindBytes:
+		p := v.Raw()
+		b.size += c.addStr(unsafe.String(unsafe.SliceData(p), len(p))) // only read
 	}
 }
 

@@ -37,6 +37,9 @@ type node struct {
 	rep    int
 	elem   *node  // arrays
 	fields []node // objects, in declaration order
+	// flat is set for a top-level field of a scalar kind: its values
+	// go to its column at level def without more ado (scalar).
+	flat bool
 }
 
 // newPlan returns the plan of d; nil d (a record no declaration matches)
@@ -92,8 +95,14 @@ func newPlan(d *dissect.TypeDecl, typed bool) (*plan, error) {
 	var err error
 	p.fields = make([]node, len(decls))
 	for i := range decls {
-		if err = p.fields[i].build(s, &decls[i], []string{columnName(decls[i].Name)}, 0, 0, true); err != nil {
+		n := &p.fields[i]
+		if err = n.build(s, &decls[i], []string{columnName(decls[i].Name)}, 0, 0, true); err != nil {
 			return nil, err
+		}
+		switch n.kind {
+		case dissect.KindInt, dissect.KindUint, dissect.KindFloat, dissect.KindFloat32, dissect.KindBool,
+			dissect.KindString, dissect.KindBytes, dissect.KindTime:
+			n.flat = true
 		}
 	}
 	if p.file, p.specs, err = arrowSchema(s); err != nil {
