@@ -109,7 +109,7 @@ func fieldsListed(t *testing.T) []string {
 	if code != 0 {
 		t.Fatal(code)
 	}
-	m := regexp.MustCompile(`Every record has the keys ([a-z, ]+);`).FindStringSubmatch(strings.ReplaceAll(out, "\n", " "))
+	m := regexp.MustCompile(`Every record has the keys ([a-z_, ]+);`).FindStringSubmatch(strings.ReplaceAll(out, "\n", " "))
 	if m == nil {
 		t.Fatalf("no record keys in %.300q", out)
 	}
