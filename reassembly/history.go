@@ -77,15 +77,16 @@ func (k *hashKey) sum(b []byte) uint32 {
 	return uint32(x ^ x>>32)
 }
 
-// grow makes room for the hash of block b.
+// grow makes room for the hashes of every block up to b. The hashes of
+// blocks from histBlocks on fill the whole ring: a run of blocks that
+// reaches b may wrap through every index of it.
 func (hs *history) grow(b int64) {
-	i := int(b % histBlocks)
-	if i < len(hs.sums) {
-		return
-	}
 	n := histBlocks
 	if b < histBlocks {
-		n = min(histBlocks, max(i+1, 2*len(hs.sums), 16))
+		n = min(histBlocks, max(int(b)+1, 2*len(hs.sums), 16))
+	}
+	if n <= len(hs.sums) {
+		return
 	}
 	s := make([]uint32, n)
 	copy(s, hs.sums)

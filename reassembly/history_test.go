@@ -329,3 +329,33 @@ func BenchmarkHistoryRecord(b *testing.B) {
 		off += int64(len(data))
 	}
 }
+
+// TestLargeSegmentAfterSmall: the block hashes grow with the data; a
+// segment larger than the window (GRO on loopback: 45 KiB) that arrives
+// when they hold fewer than histBlocks entries must not write past them.
+// It panicked on a live capture of lo (index 448 of 448): 14,336 bytes
+// (448 blocks) delivered, then 45,568 bytes in one segment.
+func TestLargeSegmentAfterSmall(t *testing.T) {
+	for _, first := range []int{10, 14336, 14000, 16383} {
+		t.Run(fmt.Sprint(first), func(t *testing.T) {
+			c := pktbuild.NewConn(cli4, srv4, 1000, 5000)
+			var f feed
+			f.e = eth
+			f.seg(c.Handshake()...)
+			f.seg(c.Send(C, good(0, first)))
+			f.seg(c.Send(C, good(first, first+45568)))
+			// A retransmission inside the window, one byte flipped in a
+			// block it covers whole (32 bytes in: past its first boundary).
+			b := good(first+40000, first+40064)
+			b[32] = '#'
+			f.seg(c.Segment(C, pktbuild.PSH, uint32(1001+first+40000), b))
+			r, _ := run(t, Config{}, f.pkts, true)
+			if got := delivered(r); !bytes.Equal(got, good(0, first+45568)) {
+				t.Fatalf("delivered %d bytes, want %d, the same", len(got), first+45568)
+			}
+			if len(conflicts(r)) != 1 {
+				t.Errorf("conflicts %q, want the one flipped byte's block", conflicts(r))
+			}
+		})
+	}
+}
