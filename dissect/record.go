@@ -52,6 +52,10 @@ type Record struct {
 	// set only when the run asks for them (-x). It aliases a stream
 	// buffer: valid until the sink's Record returns.
 	Raw []byte
+	// Dir is the record's direction of its stream (Src sent it): which
+	// bytes Offset counts. Not an output key (Src and Dst say it); a cut
+	// (-r with -w) reads it.
+	Dir Dir
 
 	arena []Field
 }
