@@ -55,6 +55,7 @@ type Cut struct {
 	closedCtx map[string][]int64
 	nClosed   int
 	segs      int   // positions held, all streams
+	maxSegs   int   // their bound (maxCutSegs)
 	forgot    int64 // positions forgotten over maxCutSegs
 }
 
@@ -124,7 +125,9 @@ type cutRequest struct {
 }
 
 // NewCut returns an empty Cut.
-func NewCut() *Cut { return &Cut{streams: map[int]*cutStream{}, closedCtx: map[string][]int64{}} }
+func NewCut() *Cut {
+	return &Cut{streams: map[int]*cutStream{}, closedCtx: map[string][]int64{}, maxSegs: maxCutSegs}
+}
 
 // Packets is the number of packets the run read; Kept how many are
 // marked.
@@ -180,7 +183,7 @@ func (c *Cut) open(s *reassembly.Stream) {
 
 // addSeg remembers that the current packet carried [off, off+n) of d.
 func (c *Cut) addSeg(d *cutDir, off, n, ack int64) {
-	if c.segs >= maxCutSegs && len(d.segs) > d.head {
+	if c.segs >= c.maxSegs && len(d.segs) > d.head {
 		d.head++ // over the bound: this direction forgets its oldest
 		c.segs--
 		c.forgot++

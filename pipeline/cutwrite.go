@@ -135,7 +135,8 @@ func (s *CopySource) Next() (*capture.Packet, error) {
 		}
 		if s.Keep != nil {
 			if ok, err := s.Keep(p); err != nil {
-				return nil, err
+				name, _, _, _, _ := s.Files.Current()
+				return nil, fmt.Errorf("%s: -f: %w", name, err)
 			} else if !ok {
 				continue
 			}

@@ -1,0 +1,60 @@
+package pipeline
+
+import (
+	"net/netip"
+	"testing"
+
+	"github.com/dissect-tools/dissect/dissect"
+	"github.com/dissect-tools/dissect/reassembly"
+)
+
+// TestCutBound: positions are bounded (the oldest of the growing
+// direction forgotten and counted), forgotten as records pass over them
+// but for the lead-in, and a kept record marks the packets that carried
+// its bytes, its lead-in and the first packet of its stream.
+func TestCutBound(t *testing.T) {
+	c := NewCut()
+	c.maxSegs = 4
+	s := &reassembly.Stream{StreamID: reassembly.StreamID{ID: 0, Transport: reassembly.TCP, Addr: [2]netip.AddrPort{}}}
+	for i := range int64(10) {
+		c.packet()
+		if i == 0 {
+			c.open(s)
+			continue
+		}
+		c.segment(s, 0, reassembly.Segment{Off: (i - 1) * 10, N: 10, ACK: true})
+	}
+	if c.segs != 4 || c.Forgotten() != 5 {
+		t.Fatalf("%d positions held, %d forgotten; want 4 and 5", c.segs, c.Forgotten())
+	}
+	// Packets 6..9 carried offsets 50..90; a record at 80..90 (packet 9)
+	// with three records before it at 50, 60, 70.
+	for _, off := range []int64{50, 60, 70} {
+		c.seen(&dissect.Record{Stream: 0, Offset: off, Length: 10, Type: "x"})
+	}
+	r := &dissect.Record{Stream: 0, Offset: 80, Length: 10, Type: "x"}
+	c.seen(r)
+	c.Keep(r)
+	var marked []int64
+	for i := range c.Packets() {
+		if c.Marked(i) {
+			marked = append(marked, i)
+		}
+	}
+	// The stream's first packet, the one with its first bytes (offset 0),
+	// the lead-in (6, 7, 8) and the record's.
+	want := []int64{0, 1, 6, 7, 8, 9}
+	if len(marked) != len(want) || c.Kept() != int64(len(want)) {
+		t.Fatalf("marked %v (%d kept); want %v", marked, c.Kept(), want)
+	}
+	for i := range want {
+		if marked[i] != want[i] {
+			t.Fatalf("marked %v; want %v", marked, want)
+		}
+	}
+	// Another record past them: only the lead-in's positions stay.
+	c.seen(&dissect.Record{Stream: 0, Offset: 90, Length: 10, Type: "x"})
+	if c.segs != 3 {
+		t.Errorf("%d positions held after the records; want 3 (the lead-in of the next)", c.segs)
+	}
+}
