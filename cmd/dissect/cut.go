@@ -20,6 +20,13 @@ const writeUsage = "save packets to this pcapng file. Live (-i): every packet ca
 	"to decode the same again (their streams' handshakes, VRPN's cookie and names), so that 'dissect -Y FILTER OUT' " +
 	"shows the same records (docs/filters.md)"
 
+// addFileCutFlags adds -w and -f to a command that reads files only
+// ('dissect read'); the root command has them as live flags.
+func addFileCutFlags(cmd *cobra.Command, lo *liveOpts) {
+	cmd.Flags().StringVarP(&lo.write, "write", "w", "", writeUsage)
+	cmd.Flags().StringVarP(&lo.filter, "filter", "f", "", "capture filter in tcpdump syntax, run on each packet read; the others are ignored as if never captured: \"tcp port 3883 or udp port 3883\"")
+}
+
 // fileFlagNames are the live flags that also apply to files (cut.go).
 var fileFlagNames = map[string]bool{"filter": true, "write": true}
 

@@ -234,3 +234,58 @@ func TestCutErrors(t *testing.T) {
 		t.Errorf("a refused run created its -w file")
 	}
 }
+
+// TestCutReadCommand: 'dissect read' cuts as the root command does.
+func TestCutReadCommand(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(pcapDir, "vrpn_tcp_only.pcap")
+	filter := `type == "vrpn_Base pong_message"`
+	a, b := filepath.Join(dir, "a.pcapng"), filepath.Join(dir, "b.pcapng")
+	if _, stderr, code := cli(t, "read", "-Y", filter, "-w", a, in); code != exitOK {
+		t.Fatalf("read -w: exit %d: %s", code, stderr)
+	}
+	if _, stderr, code := cli(t, "-r", in, "-Y", filter, "-w", b); code != exitOK {
+		t.Fatalf("-r -w: exit %d: %s", code, stderr)
+	}
+	x, _ := os.ReadFile(a)
+	y, _ := os.ReadFile(b)
+	if len(x) == 0 || string(x) != string(y) {
+		t.Errorf("'dissect read -w' wrote %d bytes, 'dissect -r -w' %d, or they differ", len(x), len(y))
+	}
+}
+
+// TestCutSeveralFiles: files of different link types (SLL2, Ethernet)
+// read as one capture become one pcapng with an interface for each, in
+// the order read; a cut over them keeps the records of both.
+func TestCutSeveralFiles(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(pcapDir, "deltarobot_sll2.pcap"), filepath.Join(pcapDir, "vrpn_tcp_only.pcap")
+	out := filepath.Join(dir, "both.pcapng")
+	_, stderr, code := cli(t, "-r", a, "-r", b, "-w", out)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	_, sa, _ := cli(t, "-q", a)
+	_, sb, _ := cli(t, "-q", b)
+	_, sout, _ := cli(t, "-q", out)
+	if n, want := summaryPackets(t, sout), summaryPackets(t, sa)+summaryPackets(t, sb); n != want {
+		t.Errorf("the copy of both holds %d packets; want %d", n, want)
+	}
+	if _, err := exec.LookPath("tshark"); err == nil {
+		if got := tsharkCount(t, out, ""); got != summaryPackets(t, sout) {
+			t.Errorf("tshark reads %d packets of the copy", got)
+		}
+	}
+	filter := `type == "end_of_transmission" || type == "vrpn_Base pong_message"`
+	cut := filepath.Join(dir, "cut.pcapng")
+	if _, stderr, code := cli(t, "-r", a, "-r", b, "-Y", filter, "-w", cut); code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	// Each file alone, as the two are read one after the other.
+	wantA, _ := filteredRecords(t, a, filter)
+	wantB, _ := filteredRecords(t, b, filter)
+	got, _ := filteredRecords(t, cut, filter)
+	if len(got) != len(wantA)+len(wantB) || len(wantA) == 0 || len(wantB) == 0 {
+		t.Errorf("the cut of both gives %d records; want %d + %d", len(got), len(wantA), len(wantB))
+	}
+}
