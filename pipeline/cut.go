@@ -54,9 +54,12 @@ type Cut struct {
 	// channel is named by its TCP connection).
 	closedCtx map[string][]int64
 	nClosed   int
-	segs      int   // positions held, all streams
-	maxSegs   int   // their bound (maxCutSegs)
-	forgot    int64 // positions forgotten over maxCutSegs
+	segs      int // positions held, all streams
+	maxSegs   int // their bound (maxCutSegs)
+	// the last declaration looked up (decl)
+	lastProto, lastType string
+	lastDecl            *dissect.TypeDecl
+	forgot              int64 // positions forgotten over maxCutSegs
 }
 
 // Bounds of a Cut's memory.
@@ -307,7 +310,7 @@ func (c *Cut) seen(r *dissect.Record) {
 	}
 	var td *dissect.TypeDecl
 	if c.Decl != nil && r.Type != dissect.TypeGap && r.Type != dissect.TypeSkipped {
-		td = c.Decl(r)
+		td = c.decl(r)
 	}
 	first := d.msgs < cutFirstMessages
 	if first && r.Type != dissect.TypeGap && r.Type != dissect.TypeSkipped {
@@ -350,6 +353,17 @@ func (c *Cut) seen(r *dissect.Record) {
 		d.segs = d.segs[:copy(d.segs, d.segs[d.head:])]
 		d.head = 0
 	}
+}
+
+// decl is Decl(r), the last answer kept: records of a type come in runs.
+// A type with variants is looked up each time (the variant is a field).
+func (c *Cut) decl(r *dissect.Record) *dissect.TypeDecl {
+	if c.lastDecl != nil && c.lastDecl.Variant == nil && r.Type == c.lastType && r.Proto == c.lastProto {
+		return c.lastDecl
+	}
+	td := c.Decl(r)
+	c.lastProto, c.lastType, c.lastDecl = r.Proto, r.Type, td
+	return td
 }
 
 // requestKey is the value of r's request key field, "" when none.
@@ -397,7 +411,7 @@ func (c *Cut) Keep(r *dissect.Record) {
 	if c.Decl == nil {
 		return
 	}
-	td := c.Decl(r)
+	td := c.decl(r)
 	if td == nil || td.Exchange.Role != dissect.Reply {
 		return
 	}

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"context"
 	"net/netip"
 	"testing"
 
@@ -56,5 +57,48 @@ func TestCutBound(t *testing.T) {
 	c.seen(&dissect.Record{Stream: 0, Offset: 90, Length: 10, Type: "x"})
 	if c.segs != 3 {
 		t.Errorf("%d positions held after the records; want 3 (the lead-in of the next)", c.segs)
+	}
+}
+
+// BenchmarkCut is a file run over a Deltarobot session, decoded with and
+// without a Cut that keeps one record in a hundred: what the first
+// reading of -Y -w costs over a plain run.
+func BenchmarkCut(b *testing.B) {
+	s := newSession(b, 20000, 1400)
+	pkts := packetsOf(s)
+	var size int64
+	for i := range pkts {
+		size += int64(len(pkts[i].Data))
+	}
+	reg := registry(b)
+	for _, withCut := range []bool{false, true} {
+		name := "plain"
+		if withCut {
+			name = "cut"
+		}
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(size)
+			b.ReportAllocs()
+			for b.Loop() {
+				var cut *Cut
+				n := 0
+				sink := dissect.SinkFunc(func(r *dissect.Record) error {
+					if n++; cut != nil && n%100 == 0 {
+						cut.Keep(r)
+					}
+					return nil
+				})
+				if withCut {
+					cut = NewCut()
+					cut.Decl = reg.Decl
+				}
+				if _, err := Run(context.Background(), &sliceSource{pkts: pkts}, Config{Registry: reg, Sink: sink, Cut: cut}); err != nil {
+					b.Fatal(err)
+				}
+				if cut != nil && cut.Kept() == 0 {
+					b.Fatal("nothing kept")
+				}
+			}
+		})
 	}
 }
