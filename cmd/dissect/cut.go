@@ -60,6 +60,15 @@ func runCut(cmd *cobra.Command, o *readOpts, lo *liveOpts, files []string, stdin
 			}
 		}
 	}
+	if lo.write != "" {
+		if st, err := os.Stat(lo.write); err == nil {
+			for _, f := range files {
+				if fi, err := os.Stat(f); err == nil && os.SameFile(st, fi) {
+					return usageError{fmt.Errorf("-w %s is also an input file: writing would destroy it before it is read", lo.write)}
+				}
+			}
+		}
+	}
 	var keep pipeline.KeepFunc
 	if lo.filter != "" {
 		m, err := filter.NewMatcher(lo.filter)

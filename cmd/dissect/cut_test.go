@@ -218,6 +218,7 @@ func TestCutErrors(t *testing.T) {
 		{[]string{"-r", in, "-f", "tcp port", "-w", filepath.Join(dir, "c.pcapng")}, exitUsage, "-f: "},
 		{[]string{"-r", in, "-Y", "stream == 0", "-w", filepath.Join(dir, "no", "such", "d.pcapng")}, exitError, filepath.Join(dir, "no", "such", "d.pcapng")},
 		{[]string{"-r", filepath.Join(dir, "missing.pcap"), "-w", filepath.Join(dir, "e.pcapng")}, exitError, "missing.pcap"},
+		{[]string{"-r", in, "-w", in}, exitUsage, "is also an input file"},
 	} {
 		stdout, stderr, code := cli(t, c.args...)
 		first, _, _ := strings.Cut(stderr, "\n")
