@@ -190,6 +190,7 @@ func (c *Cut) addSeg(d *cutDir, off, n, ack int64) {
 		d.head++ // over the bound: this direction forgets its oldest
 		c.segs--
 		c.forgot++
+		d.compact()
 	}
 	d.segs = append(d.segs, cutSeg{off: off, end: off + n, pkt: c.cur(), ack: ack})
 	c.segs++
@@ -349,6 +350,12 @@ func (c *Cut) seen(r *dissect.Record) {
 		d.head++
 		c.segs--
 	}
+	d.compact()
+}
+
+// compact drops the forgotten positions from the slice when they are
+// most of it.
+func (d *cutDir) compact() {
 	if d.head > 64 && d.head*2 > len(d.segs) {
 		d.segs = d.segs[:copy(d.segs, d.segs[d.head:])]
 		d.head = 0

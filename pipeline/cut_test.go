@@ -28,6 +28,18 @@ func TestCutBound(t *testing.T) {
 	if c.segs != 4 || c.Forgotten() != 5 {
 		t.Fatalf("%d positions held, %d forgotten; want 4 and 5", c.segs, c.Forgotten())
 	}
+	// A direction whose records never come (an unknown protocol) keeps
+	// no more than the bound in its slice either.
+	u := &reassembly.Stream{StreamID: reassembly.StreamID{ID: 1, Transport: reassembly.UDP}}
+	for range 1000 {
+		c.packet()
+		c.unit(u, 0, 10, false)
+	}
+	if d := &c.streams[1].dirs[0]; len(d.segs)-d.head > 4 || len(d.segs) > 200 {
+		t.Fatalf("an unknown stream holds %d positions in a slice of %d", len(d.segs)-d.head, len(d.segs))
+	}
+	c.closed(u, 0)
+	c.closed(u, 1)
 	// Packets 6..9 carried offsets 50..90; a record at 80..90 (packet 9)
 	// with three records before it at 50, 60, 70.
 	for _, off := range []int64{50, 60, 70} {
