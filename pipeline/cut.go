@@ -14,31 +14,39 @@ import (
 // the same files copies those packets ([CopyCut]): the evidence of a bug
 // report cut out of a long capture (-r FILE -Y FILTER -w OUT).
 //
-// The rule: a packet is kept when it carried a byte of a kept record;
-// with them, for every stream with a kept record, the packets that make
-// its records decode the same again:
+// The rule (docs/filters.md, "Cutting a capture"): a packet is kept when
+// it carried a byte of a kept record, and with it what makes the record
+// decode the same again:
 //   - the first packet of every stream, kept or not, so that streams
 //     keep their numbers (a stream is numbered by its first packet);
-//   - TCP: the handshake (SYN, SYN-ACK and the ACK after them) and the
-//     packets that end the connection (FIN, RST), so that a reader
-//     reassembles the stream from its start: offsets are those of the
-//     original, and the bytes between kept packets become gaps;
-//   - the packets carrying the start of each direction (offset 0: a
-//     capture begun mid-connection has no handshake), which also hold the
-//     bytes a protocol is recognised by (VRPN's cookie);
-//   - the packets of the stream's context records (a type declared
-//     [dissect.TypeDecl.Context]: VRPN's cookie and its sender and type
-//     names, without which later messages decode as unknown ids);
-//   - for a kept reply, the packets of the request it answers (the
-//     latest one of the other direction of the type it answers, with
-//     the same request key when the type has one), so that its round
-//     trip is the same.
+//   - TCP, for a stream with a kept record: the handshake (SYN, SYN-ACK
+//     and the ACK after them), the packets with each direction's first
+//     bytes (offset 0: a capture begun mid-connection has no handshake)
+//     and those that end the connection (FIN, RST): a reader reassembles
+//     the stream from its start, offsets are the original ones and the
+//     bytes left out become gaps;
+//   - context: each direction's first cutFirstMessages messages (content
+//     detection), and the records of types declared
+//     [dissect.TypeDecl.Context] (VRPN's cookie and names), of every
+//     stream of the kept record's protocol (a VRPN UDP channel is named
+//     by its TCP connection);
+//   - the lead-in: the cutLeadIn records before a kept one in its
+//     direction, and the last ones of the other direction (resync on a
+//     chain of messages, state kept from message to message or between
+//     a request and its reply);
+//   - for a kept reply, the request it answers (the latest one of the
+//     other direction of the type it answers, with the same request key
+//     when the type has one) with its lead-in: its round trip is the same;
+//   - for each kept TCP packet, the latest bare ACK of the other
+//     direction before it: read again, a hole the peer acknowledged is
+//     known lost when the packet comes (reassembly), not at the end.
 //
-// Memory is bounded: one bit per packet read, up to maxCutSegs packet
-// positions in all (24 bytes each, forgotten as records pass over them),
-// and per open stream at most maxCutContext context packets and
-// maxCutRequests remembered requests. A position forgotten over the bound
-// is counted ([Cut.Forgotten]).
+// Memory is bounded: one bit per packet read, at most maxCutSegs packet
+// positions in all (32 bytes each, forgotten as records pass over them
+// but for the lead-in), and per open stream at most maxCutContext
+// context and end packets and maxCutRequests requests; maxCutClosed
+// context packets of streams that ended unkept. A position forgotten over
+// the bound is counted ([Cut.Forgotten]).
 type Cut struct {
 	// Decl returns the declaration of a record's type (context types,
 	// replies); nil: none known.
