@@ -147,8 +147,9 @@ func (c *Cut) Packets() int64 { return c.n }
 // Kept is the number of packets marked to be copied.
 func (c *Cut) Kept() int64 { return c.kept }
 
-// Forgotten is the number of packet positions forgotten over the bound:
-// non-zero, a record kept may miss some of its packets.
+// Forgotten is the number of packet positions, context and end packets
+// forgotten over the bounds: non-zero, a record kept may miss some of its
+// packets or of what decodes it.
 func (c *Cut) Forgotten() int64 { return c.forgot }
 
 // Marked reports whether packet i (from 0, in the order read) is kept.
@@ -236,6 +237,8 @@ func (c *Cut) end(st *cutStream, i int64) {
 	}
 	if len(st.ends) < maxCutContext {
 		st.ends = append(st.ends, i)
+	} else {
+		c.forgot++
 	}
 }
 
@@ -281,6 +284,8 @@ func (c *Cut) closed(s *reassembly.Stream, dir reassembly.Dir) {
 				if c.nClosed < maxCutClosed {
 					c.closedCtx[st.proto] = append(c.closedCtx[st.proto], p)
 					c.nClosed++
+				} else {
+					c.forgot++
 				}
 			}
 		}
@@ -331,6 +336,8 @@ func (c *Cut) seen(r *dissect.Record) {
 				c.mark(p)
 			} else if len(st.context) < maxCutContext {
 				st.context = append(st.context, p)
+			} else {
+				c.forgot++
 			}
 		})
 	}

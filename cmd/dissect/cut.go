@@ -117,7 +117,7 @@ func runCut(cmd *cobra.Command, o *readOpts, lo *liveOpts, files []string, stdin
 			err = cerr // read errors were the first reading's
 		}
 		if n := cut.Forgotten(); n > 0 {
-			fmt.Fprintf(stderr, "dissect: %s: %d packet positions were forgotten over the memory bound; records may lack some of their packets\n", lo.write, n)
+			fmt.Fprintf(stderr, "dissect: %s: %d packets were forgotten over the memory bounds (docs/filters.md); records may lack some of their packets or context\n", lo.write, n)
 		}
 	}
 	if pw != nil {
