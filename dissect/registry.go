@@ -48,12 +48,22 @@ type rule struct {
 	e *entry
 }
 
-// Rule is a decode-as rule: streams of Transport with Port at either end
-// (any serial link when Transport is Serial) are decoded as Proto.
+// Rule is a decode-as rule: streams of Transport with a port from Port to
+// Last at either end (any serial link when Transport is Serial) are
+// decoded as Proto. Last 0 (or below Port) means Port alone. A range is
+// one rule, whatever its size.
 type Rule struct {
 	Transport Transport
 	Port      uint16
+	Last      uint16
 	Proto     Protocol
+}
+
+// matches reports whether either end of s has a port of the rule.
+func (ru *Rule) matches(s *StreamInfo) bool {
+	last := max(ru.Last, ru.Port)
+	in := func(p uint16) bool { return p >= ru.Port && p <= last }
+	return in(s.Addr[0].Port()) || in(s.Addr[1].Port())
 }
 
 // NewRegistry returns a registry of protos. Two protocols with the same
@@ -142,8 +152,8 @@ func (r *Registry) AddRule(ru Rule) {
 }
 
 // ParseDecodeAs parses a decode-as rule in tshark's syntax:
-// "tcp.port==4000,deltarobot", "udp.port==7681,roboid" or
-// "serial,handcontrol".
+// "tcp.port==4000,deltarobot", "udp.port==7681,roboid", a range of ports
+// "tcp.port==3999-4001,deltarobot" or "serial,handcontrol".
 func (r *Registry) ParseDecodeAs(s string) (Rule, error) {
 	sel, name, ok := strings.Cut(s, ",")
 	if !ok {
@@ -161,7 +171,7 @@ func (r *Registry) ParseDecodeAs(s string) (Rule, error) {
 	} else {
 		field, val, ok := strings.Cut(sel, "==")
 		if !ok {
-			return Rule{}, fmt.Errorf("decode-as %q: selector %q must be tcp.port==N, udp.port==N or serial", s, sel)
+			return Rule{}, fmt.Errorf("decode-as %q: selector %q must be tcp.port==N, udp.port==N (or a range N-M) or serial", s, sel)
 		}
 		switch strings.TrimSpace(field) {
 		case "tcp.port":
@@ -169,18 +179,34 @@ func (r *Registry) ParseDecodeAs(s string) (Rule, error) {
 		case "udp.port":
 			rule.Transport = UDP
 		default:
-			return Rule{}, fmt.Errorf("decode-as %q: selector %q must be tcp.port==N, udp.port==N or serial", s, field)
+			return Rule{}, fmt.Errorf("decode-as %q: selector %q must be tcp.port==N, udp.port==N (or a range N-M) or serial", s, field)
 		}
-		port, err := strconv.ParseUint(strings.TrimSpace(val), 10, 16)
-		if err != nil || port == 0 {
-			return Rule{}, fmt.Errorf("decode-as %q: %q is not a port number (1-65535)", s, val)
+		first, last, isRange := strings.Cut(val, "-")
+		port, err := parsePort(first)
+		if err != nil {
+			return Rule{}, fmt.Errorf("decode-as %q: %q is not a port number (1-65535) or a range (3999-4001)", s, val)
 		}
-		rule.Port = uint16(port)
+		rule.Port = port
+		if isRange {
+			hi, err := parsePort(last)
+			if err != nil || hi < port {
+				return Rule{}, fmt.Errorf("decode-as %q: %q is not a range of ports: want FIRST-LAST, 1 <= FIRST <= LAST <= 65535", s, val)
+			}
+			rule.Last = hi
+		}
 	}
 	if !supports(&e.info, rule.Transport) {
 		return Rule{}, fmt.Errorf("decode-as %q: %s does not run over %s", s, name, rule.Transport)
 	}
 	return rule, nil
+}
+
+func parsePort(s string) (uint16, error) {
+	p, err := strconv.ParseUint(strings.TrimSpace(s), 10, 16)
+	if err != nil || p == 0 {
+		return 0, fmt.Errorf("%q is not a port number", s)
+	}
+	return uint16(p), nil
 }
 
 func supports(in *Info, t Transport) bool {
@@ -209,7 +235,7 @@ func (r *Registry) forced(s *StreamInfo) *entry {
 		if ru.Transport != s.Transport {
 			continue
 		}
-		if ru.Transport == Serial || matchPort(s, ru.Port) {
+		if ru.Transport == Serial || ru.matches(s) {
 			return ru.e
 		}
 	}

@@ -56,9 +56,10 @@ func FuzzTable(f *testing.F) {
 		f.Add(s, s, s, int64(1<<62), int64(0), uint8(2))
 	})
 	f.Fuzz(func(t *testing.T, a, b, c string, sec, nsec int64, kind uint8) {
-		for _, format := range []TimeFormat{TimeRelative, TimeAbsolute, TimeAbsoluteDate, TimeEpoch} {
+		for i, name := range TimeFormats {
+			format, _ := ParseTimeFormat(name)
 			var buf bytes.Buffer
-			tb := NewTable(&buf, TableOptions{Time: format})
+			tb := NewTable(&buf, TableOptions{Time: format, Location: time.FixedZone("x", -(9*3600 + 1800)), Whole: i%2 == 0})
 			tb.SetEpoch(time.Unix(1795306099, 0))
 			r := fuzzRecord(a, b, c, sec, nsec, kind)
 			if err := tb.Record(r); err != nil {
@@ -75,8 +76,14 @@ func FuzzTable(f *testing.F) {
 			}
 			// The TIME column is a number, or a date and time.
 			tcol, _, _ := strings.Cut(strings.Split(out, "\n")[1], " ")
-			if strings.Trim(tcol, "-0123456789.:") != "" {
+			if strings.Trim(tcol, "-0123456789.:/") != "" {
 				t.Fatalf("TIME column %q", tcol)
+			}
+			// A time of day or a date (in any zone) has a year of 0000-9999.
+			if name[0] == 'a' || name[0] == 'u' {
+				if tcol[0] < '0' || tcol[0] > '9' || (len(name) > 1 && strings.IndexAny(tcol, "-/") != 4) {
+					t.Fatalf("-t %s: TIME column %q", name, tcol)
+				}
 			}
 		}
 	})

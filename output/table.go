@@ -13,15 +13,29 @@ import (
 // TimeFormat selects the TIME column of the table, like tshark's -t.
 type TimeFormat uint8
 
-// Time formats.
+// Time formats, tshark's -t letters. The absolute ones of a, ad and adoy
+// are in [TableOptions.Location] (the CLI gives the local zone, as
+// tshark's are local time); u, ud and udoy are always UTC. All have six
+// fraction digits, truncated.
 const (
 	TimeRelative     TimeFormat = iota // seconds since the first packet (tshark -t r)
-	TimeAbsolute                       // UTC time of day (tshark -t a)
-	TimeAbsoluteDate                   // UTC date and time (tshark -t ad)
+	TimeAbsolute                       // time of day (tshark -t a)
+	TimeAbsoluteDate                   // date and time (tshark -t ad)
 	TimeEpoch                          // seconds since 1970 (tshark -t e)
+	TimeAbsoluteDoy                    // year/day of year and time (tshark -t adoy): 2026/326 00:08:19.477060
+	TimeUTC                            // UTC time of day (tshark -t u)
+	TimeUTCDate                        // UTC date and time (tshark -t ud)
+	TimeUTCDoy                         // UTC year/day of year and time (tshark -t udoy)
+	TimeDelta                          // seconds since the previous record, shown or not (tshark -t d)
+	TimeDeltaShown                     // seconds since the previous record shown (tshark -t dd)
 )
 
-// ParseTimeFormat accepts tshark's letters: r, a, ad, e.
+// TimeFormats are the letters ParseTimeFormat accepts, as tshark's -t
+// takes them.
+var TimeFormats = []string{"a", "ad", "adoy", "d", "dd", "e", "r", "u", "ud", "udoy"}
+
+// ParseTimeFormat accepts tshark's letters: a, ad, adoy, d, dd, e, r, u,
+// ud, udoy (and the words relative, absolute, date, epoch).
 func ParseTimeFormat(s string) (TimeFormat, bool) {
 	switch s {
 	case "r", "relative":
@@ -32,6 +46,18 @@ func ParseTimeFormat(s string) (TimeFormat, bool) {
 		return TimeAbsoluteDate, true
 	case "e", "epoch":
 		return TimeEpoch, true
+	case "adoy":
+		return TimeAbsoluteDoy, true
+	case "u":
+		return TimeUTC, true
+	case "ud":
+		return TimeUTCDate, true
+	case "udoy":
+		return TimeUTCDoy, true
+	case "d":
+		return TimeDelta, true
+	case "dd":
+		return TimeDeltaShown, true
 	}
 	return 0, false
 }
@@ -45,10 +71,13 @@ type Table struct {
 	flushEach bool
 	format    TimeFormat
 	epoch     time.Time
+	loc       *time.Location // TableOptions.Location
+	prev      time.Time      // the previous record's time (-t d, dd)
 	header    bool
 	ascii     bool
 	limit     int // TableOptions.Width
 	hex       bool
+	whole     bool // TableOptions.Whole
 	lay       layout
 	buf       []byte // the line being written
 	tmp       []byte // scratch of the cutting functions
@@ -73,6 +102,9 @@ var tableHeader = [numCols]string{"TIME", "STREAM", "SOURCE → DESTINATION", "P
 // TableOptions say how a table is laid out.
 type TableOptions struct {
 	Time TimeFormat
+	// Location is the zone of the absolute formats a, ad and adoy (nil:
+	// UTC).
+	Location *time.Location
 	// Width is the terminal's width in columns: no line is wider. 0 means
 	// unlimited (a pipe, a file, or --wide).
 	Width int
@@ -82,6 +114,8 @@ type TableOptions struct {
 	ASCII bool
 	// FlushEach flushes every line as it is written.
 	FlushEach bool
+	// Whole shows the whole INFO (--wide): see [AppendInfoWhole].
+	Whole bool
 	// Hex writes the record's bytes (dissect.Record.Raw) under each row,
 	// as tshark's -x does, then an empty line (see hexdump.go).
 	Hex bool
@@ -92,10 +126,12 @@ func NewTable(w io.Writer, o TableOptions) *Table {
 	return &Table{
 		w:         bufio.NewWriterSize(w, 64<<10),
 		format:    o.Time,
+		loc:       o.Location,
 		flushEach: o.FlushEach,
 		ascii:     o.ASCII,
 		limit:     max(o.Width, 0),
 		hex:       o.Hex,
+		whole:     o.Whole,
 		lay:       newLayout(max(o.Width, 0), o.Time),
 	}
 }
@@ -152,7 +188,7 @@ func (t *Table) Record(r *dissect.Record) error {
 			b = t.appendText(b, r.Type)
 			b, w = t.fit(b, from, width, (*Table).cutHead)
 		case colInfo:
-			b = AppendInfo(b, r)
+			b = appendInfo(b, r, t.whole)
 			if t.ascii {
 				b = t.toASCII(b, from)
 			}
@@ -341,15 +377,35 @@ func (t *Table) Flush() error { return t.w.Flush() }
 // appendTime writes the TIME column: relative times are exact (see
 // [since]); absolute ones are clamped to the years 0000–9999 ([clampTime]).
 func (t *Table) appendTime(b []byte, ts time.Time) []byte {
-	if t.format == TimeRelative {
+	switch t.format {
+	case TimeRelative:
 		return appendSince(b, ts, t.epoch)
+	case TimeDelta, TimeDeltaShown:
+		prev := t.prev
+		if prev.IsZero() {
+			prev = ts // the first record: 0.000000
+		}
+		t.prev = ts
+		return appendSince(b, ts, prev)
 	}
 	ts = clampTime(ts).UTC()
+	if t.loc != nil && (t.format == TimeAbsolute || t.format == TimeAbsoluteDate || t.format == TimeAbsoluteDoy) {
+		// Clamped again in the zone: its offset may take an end of
+		// the range into the year -1 or 10000.
+		ts = ts.In(t.loc)
+		if ts.Year() < 0 {
+			ts = time.Date(0, 1, 1, 0, 0, 0, 0, t.loc)
+		} else if ts.Year() > 9999 {
+			ts = time.Date(9999, 12, 31, 23, 59, 59, 999999999, t.loc)
+		}
+	}
 	switch t.format {
-	case TimeAbsolute:
+	case TimeAbsolute, TimeUTC:
 		return ts.AppendFormat(b, "15:04:05.000000")
-	case TimeAbsoluteDate:
+	case TimeAbsoluteDate, TimeUTCDate:
 		return ts.AppendFormat(b, "2006-01-02 15:04:05.000000")
+	case TimeAbsoluteDoy, TimeUTCDoy:
+		return ts.AppendFormat(b, "2006/002 15:04:05.000000")
 	}
 	sec, ns := ts.Unix(), ts.Nanosecond()
 	if sec < 0 && ns > 0 {
@@ -362,6 +418,14 @@ func (t *Table) appendTime(b []byte, ts time.Time) []byte {
 	}
 	b = append(b, '.')
 	return appendFrac(b, ns/1000)
+}
+
+// Seen tells the table of a record it is not shown (a display filter
+// dropped it): -t d counts from it, -t dd from the previous one shown.
+func (t *Table) Seen(ts time.Time) {
+	if t.format == TimeDelta {
+		t.prev = ts
+	}
 }
 
 // appendFrac writes micro as six digits.

@@ -10,13 +10,15 @@ type layout struct {
 }
 
 // timeWidth is the width of the TIME column: a relative time up to
-// 999.999999 s, a time of day, a date and time, epoch seconds up to 2286.
+// 999.999999 s (also a delta), a time of day, a date and time, epoch seconds up to 2286.
 func timeWidth(f TimeFormat) int {
 	switch f {
-	case TimeAbsolute:
+	case TimeAbsolute, TimeUTC:
 		return len("15:04:05.000000")
-	case TimeAbsoluteDate:
+	case TimeAbsoluteDate, TimeUTCDate:
 		return len("2006-01-02 15:04:05.000000")
+	case TimeAbsoluteDoy, TimeUTCDoy:
+		return len("2006/002 15:04:05.000000")
 	case TimeEpoch:
 		return len("1700000000.000000")
 	}

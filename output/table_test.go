@@ -331,3 +331,41 @@ func TestRuneWidth(t *testing.T) {
 		}
 	}
 }
+
+// TestTableWholeInfo: with Whole, a summary that was shortened ("…")
+// gives way to every field in full; a whole summary stays; without Whole
+// the summary is shown as the protocol wrote it.
+func TestTableWholeInfo(t *testing.T) {
+	long := make([]byte, 40)
+	for i := range long {
+		long[i] = byte(i)
+	}
+	items := make([]dissect.Field, 12)
+	for i := range items {
+		items[i].Value = dissect.Int(int64(i * 10))
+	}
+	r := &dissect.Record{Proto: "p", Type: "t", Summary: "t data=0001… n=[12]",
+		Fields: dissect.Fields{{Key: "data", Value: dissect.Bytes(long)}, {Key: "n", Value: dissect.Array(items)}, {Key: "f", Value: dissect.Float(0.1234567891)}}}
+	wantHex := "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f2021222324252627"
+	want := "data=" + wantHex + " n=[0 10 20 30 40 50 60 70 80 90 100 110] f=0.1234567891"
+	if got := string(AppendInfoWhole(nil, r)); got != want {
+		t.Errorf("whole:\n got %s\nwant %s", got, want)
+	}
+	if got := Info(r); got != r.Summary {
+		t.Errorf("not whole: %q, want the summary %q", got, r.Summary)
+	}
+	r.Summary = "t n=3"
+	if got := string(AppendInfoWhole(nil, r)); got != "t n=3" {
+		t.Errorf("whole summary replaced: %q", got)
+	}
+	var b bytes.Buffer
+	tab := NewTable(&b, TableOptions{Whole: true})
+	r.Summary = "cut…"
+	if err := tab.Record(r); err != nil {
+		t.Fatal(err)
+	}
+	tab.Flush()
+	if !strings.Contains(b.String(), want) {
+		t.Errorf("table with Whole: %q lacks %q", b.String(), want)
+	}
+}

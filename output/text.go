@@ -2,6 +2,7 @@ package output
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/dissect-tools/dissect/dissect"
 )
@@ -13,7 +14,17 @@ import (
 func Info(r *dissect.Record) string { return string(AppendInfo(nil, r)) }
 
 // AppendInfo appends [Info] of r to b.
-func AppendInfo(b []byte, r *dissect.Record) []byte {
+func AppendInfo(b []byte, r *dissect.Record) []byte { return appendInfo(b, r, false) }
+
+// AppendInfoWhole appends the whole INFO of r to b (the table's --wide):
+// the protocol's summary when nothing in it was shortened (it holds no
+// "…", the mark every protocol puts where it cut a value or left fields
+// out), else every field of the record in full: every item of arrays
+// and objects, every byte of hex, every digit of floats (the shortest
+// text that reads back as the same number).
+func AppendInfoWhole(b []byte, r *dissect.Record) []byte { return appendInfo(b, r, true) }
+
+func appendInfo(b []byte, r *dissect.Record, whole bool) []byte {
 	switch {
 	case r.Type == dissect.TypeGap:
 		b = strconv.AppendInt(b, r.Length, 10)
@@ -25,7 +36,7 @@ func AppendInfo(b []byte, r *dissect.Record) []byte {
 			b = append(b, ": "...)
 			b = appendText(b, v.Str())
 		}
-	case r.Summary != "":
+	case r.Summary != "" && !(whole && strings.Contains(r.Summary, "…")):
 		b = appendText(b, r.Summary)
 	default:
 		for i, f := range r.Fields {
@@ -34,7 +45,11 @@ func AppendInfo(b []byte, r *dissect.Record) []byte {
 			}
 			b = appendText(b, f.Key)
 			b = append(b, '=')
-			b = appendShort(b, f.Value, 0)
+			if whole {
+				b = appendWhole(b, f.Value)
+			} else {
+				b = appendShort(b, f.Value, 0)
+			}
 		}
 	}
 	for _, w := range r.Warnings {
@@ -109,4 +124,36 @@ func appendShort(b []byte, v dissect.Value, depth int) []byte {
 		return append(b, close)
 	}
 	return append(b, "null"...)
+}
+
+// appendWhole writes v in full for --wide: as appendShort, without its
+// limits.
+func appendWhole(b []byte, v dissect.Value) []byte {
+	switch v.Kind() {
+	case dissect.KindFloat:
+		return appendFloat(b, v.Float(), 64)
+	case dissect.KindFloat32:
+		return appendFloat(b, v.Float(), 32)
+	case dissect.KindBytes:
+		return appendHex(b, v.Raw())
+	case dissect.KindArray, dissect.KindObject:
+		obj := v.Kind() == dissect.KindObject
+		open, close := byte('['), byte(']')
+		if obj {
+			open, close = '{', '}'
+		}
+		b = append(b, open)
+		for i, it := range v.Items() {
+			if i > 0 {
+				b = append(b, ' ')
+			}
+			if obj {
+				b = appendText(b, it.Key)
+				b = append(b, '=')
+			}
+			b = appendWhole(b, it.Value)
+		}
+		return append(b, close)
+	}
+	return appendShort(b, v, 0)
 }

@@ -14,7 +14,7 @@ import (
 // the same files copies those packets ([CopyCut]): the evidence of a bug
 // report cut out of a long capture (-r FILE -Y FILTER -w OUT).
 //
-// The rule (docs/filters.md, "Cutting a capture"): a packet is kept when
+// The rule (docs/display-filters.md, "Cutting a capture"): a packet is kept when
 // it carried a byte of a kept record, and with it what makes the record
 // decode the same again:
 //   - the first packet of every stream, kept or not, so that streams

@@ -26,13 +26,14 @@ const noTimeWarning = "time taken from the previous packet: the file gives this 
 // per stream, then the sink. It counts what it sees for the summary. It is
 // used by one goroutine.
 type decoder struct {
-	reg   *dissect.Registry
-	sink  dissect.Sink // nil: count only
-	sopt  dissect.StreamOptions
-	asm   *reassembly.Assembler
-	held  *dissect.HeldBudget // bounds what all streams hold together
-	epoch EpochSetter
-	cut   *Cut // Config.Cut
+	reg    *dissect.Registry
+	sink   dissect.Sink // nil: count only
+	sopt   dissect.StreamOptions
+	asm    *reassembly.Assembler
+	held   *dissect.HeldBudget // bounds what all streams hold together
+	epoch  EpochSetter
+	opened StreamOpener
+	cut    *Cut // Config.Cut
 
 	packets, bytes int64
 	noTime         int64     // packets without a timestamp in the file
@@ -77,6 +78,7 @@ func newDecoder(cfg *Config) *decoder {
 	d.held = dissect.NewHeldBudget(cfg.Limits.MaxHeld)
 	d.sopt.Budget = d.held
 	d.epoch, _ = cfg.Sink.(EpochSetter)
+	d.opened, _ = cfg.Sink.(StreamOpener)
 	if cfg.Cut != nil && cfg.Live == nil {
 		d.cut = cfg.Cut
 		d.asm = reassembly.New(cutHandler{(*handler)(d), d.cut}, cfg.Reassembly)
@@ -222,6 +224,9 @@ func (h *handler) Open(s *reassembly.Stream, t time.Time) {
 		info.Name = [2]string{"host", s.Link}
 	default:
 		info.Name = [2]string{addrString(s.Addr[0]), addrString(s.Addr[1])}
+	}
+	if d.opened != nil {
+		d.opened.StreamOpened(s.ID, s.Transport)
 	}
 	s.User = &streamState{ds: dissect.NewStream(info, d.reg, dissect.SinkFunc(d.record), d.sopt)}
 }

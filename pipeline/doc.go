@@ -9,7 +9,11 @@
 // plain data for a printer.
 //
 // Files ([Files]: several are read in order as one capture) are read in
-// the caller's goroutine; nothing is ever dropped. A run without a sink
+// the caller's goroutine; nothing is ever dropped. Stdin and named pipes
+// stream: when the pipe has no bytes ready, Files calls the run's idle
+// hook ([IdleNotifier]) in that goroutine, which flushes the sink, so a
+// record is written while the writer of the pipe waits for its next
+// packet. A run without a sink
 // (-q) with Config.Workers > 1 dissects on a second goroutine (staged.go).
 // [Parallel] is a sink that formats records on a pool of goroutines and
 // writes them in order.

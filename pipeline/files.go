@@ -6,6 +6,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/dissect-tools/dissect/capture"
 )
@@ -20,9 +21,16 @@ import (
 // after the last file, also while a read of stdin or of a named pipe is
 // blocked (a pipe that sends nothing): the run ends as at the end of its
 // input.
+//
+// Stdin and named pipes stream: when such an input has no bytes ready,
+// Next calls the function given to [Files.SetIdle] (in Next's goroutine)
+// before it waits, so that a run writes out what it has decoded while
+// the writer of the pipe (tcpdump -U -w -) is between packets. Regular
+// files are read to their current end, as tshark -r does.
 type Files struct {
 	names   []string
 	stdin   io.Reader
+	idle    func()
 	i       int // index of the next file to open
 	cur     capture.Source
 	errs    []error
@@ -45,6 +53,19 @@ func (f *Files) Stop() {
 	})
 }
 
+// SetIdle sets the function Next calls, in its own goroutine, when the
+// input is a pipe (stdin, a named pipe) that has no bytes ready, before
+// it waits for more; nil: none. Call it from that goroutine too, or
+// before the first Next.
+func (f *Files) SetIdle(idle func()) { f.idle = idle }
+
+// callIdle calls the function SetIdle set, if any.
+func (f *Files) callIdle() {
+	if f.idle != nil {
+		f.idle()
+	}
+}
+
 // Next returns the next packet of the current file, opening the next file
 // at the end of one.
 func (f *Files) Next() (*capture.Packet, error) {
@@ -62,7 +83,11 @@ func (f *Files) Next() (*capture.Packet, error) {
 			}
 			name := f.names[f.i]
 			f.i++
-			src, err := open(name, f.stdin, f.stop)
+			var idle func()
+			if f.idle != nil {
+				idle = f.callIdle
+			}
+			src, err := open(name, f.stdin, f.stop, idle)
 			if err != nil {
 				if !f.stopped.Load() { // else the error is the stop's
 					f.errs = append(f.errs, err)
@@ -106,10 +131,11 @@ func (f *Files) Close() error {
 
 // open opens a capture. Stdin and files that are not regular (a named
 // pipe, a process substitution's /dev/fd/N) may block on a read: they are
-// read through a stoppable reader. Regular files are opened as they are.
-func open(name string, stdin io.Reader, stop <-chan struct{}) (capture.Source, error) {
+// read through a stoppable reader, which calls idle when they have no
+// bytes ready. Regular files are opened as they are.
+func open(name string, stdin io.Reader, stop <-chan struct{}, idle func()) (capture.Source, error) {
 	if name == "-" {
-		return capture.NewReader(newStoppable(stdin, stop), "stdin")
+		return capture.NewReader(newStoppable(stdin, stop, idle), "stdin")
 	}
 	if st, err := os.Stat(name); err != nil || st.Mode().IsRegular() {
 		return capture.OpenFile(name)
@@ -118,7 +144,7 @@ func open(name string, stdin io.Reader, stop <-chan struct{}) (capture.Source, e
 	if err != nil {
 		return nil, err
 	}
-	src, err := capture.NewReader(newStoppable(f, stop), name)
+	src, err := capture.NewReader(newStoppable(f, stop, idle), name)
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -158,21 +184,35 @@ var errStopped = errors.New("stopped")
 // then returns errStopped, and the goroutine ends with its read (at the
 // latest when the process does). Regular files never block that way and
 // are read directly.
+//
+// A read that has not returned after idleWait finds the pipe empty: idle
+// is called (in the caller's goroutine, which also decodes and writes the
+// records), then the read is waited for. A pipe with bytes ready returns
+// them in microseconds, so a fast writer (cat big.pcap |) causes no idle
+// call; a writer between packets causes one per pause.
 type stoppable struct {
-	r    io.Reader
-	stop <-chan struct{}
-	req  chan []byte
-	res  chan readResult
-	eof  error // what every later Read returns
+	r     io.Reader
+	stop  <-chan struct{}
+	idle  func() // nil: none
+	timer *time.Timer
+	req   chan []byte
+	res   chan readResult
+	eof   error // what every later Read returns
 }
+
+// idleWait is how long a read of a pipe may take before the pipe counts
+// as empty and the run writes out what it has: short against the 100 ms a
+// record may take from its packet to the output, long against a read of
+// bytes that are ready.
+const idleWait = 2 * time.Millisecond
 
 type readResult struct {
 	n   int
 	err error
 }
 
-func newStoppable(r io.Reader, stop <-chan struct{}) *stoppable {
-	return &stoppable{r: r, stop: stop}
+func newStoppable(r io.Reader, stop <-chan struct{}, idle func()) *stoppable {
+	return &stoppable{r: r, stop: stop, idle: idle}
 }
 
 func (s *stoppable) Read(p []byte) (int, error) {
@@ -194,17 +234,49 @@ func (s *stoppable) Read(p []byte) (int, error) {
 		}()
 	}
 	s.req <- p
+	if s.idle != nil {
+		select {
+		case r := <-s.res:
+			return s.result(r)
+		case <-s.stop:
+			return s.stopped()
+		case <-s.wait():
+			s.idle() // the pipe is empty: write out what was decoded
+		}
+	}
 	select {
 	case r := <-s.res:
-		if r.err != nil {
-			s.eof = r.err
-			close(s.req)
-		}
-		return r.n, r.err
+		return s.result(r)
 	case <-s.stop:
-		// The goroutine may still write into p: the caller's buffer is
-		// not read again, as every later Read returns errStopped.
-		s.eof = errStopped
-		return 0, errStopped
+		return s.stopped()
 	}
+}
+
+// wait starts the idle timer and returns its channel. A timer left
+// running by a read that returned first is reset (since Go 1.23, Reset
+// also drops a tick not yet received).
+func (s *stoppable) wait() <-chan time.Time {
+	if s.timer == nil {
+		s.timer = time.NewTimer(idleWait)
+	} else {
+		s.timer.Reset(idleWait)
+	}
+	return s.timer.C
+}
+
+func (s *stoppable) result(r readResult) (int, error) {
+	if r.err != nil {
+		s.eof = r.err
+		close(s.req)
+	}
+	return r.n, r.err
+}
+
+// stopped ends the reading after Stop. The goroutine may still write into
+// the caller's buffer: it is not read again, as every later Read returns
+// errStopped. The goroutine ends when its read returns.
+func (s *stoppable) stopped() (int, error) {
+	s.eof = errStopped
+	close(s.req)
+	return 0, errStopped
 }

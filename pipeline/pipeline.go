@@ -122,6 +122,13 @@ type EpochSetter interface {
 	SetEpoch(t time.Time)
 }
 
+// StreamOpener is implemented by sinks that want to know of every stream
+// opened, in order, whether or not it gives records: -z follow,tcp,…,N
+// counts the streams of one transport as tshark numbers tcp.stream.
+type StreamOpener interface {
+	StreamOpened(id int, t dissect.Transport)
+}
+
 // Flusher is implemented by sinks that buffer.
 type Flusher interface {
 	Flush() error
@@ -165,7 +172,9 @@ func Run(ctx context.Context, src capture.Source, cfg Config) (*dissect.Summary,
 		stop()
 	default:
 		stop := stopOnDone(ctx, src)
+		unhook := flushWhenIdle(src, cfg.Sink, d)
 		err = runFile(src, &cfg, d)
+		unhook()
 		stop()
 	}
 	if !staged {
@@ -192,6 +201,40 @@ func stopOnDone(ctx context.Context, src capture.Source) func() {
 	}
 	stop := context.AfterFunc(ctx, s.Stop)
 	return func() { stop() }
+}
+
+// IdleNotifier is implemented by sources that can tell when their input
+// has no bytes ready ([Files]: stdin, a named pipe): SetIdle's function
+// is then called in the goroutine that calls Next, before Next waits.
+type IdleNotifier interface {
+	SetIdle(func())
+}
+
+// flushWhenIdle makes a file run stream: when src's input has no bytes
+// ready (a pipe between packets), the sink is flushed, so that every
+// record decoded so far is written out while the writer of the pipe
+// pauses. The flush runs in runFile's goroutine, inside src.Next, between
+// two packets. A flush error ends the run as one in Record does: the
+// decoder keeps it (finish returns it) and src is stopped, so that a read
+// waiting for the pipe gives up. The function returned removes the hook.
+func flushWhenIdle(src capture.Source, sink dissect.Sink, d *decoder) func() {
+	n, ok := src.(IdleNotifier)
+	f, isFlusher := sink.(Flusher)
+	if !ok || !isFlusher {
+		return func() {}
+	}
+	n.SetIdle(func() {
+		if d.err != nil {
+			return
+		}
+		if err := f.Flush(); err != nil {
+			d.err = err
+			if s, ok := src.(Stopper); ok {
+				s.Stop()
+			}
+		}
+	})
+	return func() { n.SetIdle(nil) }
 }
 
 // runFile reads src in this goroutine. A read error ends the input but

@@ -10,7 +10,7 @@ import (
 
 // A Filter is a compiled display filter (dissect -Y EXPR): a test of a
 // decoded record in the spirit of tshark's display filters. The language
-// is described in docs/filters.md; in short:
+// is described in docs/display-filters.md; in short:
 //
 //   - Names are record keys (proto, type, stream, transport, src, dst,
 //     time, offset, length) and field paths as in JSON, prefixed by the

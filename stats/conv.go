@@ -27,8 +27,10 @@ type convAcc struct {
 	first, last time.Time
 }
 
-// Conv is -z conv: one row per stream.
+// Conv is -z conv: one row per stream; -z conv,tcp and conv,udp (as
+// tshark's) only the streams of that transport.
 type Conv struct {
+	only     dissect.Transport // 0: every transport
 	byStream map[int]*convAcc
 	order    []*convAcc
 	other    *convAcc
@@ -38,11 +40,21 @@ type Conv struct {
 // NewConv returns an empty conv statistic.
 func NewConv() *Conv { return &Conv{byStream: map[int]*convAcc{}} }
 
+// NewConvOf returns conv of the streams of transport t alone.
+func NewConvOf(t dissect.Transport) *Conv {
+	c := NewConv()
+	c.only = t
+	return c
+}
+
 // Name returns "conv".
 func (s *Conv) Name() string { return "conv" }
 
 // Record adds r to its stream.
 func (s *Conv) Record(r *dissect.Record) {
+	if s.only != 0 && r.Transport != s.only {
+		return
+	}
 	c := s.byStream[r.Stream]
 	if c == nil {
 		if len(s.byStream) >= maxConvs {
@@ -99,13 +111,18 @@ func (s *Conv) rows() []*convAcc {
 func (s *Conv) WriteTable(w io.Writer, o TableOptions) error {
 	t := &table{
 		title: "conv: streams (A is the source of the stream's first record)",
-		cols: []column{
-			{name: "STREAM", right: true}, {name: "TRANSPORT", drop: 16}, {name: "A → B", drop: 3}, {name: "PROTO", drop: 4},
-			{name: "MSGS", right: true}, {name: "A→B", right: true, drop: 15}, {name: "B→A", right: true, drop: 15},
-			{name: "BYTES", right: true, drop: 5}, {name: "GAPS", right: true, drop: 14}, {name: "GAP BYTES", right: true, drop: 2},
-			{name: "SKIPPED BYTES", right: true, drop: 2}, {name: "WARNED", right: true, drop: 12},
-			{name: "FIRST s", right: true, drop: 13}, {name: "DURATION s", right: true, drop: 1},
-		},
+	}
+	if s.only != 0 {
+		t.title = "conv: " + s.only.String() + " streams (A is the source of the stream's first record)"
+	}
+	t.cols = []column{
+		// The endpoints with their ports are never cut while another
+		// column can go: PROTO goes before (tshark's conv has none).
+		{name: "STREAM", right: true}, {name: "TRANSPORT", drop: 16}, {name: "A → B", whole: true}, {name: "PROTO", drop: 11},
+		{name: "MSGS", right: true}, {name: "A→B", right: true, drop: 15}, {name: "B→A", right: true, drop: 15},
+		{name: "BYTES", right: true, drop: 3}, {name: "GAPS", right: true, drop: 14}, {name: "GAP BYTES", right: true, drop: 5},
+		{name: "SKIPPED BYTES", right: true, drop: 4}, {name: "WARNED", right: true, drop: 12},
+		{name: "FIRST s", right: true, drop: 13}, {name: "DURATION s", right: true, drop: 2},
 	}
 	var epoch time.Time
 	for i, c := range s.order {
@@ -151,7 +168,7 @@ func (s *Conv) WriteJSON(w io.Writer) error {
 		r.int("warned", c.warned)
 		r.time("first", c.first)
 		r.time("last", c.last)
-		r.float("duration_s", c.last.Sub(c.first).Seconds())
+		r.secs("duration_s", c.last.Sub(c.first).Seconds())
 		r.end(bw)
 		s.buf = r.b
 	}

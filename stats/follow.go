@@ -29,9 +29,11 @@ type followEntry struct {
 }
 
 // Follow is -z follow,STREAM: every record of one stream, in order, both
-// directions.
+// directions; or, in tshark's form, -z follow,tcp|udp,ascii|hex|raw,N
+// (follow_tshark.go).
 type Follow struct {
 	stream    int
+	sel       *followSel // tshark's form; nil: follow,STREAM
 	transport dissect.Transport
 	a, b      string
 	started   bool
@@ -51,7 +53,7 @@ func (s *Follow) Name() string { return "follow" }
 
 // Record keeps r's summary (and bytes) when r is on the stream followed.
 func (s *Follow) Record(r *dissect.Record) {
-	if r.Stream != s.stream {
+	if r.Stream != s.stream || (s.sel != nil && !s.sel.found) {
 		return
 	}
 	if !s.started {
@@ -96,6 +98,14 @@ func (s *Follow) moreNote() string {
 // INFO, and with o.Hex its bytes as a hex dump (offsets within its
 // direction). Records from B are indented by 4 spaces.
 func (s *Follow) WriteTable(w io.Writer, o TableOptions) error {
+	if s.sel != nil {
+		return s.writeTShark(w, o)
+	}
+	return s.writeTable(w, o, s.header())
+}
+
+// writeTable writes the header lines, then the records.
+func (s *Follow) writeTable(w io.Writer, o TableOptions, header []string) error {
 	bw := bufio.NewWriter(w)
 	conv := func(str string) string {
 		if o.ASCII {
@@ -111,7 +121,7 @@ func (s *Follow) WriteTable(w io.Writer, o TableOptions) error {
 		bw.WriteString(str)
 		bw.WriteByte('\n')
 	}
-	for _, h := range s.header() {
+	for _, h := range header {
 		line(h)
 	}
 	var epoch time.Time
@@ -208,6 +218,7 @@ func (s *Follow) WriteJSON(w io.Writer) error {
 		r.int("length", e.length)
 		r.str("type", e.typ)
 		r.str("info", e.info)
+		s.selJSON(&r)
 		if e.hasRaw {
 			r.key("raw")
 			r.b = append(r.b, '"')
@@ -222,6 +233,7 @@ func (s *Follow) WriteJSON(w io.Writer) error {
 	if s.dropped > 0 {
 		r := newRow(s.buf, "follow")
 		r.int("stream", int64(s.stream))
+		s.selJSON(&r)
 		r.int("not_shown", s.dropped)
 		r.end(bw)
 		s.buf = r.b

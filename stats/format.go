@@ -20,6 +20,10 @@ type column struct {
 	// highest first; 0 is never dropped. Columns from keyDrop up are
 	// dropped before text is cut, the others after.
 	drop int
+	// whole: text that loses its meaning when cut (endpoints with their
+	// ports): cut only when the columns that can be dropped are gone and
+	// the table is still too wide.
+	whole bool
 }
 
 const keyDrop = 10
@@ -61,9 +65,11 @@ func cut(s string, n int, ascii bool) string {
 	return s[:i] + ell
 }
 
-// write renders the table fitted to o.Width: columns are dropped (highest
-// drop first) while the table is too wide, then the widest text column is
-// cut (not below 8 columns).
+// write renders the table fitted to o.Width: the secondary columns (drop
+// from keyDrop up) are dropped, highest drop first, while the table is too
+// wide; then the widest text column not marked whole is cut (not below 8
+// columns); then the other droppable columns go; only then are the whole
+// columns cut (not below 8).
 func (t *table) write(w io.Writer, o TableOptions) error {
 	conv := func(s string) string {
 		if o.ASCII {
@@ -134,20 +140,39 @@ func (t *table) write(w io.Writer, o TableOptions) error {
 				keep[best] = false
 			}
 		}
+		cutText := func(whole bool) {
+			for total() > o.Width {
+				best := -1
+				for i, c := range t.cols {
+					if keep[i] && !c.right && c.whole == whole && widths[i] > 8 && (best < 0 || widths[i] > widths[best]) {
+						best = i
+					}
+				}
+				if best < 0 {
+					return
+				}
+				widths[best] = max(8, widths[best]-(total()-o.Width))
+			}
+		}
 		dropFrom(keyDrop)
-		for total() > o.Width {
+		cutText(false)
+		dropFrom(1)
+		cutText(true)
+		// Dropping goes by rank, not by width: a column dropped to make
+		// room that a later drop made anyway comes back, the most
+		// important (lowest drop) first.
+		for {
 			best := -1
 			for i, c := range t.cols {
-				if keep[i] && !c.right && widths[i] > 8 && (best < 0 || widths[i] > widths[best]) {
+				if !keep[i] && total()+sep+widths[i] <= o.Width && (best < 0 || c.drop < t.cols[best].drop) {
 					best = i
 				}
 			}
 			if best < 0 {
 				break
 			}
-			widths[best] = max(8, widths[best]-(total()-o.Width))
+			keep[best] = true
 		}
-		dropFrom(1)
 	}
 	var line []byte
 	for _, r := range cells {
@@ -223,20 +248,46 @@ func appendSpaces(b []byte, n int) []byte {
 // text escapes wire text for the terminal.
 func text(s string) string { return output.Escape(s) }
 
-// ms formats milliseconds for the table: 3 decimals, or significant
-// digits when small.
+// Times are measured to the microsecond (capture timestamps): a time in
+// milliseconds is written with 3 decimals, one in seconds with 6, in the
+// table and in JSON alike, so no digit beyond what was measured is shown.
+const (
+	msDecimals   = 3
+	secsDecimals = 6
+)
+
+// ms formats milliseconds for the table: 3 decimals.
 func ms(v float64) string {
-	switch {
-	case v != v:
+	if v != v {
 		return "-"
-	case v != 0 && math.Abs(v) < 0.01:
-		return strconv.FormatFloat(v, 'g', 3, 64)
 	}
-	return strconv.FormatFloat(v, 'f', 3, 64)
+	return string(appendFixed(nil, v, msDecimals, false))
 }
 
 // secs formats a number of seconds for the table (6 decimals).
-func secs(v float64) string { return strconv.FormatFloat(v, 'f', 6, 64) }
+func secs(v float64) string { return string(appendFixed(nil, v, secsDecimals, false)) }
+
+// appendFixed appends v rounded to prec decimals; a value that rounds to
+// zero is written without a sign. With trim (JSON), trailing zeros are
+// dropped but one decimal is kept (1.5, 2.0), so that a typed reader reads
+// a float; the literal is the shortest that reads back as the rounded
+// value. NaN and the infinities are left to output.AppendFloat.
+func appendFixed(b []byte, v float64, prec int, trim bool) []byte {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return output.AppendFloat(b, v)
+	}
+	start := len(b)
+	b = strconv.AppendFloat(b, v, 'f', prec, 64)
+	if b[start] == '-' && strings.Trim(string(b[start+1:]), "0.") == "" {
+		b = append(b[:start], b[start+1:]...)
+	}
+	if trim && prec > 0 {
+		for b[len(b)-1] == '0' && b[len(b)-2] != '.' {
+			b = b[:len(b)-1]
+		}
+	}
+	return b
+}
 
 func itoa(v int64) string { return strconv.FormatInt(v, 10) }
 
@@ -261,8 +312,13 @@ func (r *row) int(k string, v int64) {
 	r.b = strconv.AppendInt(r.b, v, 10)
 }
 func (r *row) float(k string, v float64) { r.key(k); r.b = output.AppendFloat(r.b, v) }
-func (r *row) null(k string)             { r.key(k); r.b = append(r.b, "null"...) }
-func (r *row) bool(k string, v bool)     { r.key(k); r.b = strconv.AppendBool(r.b, v) }
+
+// ms writes a time in milliseconds rounded to the microsecond (3
+// decimals); secs one in seconds (6 decimals).
+func (r *row) ms(k string, v float64)   { r.key(k); r.b = appendFixed(r.b, v, msDecimals, true) }
+func (r *row) secs(k string, v float64) { r.key(k); r.b = appendFixed(r.b, v, secsDecimals, true) }
+func (r *row) null(k string)            { r.key(k); r.b = append(r.b, "null"...) }
+func (r *row) bool(k string, v bool)    { r.key(k); r.b = strconv.AppendBool(r.b, v) }
 func (r *row) time(k string, t time.Time) {
 	r.key(k)
 	r.b = append(r.b, '"')

@@ -192,10 +192,12 @@ func (s *Rate) WriteTable(w io.Writer, o TableOptions) error {
 	t := &table{
 		title: "rate: message rates and inter-arrival gaps",
 		cols: []column{
-			{name: "STREAM", right: true, drop: 3}, {name: "PROTO", drop: 14}, {name: "DIR", drop: 4}, {name: "TYPE"},
+			// What a row is (stream, direction, type, sender, sensor) and
+			// its count and rate are kept; the gaps go first.
+			{name: "STREAM", right: true, drop: 3}, {name: "PROTO", drop: 16}, {name: "DIR", drop: 4}, {name: "TYPE"},
 			{name: "SENDER", drop: 2}, {name: "SENSOR", right: true, drop: 1},
-			{name: "MSGS", right: true, drop: 11}, {name: "msg/s", right: true}, {name: "MEAN GAP ms", right: true, drop: 12},
-			{name: "MAX GAP ms", right: true, drop: 5}, {name: "JITTER ms", right: true, drop: 6}, {name: "STALL AT s", right: true, drop: 13},
+			{name: "MSGS", right: true}, {name: "msg/s", right: true}, {name: "MEAN GAP ms", right: true, drop: 14},
+			{name: "MAX GAP ms", right: true, drop: 12}, {name: "JITTER ms", right: true, drop: 13}, {name: "STALL AT s", right: true, drop: 15},
 		},
 	}
 	for _, a := range s.rows() {
@@ -246,16 +248,16 @@ func (s *Rate) WriteJSON(w io.Writer) error {
 		r.int("messages", a.count)
 		r.time("first", a.first)
 		r.time("last", a.last)
-		r.float("span_s", a.last.Sub(a.first).Seconds())
+		r.secs("span_s", a.last.Sub(a.first).Seconds())
 		if a.count >= 2 && a.rate() == a.rate() {
 			r.float("rate_per_s", a.rate())
 		} else {
 			r.null("rate_per_s")
 		}
 		if a.count >= 2 {
-			r.float("mean_gap_ms", a.mean*1e3)
-			r.float("max_gap_ms", a.maxGap.Seconds()*1e3)
-			r.float("jitter_ms", a.jitter()*1e3)
+			r.ms("mean_gap_ms", a.mean*1e3)
+			r.ms("max_gap_ms", a.maxGap.Seconds()*1e3)
+			r.ms("jitter_ms", a.jitter()*1e3)
 			r.time("stall_start", a.stallStart)
 		} else {
 			r.null("mean_gap_ms")

@@ -63,7 +63,17 @@ func TestRateHandBuilt(t *testing.T) {
 		{"rate_per_s", 4 / 0.060}, {"mean_gap_ms", mean}, {"max_gap_ms", maxGap}, {"jitter_ms", math.Sqrt(v)},
 		{"messages", 5}, {"span_s", 0.06},
 	} {
-		if got := num(t, r[c.key]); !near(got, c.want) {
+		got := num(t, r[c.key])
+		switch {
+		case strings.HasSuffix(c.key, "_ms"):
+			if !nearRounded(got, c.want, 3) {
+				t.Errorf("%s = %v, want %v rounded to 3 decimals", c.key, got, c.want)
+			}
+		case strings.HasSuffix(c.key, "_s") && c.key != "rate_per_s":
+			if !nearRounded(got, c.want, 6) {
+				t.Errorf("%s = %v, want %v rounded to 6 decimals", c.key, got, c.want)
+			}
+		case !near(got, c.want):
 			t.Errorf("%s = %v, want %v", c.key, got, c.want)
 		}
 	}

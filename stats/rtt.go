@@ -342,12 +342,12 @@ func (s *RTT) WriteJSON(w io.Writer) error {
 		r.str("request", a.key.request)
 		r.int("count", a.count)
 		if a.count > 0 {
-			r.float("min_ms", a.min)
-			r.float("median_ms", a.quantile(0.5))
-			r.float("p95_ms", a.quantile(0.95))
-			r.float("p99_ms", a.quantile(0.99))
-			r.float("max_ms", a.max)
-			r.float("mean_ms", a.sum/float64(a.count))
+			r.ms("min_ms", a.min)
+			r.ms("median_ms", a.quantile(0.5))
+			r.ms("p95_ms", a.quantile(0.95))
+			r.ms("p99_ms", a.quantile(0.99))
+			r.ms("max_ms", a.max)
+			r.ms("mean_ms", a.sum/float64(a.count))
 		} else {
 			for _, k := range []string{"min_ms", "median_ms", "p95_ms", "p99_ms", "max_ms", "mean_ms"} {
 				r.null(k)

@@ -155,6 +155,14 @@ func want(samples []float64) summaryWant {
 
 func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
 
+// nearRounded reports whether got is want rounded to d decimals: within
+// half a unit of the last decimal, and with no more decimals than d.
+func nearRounded(got, want float64, d int) bool {
+	unit := math.Pow10(-d)
+	scaled := got / unit
+	return math.Abs(got-want) <= unit/2*(1+1e-9) && math.Abs(scaled-math.Round(scaled)) < 1e-6
+}
+
 func checkRTTRow(t *testing.T, row map[string]any, w summaryWant) {
 	t.Helper()
 	if got := int64(num(t, row["count"])); got != w.count {
@@ -170,8 +178,8 @@ func checkRTTRow(t *testing.T, row map[string]any, w summaryWant) {
 		key  string
 		want float64
 	}{{"min_ms", w.min}, {"median_ms", w.median}, {"p95_ms", w.p95}, {"p99_ms", w.p99}, {"max_ms", w.max}, {"mean_ms", w.mean}} {
-		if got := num(t, row[c.key]); !near(got, c.want) {
-			t.Errorf("%v: %s %v, want %v", row["request"], c.key, got, c.want)
+		if got := num(t, row[c.key]); !nearRounded(got, c.want, 3) {
+			t.Errorf("%v: %s %v, want %v rounded to the microsecond", row["request"], c.key, got, c.want)
 		}
 	}
 }

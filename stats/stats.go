@@ -66,16 +66,20 @@ func Usage() string {
 -z rate                    per stream and message type (and sender and sensor, where a
                            message names them, as VRPN's do): messages/s, mean and max
                            inter-arrival gap, jitter, longest stall
--z conv                    per stream: endpoints, protocol, messages, bytes, gaps, skipped
-                           bytes, records with warnings, duration
+-z conv[,tcp|udp]          per stream (of one transport with tcp or udp): endpoints,
+                           protocol, messages, bytes, gaps, skipped bytes, records with
+                           warnings, duration
 -z follow,STREAM           every record of one stream in order, both directions (with -x:
                            their bytes)
+-z follow,tcp|udp,MODE,N   as tshark: the Nth tcp (udp) stream, numbered as tshark's
+                           tcp.stream; MODE ascii (the records), hex (and their bytes
+                           dumped) or raw (each record's bytes as a line of hex)
 -z may be given more than once. The statistics follow the records (alone with -q);
 with -o json they are JSON Lines with "stat" as their first key.`
 }
 
 // Parse parses one -z argument: "rtt", "io,stat,1", "io,stat,0.5,FILTER",
-// "rate", "conv", "follow,3". compile turns a display filter into a
+// "rate", "conv", "conv,tcp", "follow,3", "follow,tcp,ascii,0". compile turns a display filter into a
 // predicate; when it is nil, filters are refused. decl gives the stats the
 // records' declarations. Errors are one line naming the argument.
 func Parse(arg string, compile func(expr string) (func(*dissect.Record) bool, error), decl DeclFunc) (Stat, error) {
@@ -84,17 +88,25 @@ func Parse(arg string, compile func(expr string) (func(*dissect.Record) bool, er
 	}
 	name, rest, hasRest := strings.Cut(arg, ",")
 	switch name {
-	case "rtt", "rate", "conv":
+	case "conv":
+		if !hasRest {
+			return NewConv(), nil
+		}
+		switch strings.TrimSpace(rest) {
+		case "tcp":
+			return NewConvOf(dissect.TCP), nil
+		case "udp":
+			return NewConvOf(dissect.UDP), nil
+		}
+		return nil, fail("want conv, conv,tcp or conv,udp")
+	case "rtt", "rate":
 		if hasRest {
 			return nil, fail("%s takes no arguments", name)
 		}
-		switch name {
-		case "rtt":
+		if name == "rtt" {
 			return NewRTT(decl), nil
-		case "rate":
-			return NewRate(decl), nil
 		}
-		return NewConv(), nil
+		return NewRate(decl), nil
 	case "io":
 		kind, rest, _ := strings.Cut(rest, ",")
 		if kind != "stat" {
@@ -126,17 +138,17 @@ func Parse(arg string, compile func(expr string) (func(*dissect.Record) bool, er
 		return NewIOStat(iv, filter, pred), nil
 	case "follow":
 		if !hasRest || rest == "" {
-			return nil, fail("want follow,STREAM (a stream number)")
+			return nil, fail("want follow,STREAM (a stream number) or follow,tcp|udp,ascii|hex|raw,N")
 		}
-		n, err := strconv.ParseUint(strings.TrimSpace(rest), 10, 31)
+		f, err := parseFollow(rest)
 		if err != nil {
-			return nil, fail("stream: want a stream number (0, 1, ...)")
+			return nil, fail("%v", err)
 		}
-		return NewFollow(int(n)), nil
+		return f, nil
 	case "":
-		return nil, errors.New("-z: empty; want rtt, io,stat,SECONDS[,FILTER], rate, conv or follow,STREAM")
+		return nil, errors.New("-z: empty; want rtt, io,stat,SECONDS[,FILTER], rate, conv[,tcp|udp], follow,STREAM or follow,tcp|udp,ascii|hex|raw,N")
 	}
-	return nil, fail("unknown statistic; want rtt, io,stat,SECONDS[,FILTER], rate, conv or follow,STREAM")
+	return nil, fail("unknown statistic; want rtt, io,stat,SECONDS[,FILTER], rate, conv[,tcp|udp], follow,STREAM or follow,tcp|udp,ascii|hex|raw,N")
 }
 
 // parseInterval reads a positive number of seconds as nanoseconds (at

@@ -39,6 +39,18 @@ func TestParse(t *testing.T) {
 		{"io,stat,1,a && b == 1, c", "io,stat", func(s Stat) bool { return s.(*IOStat).filterText == "a && b == 1, c" }},
 		{"follow,3", "follow", func(s Stat) bool { return s.(*Follow).stream == 3 }},
 		{"follow,0", "follow", func(s Stat) bool { return s.(*Follow).stream == 0 }},
+		{"follow, 7 ", "follow", func(s Stat) bool { return s.(*Follow).stream == 7 && s.(*Follow).sel == nil }},
+		{"follow,tcp,ascii,0", "follow", func(s Stat) bool {
+			f := s.(*Follow)
+			return f.sel != nil && f.sel.transport == dissect.TCP && f.sel.mode == "ascii" && f.sel.index == 0 && !f.NeedsRaw()
+		}},
+		{"follow,udp,hex,12", "follow", func(s Stat) bool {
+			f := s.(*Follow)
+			return f.sel.transport == dissect.UDP && f.sel.mode == "hex" && f.sel.index == 12 && f.NeedsRaw()
+		}},
+		{"follow,tcp,raw,3", "follow", func(s Stat) bool { return s.(*Follow).sel.mode == "raw" && s.(*Follow).NeedsRaw() }},
+		{"conv,tcp", "conv", func(s Stat) bool { return s.(*Conv).only == dissect.TCP }},
+		{"conv,udp", "conv", func(s Stat) bool { return s.(*Conv).only == dissect.UDP }},
 	} {
 		s, err := Parse(c.arg, compileStub, nil)
 		if err != nil {
@@ -50,8 +62,8 @@ func TestParse(t *testing.T) {
 		}
 	}
 	for _, c := range []struct{ arg, err string }{
-		{"", "-z: empty; want rtt, io,stat,SECONDS[,FILTER], rate, conv or follow,STREAM"},
-		{"nope", "-z nope: unknown statistic; want rtt, io,stat,SECONDS[,FILTER], rate, conv or follow,STREAM"},
+		{"", "-z: empty; want rtt, io,stat,SECONDS[,FILTER], rate, conv[,tcp|udp], follow,STREAM or follow,tcp|udp,ascii|hex|raw,N"},
+		{"nope", "-z nope: unknown statistic; want rtt, io,stat,SECONDS[,FILTER], rate, conv[,tcp|udp], follow,STREAM or follow,tcp|udp,ascii|hex|raw,N"},
 		{"rtt,1", "-z rtt,1: rtt takes no arguments"},
 		{"io", "-z io: want io,stat,SECONDS[,FILTER]"},
 		{"io,phs", "-z io,phs: want io,stat,SECONDS[,FILTER]"},
@@ -64,10 +76,17 @@ func TestParse(t *testing.T) {
 		{"io,stat,1e10", "-z io,stat,1e10: interval: want at most 1000000000 seconds"},
 		{"io,stat,1,", "-z io,stat,1,: filter: empty"},
 		{"io,stat,1,bad(", "-z io,stat,1,bad(: filter: unexpected end of filter"},
-		{"follow", "-z follow: want follow,STREAM (a stream number)"},
-		{"follow,", "-z follow,: want follow,STREAM (a stream number)"},
-		{"follow,x", "-z follow,x: stream: want a stream number (0, 1, ...)"},
-		{"follow,-1", "-z follow,-1: stream: want a stream number (0, 1, ...)"},
+		{"follow", "-z follow: want follow,STREAM (a stream number) or follow,tcp|udp,ascii|hex|raw,N"},
+		{"follow,", "-z follow,: want follow,STREAM (a stream number) or follow,tcp|udp,ascii|hex|raw,N"},
+		{"follow,x", "-z follow,x: stream: want a stream number (0, 1, ...) or tcp|udp,ascii|hex|raw,N"},
+		{"follow,-1", "-z follow,-1: stream: want a stream number (0, 1, ...) or tcp|udp,ascii|hex|raw,N"},
+		{"follow,tcp,ascii", "-z follow,tcp,ascii: want follow,STREAM or follow,tcp|udp,ascii|hex|raw,N"},
+		{"follow,sctp,ascii,0", "-z follow,sctp,ascii,0: transport \"sctp\": want tcp or udp (follow,tcp|udp,ascii|hex|raw,N)"},
+		{"follow,tcp,ebcdic,0", "-z follow,tcp,ebcdic,0: mode \"ebcdic\": want ascii, hex or raw (follow,tcp,ascii|hex|raw,N)"},
+		{"follow,udp,raw,x", "-z follow,udp,raw,x: index \"x\": want the udp stream's index as tshark numbers udp.stream (0, 1, ...)"},
+		{"follow,udp,raw,-1", "-z follow,udp,raw,-1: index \"-1\": want the udp stream's index as tshark numbers udp.stream (0, 1, ...)"},
+		{"conv,sctp", "-z conv,sctp: want conv, conv,tcp or conv,udp"},
+		{"conv,", "-z conv,: want conv, conv,tcp or conv,udp"},
 	} {
 		_, err := Parse(c.arg, compileStub, nil)
 		if err == nil || err.Error() != c.err {

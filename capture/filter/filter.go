@@ -7,7 +7,7 @@
 // rule that a bare value after and/or repeats the previous qualifiers
 // ("port 80 or 443"). The programs follow libpcap's code generation closely
 // enough that they give the same verdict as tcpdump on every packet of the
-// package's comparison corpus; docs/filter.md lists what is not supported.
+// package's comparison corpus; docs/capture-filters.md lists what is not supported.
 //
 // A program returns the snap length to accept a packet and 0 to reject it.
 // [Compile] targets packets as they appear in capture files, with VLAN tags

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -246,17 +247,38 @@ func testTimeoutThenPacket(t *testing.T, m Method) {
 		t.Fatalf("timed out after %v, want about 100ms", d)
 	}
 	// A timeout leaves the source usable, and a deadline left from it does
-	// not cut the next wait short.
+	// not cut the next wait short. The sender writes 50 ms into the wait;
+	// on a loaded machine it may write after the 100 ms timeout, so a wait
+	// may time out again: that is right as long as each wait lasted its
+	// full timeout and none timed out with the packet long sent.
+	var sent atomic.Int64 // UnixNano of the write; 0 before it
 	go func() {
 		time.Sleep(50 * time.Millisecond)
 		tx.Write([]byte("late"))
+		sent.Store(time.Now().UnixNano())
 	}()
-	p, err := s.Next()
-	if err != nil {
-		t.Fatalf("after a timeout: %v", err)
-	}
-	if _, pl := ethUDPPayload(t, p.Data); string(pl) != "late" {
-		t.Fatalf("payload %q", pl)
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		begin := time.Now()
+		p, err := s.Next()
+		if errors.Is(err, ErrTimeout) {
+			if d := time.Since(begin); d < 80*time.Millisecond {
+				t.Fatalf("a wait after a timeout ended after %v, want the full 100ms", d)
+			}
+			if w := sent.Load(); w != 0 && begin.Sub(time.Unix(0, w)) > time.Second {
+				t.Fatalf("timed out %v after the packet was sent", time.Since(time.Unix(0, w)))
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("no packet within 10 s after a timeout")
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("after a timeout: %v", err)
+		}
+		if _, pl := ethUDPPayload(t, p.Data); string(pl) != "late" {
+			t.Fatalf("payload %q", pl)
+		}
+		return
 	}
 }
 

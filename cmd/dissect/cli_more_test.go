@@ -133,6 +133,7 @@ func TestProgressBar(t *testing.T) {
 // JSON time (2026-11-22T00:08:19.477060000Z for this capture, whose first
 // packet is at .472623: the truth file's first_frame_epoch).
 func TestTimeFormats(t *testing.T) {
+	t.Setenv("TZ", "") // UTC: -t a and ad are local times
 	f := filepath.Join(pcapDir, "vrpn_tcp_only.pcap")
 	for _, tc := range []struct{ flag, want string }{
 		{"r", "0.004437 "},

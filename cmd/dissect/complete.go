@@ -67,6 +67,9 @@ func registerCompletions(cmd *cobra.Command) {
 		"device-tx": completeSerialPorts,
 		"proxy":     completeSerialPorts,
 	}
+	for name, fn := range nameCompletions() { // -d, -Y, -e (complete_names.go)
+		funcs[name] = fn
+	}
 	for name, fn := range funcs {
 		if cmd.Flags().Lookup(name) != nil {
 			_ = cmd.RegisterFlagCompletionFunc(name, fn)

@@ -18,7 +18,7 @@ const writeUsage = "save packets to this pcapng file. Live (-i): every packet ca
 	"Files (-r), instead of printing the records: without -Y a copy of the packets (those -f lets through), as " +
 	"tshark -r IN -w OUT does; with -Y the packets that carried the records the filter passes, with what they need " +
 	"to decode the same again (their streams' handshakes, VRPN's cookie and names), so that 'dissect -Y FILTER OUT' " +
-	"shows the same records (docs/filters.md)"
+	"shows the same records (docs/display-filters.md)"
 
 // addFileCutFlags adds -w and -f to a command that reads files only
 // ('dissect read'); the root command has them as live flags.
@@ -117,7 +117,7 @@ func runCut(cmd *cobra.Command, o *readOpts, lo *liveOpts, files []string, stdin
 			err = cerr // read errors were the first reading's
 		}
 		if n := cut.Forgotten(); n > 0 {
-			fmt.Fprintf(stderr, "dissect: %s: %d packets were forgotten over the memory bounds (docs/filters.md); records may lack some of their packets or context\n", lo.write, n)
+			fmt.Fprintf(stderr, "dissect: %s: %d packets were forgotten over the memory bounds (docs/display-filters.md); records may lack some of their packets or context\n", lo.write, n)
 		}
 	}
 	if pw != nil {

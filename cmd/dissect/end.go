@@ -29,7 +29,8 @@ import (
 // in tshark: exit 0. A file run stopped by a signal (o.interrupted) says
 // so after the summary, reports its errors, and asks for exit status
 // 128 + the signal's number.
-func (o *readOpts) endRun(stderr io.Writer, out sink, sum *dissect.Summary, err error) error {
+func (o *readOpts) endRun(stderr io.Writer, out sink, sum *dissect.Summary, err error) (rerr error) {
+	defer func() { rerr = o.closeOut(rerr) }() // --out FILE, after the statistics (outfile.go)
 	if errors.Is(err, pipeline.ErrAborted) {
 		return reportAborted(stderr, sum.Capture)
 	}

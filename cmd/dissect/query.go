@@ -24,16 +24,17 @@ type queryOpts struct {
 	stats     []string // -z
 	hex       bool     // -x
 	memory    int64    // --max-stats-memory (limits.go; 0: the default)
+	raw       bool     // a statistic wants the records' bytes (follow,tcp,hex,N)
 }
 
 func addQueryFlags(cmd *cobra.Command, o *queryOpts) {
 	f := cmd.Flags()
-	f.StringVarP(&o.display, "display-filter", "Y", "", "show only the records this display filter matches, e.g. 'deltarobot.x > 0.1 && stream == 0' (docs/filters.md; names: dissect protocols --fields)")
+	f.StringVarP(&o.display, "display-filter", "Y", "", "show only the records this display filter matches, e.g. 'deltarobot.x > 0.1 && stream == 0' (docs/display-filters.md; names: dissect protocols --fields)")
 	f.StringArrayVarP(&o.fields, "field", "e", nil, "with -o fields: print this field of each record (a record key such as stream, or a protocol field such as vrpn.pos[0]); may be repeated")
 	f.StringArrayVarP(&o.fieldOpts, "field-option", "E", nil, "with -o fields, as tshark: header=y, separator=/t|/s|CHAR, quote=d|s|n, occurrence=f|l|a, aggregator=CHAR; may be repeated")
-	f.StringArrayVarP(&o.stats, "statistics", "z", nil, "print statistics after the records (only them with -q): rtt, rate, conv, io,stat,SECONDS[,FILTER], follow,STREAM; may be repeated (docs/statistics.md)")
+	f.StringArrayVarP(&o.stats, "statistics", "z", nil, "print statistics after the records (only them with -q): rtt, rate, conv[,tcp|udp], io,stat,SECONDS[,FILTER], follow,STREAM, follow,tcp|udp,ascii|hex|raw,N (N as tshark's tcp.stream); may be repeated (docs/statistics.md)")
 	f.BoolVarP(&o.hex, "hex", "x", false, "show the bytes of each message: a hex and ASCII dump under its table row; \"raw\" (hex) in JSON")
-	_ = cmd.RegisterFlagCompletionFunc("statistics", cobra.FixedCompletions([]string{"rtt", "rate", "conv", "io,stat,1", "follow,0"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("statistics", cobra.FixedCompletions([]string{"rtt", "rate", "conv", "conv,tcp", "conv,udp", "io,stat,1", "follow,0", "follow,tcp,ascii,0", "follow,udp,ascii,0"}, cobra.ShellCompDirectiveNoFileComp))
 }
 
 // active reports whether records must reach the query sink whole (not
@@ -78,6 +79,9 @@ func (o *queryOpts) build(reg *dissect.Registry, out sink) (*querySink, error) {
 		if m, ok := s.(stats.MemoryScaler); ok && o.memory > 0 {
 			m.ScaleMemory(o.memory)
 		}
+		if r, ok := s.(interface{ NeedsRaw() bool }); ok && r.NeedsRaw() {
+			o.raw = true
+		}
 		q.stats = append(q.stats, s)
 	}
 	return q, nil
@@ -107,6 +111,9 @@ func (e detailedError) Detail() string { return e.detail }
 func (q *querySink) Record(r *dissect.Record) error {
 	q.total++
 	if q.match != nil && !q.match(r) {
+		if s, ok := q.out.(interface{ Seen(time.Time) }); ok {
+			s.Seen(r.Time) // -t d counts from records not shown
+		}
 		return nil
 	}
 	q.shown++
@@ -117,6 +124,18 @@ func (q *querySink) Record(r *dissect.Record) error {
 		return q.out.Record(r)
 	}
 	return nil
+}
+
+// StreamOpened tells the statistics that count streams (follow in
+// tshark's form) of a stream opened.
+func (q *querySink) StreamOpened(id int, t dissect.Transport) {
+	for _, s := range q.stats {
+		if o, ok := s.(interface {
+			StreamOpened(id int, t dissect.Transport)
+		}); ok {
+			o.StreamOpened(id, t)
+		}
+	}
 }
 
 // SetEpoch passes the first packet's time to the table.

@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -31,8 +32,9 @@ type readOpts struct {
 	cpuProfile string
 	wide       bool
 	threads    int
-	outPath    string // --out: the Parquet lake's directory, the MCAP file
-	mcapComp   string // --mcap-compression (mcap.go)
+	outPath    string      // --out: the Parquet lake's directory, the MCAP file, the text output's file
+	out        *recordsOut // --out FILE of the text output forms (outfile.go)
+	mcapComp   string      // --mcap-compression (mcap.go)
 	q          queryOpts
 	query      *querySink         // the run's filter and statistics, when asked for
 	statsTable stats.TableOptions // how statistics tables are laid out
@@ -50,15 +52,15 @@ func addReadFlags(cmd *cobra.Command, o *readOpts) {
 	f := cmd.Flags()
 	f.StringArrayVarP(&o.files, "read", "r", nil, "read this capture file (pcap, pcapng or VRPN log, also gzip-, zstd- or lz4-compressed; - for stdin); may be repeated, and files may also be given as arguments")
 	f.StringVarP(&o.format, "output", "o", "table", "output format: table (one aligned line per message), json (JSON Lines, see docs/output.md), fields (the -e fields, tab-separated), parquet (a lake in --out DIR, docs/scale.md) or mcap (for Foxglove and Lichtblick, to --out FILE or a redirected stdout, docs/mcap.md)")
-	f.StringArrayVarP(&o.decodeAs, "decode-as", "d", nil, "decode a port as a protocol, tshark style: tcp.port==4000,deltarobot or udp.port==N,PROTO; may be repeated (see 'dissect protocols')")
+	f.StringArrayVarP(&o.decodeAs, "decode-as", "d", nil, "decode a port as a protocol, tshark style: tcp.port==4000,deltarobot, udp.port==N,PROTO, a range tcp.port==3999-4001,PROTO, or serial,PROTO; may be repeated (see 'dissect protocols')")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "print no per-message output, only the summary on stderr")
-	f.StringVarP(&o.timeFormat, "time-format", "t", "r", "table TIME column: r (seconds since the first packet), a (UTC time of day), ad (UTC date and time), e (epoch seconds)")
+	f.StringVarP(&o.timeFormat, "time-format", "t", "r", "table TIME column, as tshark -t: r (seconds since the first packet), a (local time of day; TZ is respected), ad (local date and time), adoy (local year/day of year and time), u, ud, udoy (the same in UTC), e (epoch seconds), d (seconds since the previous record), dd (since the previous record shown by -Y)")
 	f.StringVar(&o.progress, "progress", "auto", "progress bar on stderr (file, percent, rate, time left): auto (when stderr is a terminal and the records do not go to one), always, never")
 	f.BoolVar(&o.noSummary, "no-summary", false, "do not print the summary on stderr at the end")
-	f.BoolVar(&o.wide, "wide", false, "table: do not fit lines to the terminal's width; show every column and the whole INFO")
+	f.BoolVar(&o.wide, "wide", false, "table: do not fit lines to the terminal's width; show every column and the whole INFO (a protocol summary that leaves fields out or shortens a value gives way to every field in full)")
 	f.IntVar(&o.threads, "threads", 0, "goroutines to keep busy: json formats records beside the decoder, mcap compresses chunks and parquet encodes row groups beside it, -q dissects beside reading (0: one per CPU, 2 for mcap and parquet; 1: everything in one goroutine); the output is the same")
 	addQueryFlags(cmd, &o.q)
-	f.StringVar(&o.outPath, "out", "", "-o parquet: the lake's directory (created if needed; runs may share one); -o mcap: the file")
+	f.StringVar(&o.outPath, "out", "", "where the records go instead of stdout: -o table, json, fields: this file (created or truncated; -z statistics go there too, as with > FILE); -o parquet: the lake's directory (created if needed; runs may share one); -o mcap: the file")
 	f.StringVar(&o.mcapComp, "mcap-compression", mcapout.CompressionLZ4, "-o mcap: the chunks' compression: lz4 (fastest to write and to open; the file about 40% larger than zstd's), zstd (the smallest file, for keeping or sending, at about 40% more CPU) or none (no compression CPU, the file several times larger); Foxglove and Lichtblick read all three")
 	f.IntVar(&o.maxParts, "max-partitions", parquetout.DefaultMaxPartitions, "-o parquet: at most this many partitions named by the wire (types of VRPN's \"*\" declaration, undeclared records) per run; the records of further types go to type=__overflow__ with their type in column record_type")
 	f.StringVar(&o.partID, "part-id", "", "-o parquet: name the parts part-ID-N.parquet instead of by start time, pid and random bits (letters, digits, - and _; at most 64), so that rerunning the same input with the same ID replaces its parts instead of adding copies (scale/dask_ingest.py: a hash of the capture; docs/scale.md)")
@@ -69,7 +71,7 @@ func addReadFlags(cmd *cobra.Command, o *readOpts) {
 	_ = f.MarkHidden("cpuprofile")
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"table", "json", "fields", "parquet", "mcap"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("mcap-compression", cobra.FixedCompletions([]string{mcapout.CompressionLZ4, mcapout.CompressionZstd, mcapout.CompressionNone}, cobra.ShellCompDirectiveNoFileComp))
-	_ = cmd.RegisterFlagCompletionFunc("time-format", cobra.FixedCompletions([]string{"r", "a", "ad", "e"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("time-format", cobra.FixedCompletions(output.TimeFormats, cobra.ShellCompDirectiveNoFileComp))
 }
 
 func newReadCmd(stdin io.Reader, stderr io.Writer) *cobra.Command {
@@ -115,6 +117,10 @@ func (o *readOpts) setup(stdout io.Writer) (*dissect.Registry, sink, error) {
 		held = dissect.DefaultHeldBudget
 	}
 	setMemoryLimit(held + o.lim.extra()) // what the other flags raise counts as held messages do
+	stdout, err := o.outTarget(stdout)
+	if err != nil {
+		return nil, nil, err
+	}
 	popt := o.proto.options()
 	o.lim.protocols(&popt)
 	reg, err := all.Registry(popt)
@@ -130,7 +136,7 @@ func (o *readOpts) setup(stdout io.Writer) (*dissect.Registry, sink, error) {
 	}
 	tf, ok := output.ParseTimeFormat(o.timeFormat)
 	if !ok {
-		return nil, nil, usageError{fmt.Errorf("--time-format %q: want r, a, ad or e", o.timeFormat)}
+		return nil, nil, usageError{fmt.Errorf("--time-format %q: want one of %s", o.timeFormat, strings.Join(output.TimeFormats, ", "))}
 	}
 	switch o.progress {
 	case "auto", "always", "never":
@@ -142,7 +148,7 @@ func (o *readOpts) setup(stdout io.Writer) (*dissect.Registry, sink, error) {
 		return nil, nil, err
 	}
 	if !o.q.active() {
-		return reg, out, nil
+		return reg, out, o.openOut()
 	}
 	o.q.memory = int64(o.lim.statsMem)
 	q, err := o.q.build(reg, out)
@@ -151,7 +157,7 @@ func (o *readOpts) setup(stdout io.Writer) (*dissect.Registry, sink, error) {
 	}
 	q.stdout = stdout
 	o.query = q
-	return reg, q, nil
+	return reg, q, o.openOut()
 }
 
 // output returns the writer of records the flags ask for; nil with -q.
@@ -172,7 +178,7 @@ func (o *readOpts) output(stdout io.Writer, reg *dissect.Registry, tf output.Tim
 	}
 	switch o.format {
 	case "table":
-		return output.NewTable(stdout, output.TableOptions{Time: tf, Width: o.statsTable.Width, ASCII: !tt.utf8, Hex: o.q.hex}), nil
+		return output.NewTable(stdout, output.TableOptions{Time: tf, Location: localZone(os.LookupEnv), Width: o.statsTable.Width, ASCII: !tt.utf8, Hex: o.q.hex, Whole: o.wide}), nil
 	case "json", "jsonl":
 		if n := o.workers(); n > 1 {
 			hex := o.q.hex
@@ -254,9 +260,10 @@ func runRead(cmd *cobra.Command, o *readOpts, files []string, stdin io.Reader, s
 	cfg := o.pipelineConfig(reg, out)
 	var bar *output.Progress
 	// auto: only when stderr is a terminal and the records do not go to
-	// a terminal too (their lines would run into the bar's).
+	// a terminal too (their lines would run into the bar's), and not for
+	// a pipe, which streams and has no size (stream.go).
 	if o.progress == "always" || (o.progress == "auto" && isTerminal(stderr) &&
-		(o.quiet || !isTerminal(cmd.OutOrStdout()))) {
+		(o.quiet || !isTerminal(o.recordsWriter(cmd.OutOrStdout()))) && !streamingInput(files, stdin)) {
 		tt := terminalOf(stderr, os.Getenv)
 		po := output.ProgressOptions{
 			Width:   tt.width,
@@ -267,7 +274,7 @@ func runRead(cmd *cobra.Command, o *readOpts, files []string, stdin io.Reader, s
 		// run, or a reader that prints its lines and quits, sees none.
 		// Only -q and a regular file make the bar start at once.
 		po.Immediate = o.quiet
-		if f, ok := cmd.OutOrStdout().(*os.File); ok && !po.Immediate {
+		if f, ok := o.recordsWriter(cmd.OutOrStdout()).(*os.File); ok && !po.Immediate {
 			fi, err := f.Stat()
 			po.Immediate = err == nil && fi.Mode().IsRegular()
 		}
@@ -296,7 +303,7 @@ func runRead(cmd *cobra.Command, o *readOpts, files []string, stdin io.Reader, s
 // flags set.
 func (o *readOpts) pipelineConfig(reg *dissect.Registry, out sink) pipeline.Config {
 	// A filter and statistics need whole records, also with -q.
-	cfg := pipeline.Config{Registry: reg, CountOnly: o.quiet && !o.q.active(), Packets: o.count, Raw: o.q.hex, Workers: o.workers()}
+	cfg := pipeline.Config{Registry: reg, CountOnly: o.quiet && !o.q.active(), Packets: o.count, Raw: o.q.hex || o.q.raw, Workers: o.workers()}
 	cfg.Limits = o.limits
 	o.lim.pipeline(&cfg)
 	if out != nil {

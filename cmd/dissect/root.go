@@ -131,6 +131,9 @@ Every byte of every stream is accounted for: it is in a decoded message, a
 			if handled, err := rootLive(cmd, opts, lopts, args, stderr); handled {
 				return err
 			}
+			if err := suggestCommand(cmd, args, stderr); err != nil { // suggest.go
+				return err
+			}
 			files := append(append([]string(nil), opts.files...), args...)
 			if len(files) == 0 {
 				return usageError{errors.New("no capture file given (dissect FILE, or dissect --help)")}
@@ -155,6 +158,7 @@ Every byte of every stream is accounted for: it is in a decoded message, a
 	root.AddCommand(newSerialCmd(stderr))
 	root.AddCommand(newLiveCmd(stderr))
 	root.AddCommand(newExtcapCmd(stdout, serialAdapters))
+	root.AddCommand(newManCmd()) // man.go
 	registerCompletions(root)
 	for _, c := range root.Commands() {
 		registerCompletions(c)

@@ -5,6 +5,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/term"
 )
@@ -63,4 +64,24 @@ func utf8Locale(getenv func(string) string) bool {
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// localZone is the zone of the table's local times (-t a, ad, adoy), as
+// the C library takes it: TZ when set ("" or "UTC0": UTC, ":NAME" or
+// NAME: that zone of the system's database), else the system's zone.
+// Read at each run (not once per process as time.Local), so that tests
+// may set TZ. lookup is os.LookupEnv outside tests.
+func localZone(lookup func(string) (string, bool)) *time.Location {
+	tz, set := lookup("TZ")
+	if !set {
+		return time.Local
+	}
+	tz = strings.TrimPrefix(tz, ":")
+	if tz == "" || tz == "UTC0" {
+		return time.UTC
+	}
+	if loc, err := time.LoadLocation(tz); err == nil {
+		return loc
+	}
+	return time.Local
 }

@@ -156,14 +156,17 @@ const dataPageSize = 64 << 10
 // Deltarobot capture a lake of 15 MB instead of 18 MB, in the same
 // time), plain encodings otherwise (arrow-go's dictionaries took more
 // time, and an allocation per value, for no smaller files).
-func writerProps() *apq.WriterProperties {
+func writerProps(createdBy string) *apq.WriterProperties {
+	if createdBy == "" {
+		createdBy = "dissect"
+	}
 	props := []apq.WriterProperty{
 		apq.WithCompression(compress.Codecs.Zstd),
 		apq.WithCompressionLevel(zstdLevel),
 		apq.WithDictionaryDefault(false),
 		apq.WithStats(true),
 		apq.WithDataPageSize(dataPageSize),
-		apq.WithCreatedBy("dissect"),
+		apq.WithCreatedBy(createdBy),
 	}
 	for _, c := range []string{"time", "stream", "offset", "length"} {
 		props = append(props, apq.WithEncodingFor(c, apq.Encodings.DeltaBinaryPacked))

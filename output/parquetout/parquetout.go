@@ -159,6 +159,10 @@ type Options struct {
 	// while records are written (default DefaultWorkers); 1 writes them
 	// in Record, Flush and Close, with no goroutine. Close stops them.
 	Workers int
+	// CreatedBy is the files' created_by: the writing application, in
+	// Parquet's "NAME version VERSION (build HASH)" form that readers
+	// (parquet-mr, Arrow) parse (default "dissect").
+	CreatedBy string
 }
 
 // DefaultWorkers is the default of Options.Workers.
@@ -258,7 +262,7 @@ func New(dir string, o Options) (*Writer, error) {
 	}
 	w := &Writer{dir: dir, o: o, capture: o.Capture, run: run,
 		plans: map[pkey]*plan{}, tables: map[tkey]*table{}, declared: map[*dissect.TypeDecl]*table{}, seq: map[string]int{},
-		rb: rowBuilder{json: output.NewJSONAppender()}, props: writerProps()}
+		rb: rowBuilder{json: output.NewJSONAppender()}, props: writerProps(o.CreatedBy)}
 	if o.Workers > 1 {
 		w.pool = newPool(o.Workers)
 	}
