@@ -122,6 +122,7 @@ func (s *Stream) fill(r *Record, dir Dir, t time.Time, off, n int64) {
 	r.Stream = s.Info.ID
 	r.Src = s.Info.Name[dir]
 	r.Dst = s.Info.Name[dir^1]
+	r.Dir = dir
 	r.Offset = off
 	r.Length = n
 }

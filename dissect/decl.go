@@ -33,6 +33,11 @@ type TypeDecl struct {
 	Polyline string
 	// Heartbeat marks a type sent only to say the sender is alive.
 	Heartbeat bool
+	// Context marks a type whose records set how later records of their
+	// stream decode (VRPN's cookie and its sender and type names): a cut
+	// (-r FILE -Y FILTER -w OUT) keeps their packets with those of the
+	// records that pass, so that the cut decodes the same again.
+	Context bool
 }
 
 // Variant selects the records of a type by the string value of a field.

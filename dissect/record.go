@@ -56,6 +56,10 @@ type Record struct {
 	// pipeline on every record: time_relative (tshark's
 	// frame.time_relative) is Time − Epoch. Zero when the run has none.
 	Epoch time.Time
+	// Dir is the record's direction of its stream (Src sent it): which
+	// bytes Offset counts. Not an output key (Src and Dst say it); a cut
+	// (-r with -w) reads it.
+	Dir Dir
 
 	arena []Field
 }

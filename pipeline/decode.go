@@ -33,6 +33,7 @@ type decoder struct {
 	held   *dissect.HeldBudget // bounds what all streams hold together
 	epoch  EpochSetter
 	opened StreamOpener
+	cut    *Cut // Config.Cut
 
 	packets, bytes int64
 	noTime         int64     // packets without a timestamp in the file
@@ -79,7 +80,13 @@ func newDecoder(cfg *Config) *decoder {
 	d.sopt.Budget = d.held
 	d.epoch, _ = cfg.Sink.(EpochSetter)
 	d.opened, _ = cfg.Sink.(StreamOpener)
-	d.asm = reassembly.New((*handler)(d), cfg.Reassembly)
+	if cfg.Cut != nil && cfg.Live == nil {
+		d.cut = cfg.Cut
+		d.asm = reassembly.New(cutHandler{(*handler)(d), d.cut}, cfg.Reassembly)
+		d.asm.ObserveSegments(d.cut.segment)
+	} else {
+		d.asm = reassembly.New((*handler)(d), cfg.Reassembly)
+	}
 	return d
 }
 
@@ -110,6 +117,9 @@ func (d *decoder) packet(p *capture.Packet) error {
 	}
 	d.last = p.Time
 	d.curNoTime = p.NoTime
+	if d.cut != nil {
+		d.cut.packet()
+	}
 	d.asm.Packet(p)
 	return d.err
 }
@@ -132,6 +142,9 @@ func (d *decoder) finish() error {
 
 // record counts r and passes it on.
 func (d *decoder) record(r *dissect.Record) error {
+	if d.cut != nil {
+		d.cut.seen(r)
+	}
 	switch r.Type {
 	case dissect.TypeGap:
 		d.gaps++

@@ -46,6 +46,10 @@ type Config struct {
 	// Packets, when positive, ends a file run after that many packets
 	// (tshark's -c); live runs use LiveConfig.Packets.
 	Packets int64
+	// Cut, when set (file runs with a sink), is told which packets
+	// carried the bytes of each record; the sink calls Cut.Keep with the
+	// records whose packets are to be copied ([CopyCut]).
+	Cut *Cut
 	// Workers is how many goroutines a run may keep busy (0 or 1: one). A
 	// file run without a sink (-q) with 2 or more dissects on a second
 	// goroutine while the first reads and reassembles; the summary is the

@@ -235,6 +235,8 @@ type Assembler struct {
 
 	nextID int
 
+	observe func(s *Stream, d Dir, seg Segment) // ObserveSegments
+
 	frags fragTable // IP fragments being reassembled (frag.go)
 }
 

@@ -175,6 +175,12 @@ func fuzzRun(t *testing.T, data []byte) Stats {
 	r.keep = false
 	fc := &fuzzChecker{recorder: r, t: t, off: map[[2]int]int64{}, base: map[[2]int]byte{}}
 	a := New(fc, Config{MaxBuffered: 2000, MaxHeldBytes: 3000, MaxStreams: 3, IdleTimeout: 40 * time.Millisecond, MaxFinished: 2})
+	a.ObserveSegments(func(s *Stream, d Dir, seg Segment) {
+		// Told for open connections only, before their bytes.
+		if s.Transport != TCP || d > 1 || seg.N < 0 || seg.N > 1<<16 {
+			t.Fatalf("observed %+v on stream %d (%v) dir %d", seg, s.ID, s.Transport, d)
+		}
+	})
 	now := t0
 	for len(data) > 0 {
 		kind := data[0] % 8

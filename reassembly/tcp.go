@@ -30,7 +30,11 @@ type half struct {
 	// segment seen (its declared length, a FIN's slot included) or a
 	// sequence number the peer acknowledged. What lies between the last
 	// byte delivered and sent when the direction ends is a lost tail.
-	sent    int64
+	sent int64
+	// acked is the highest offset the peer acknowledged (0: none): bytes
+	// before it reached the peer, so a segment arriving past a hole
+	// below it finds the hole lost at once (see segment).
+	acked   int64
 	held    []piece // sorted, disjoint, every start > off
 	heldLen int     // captured bytes in held plus pieceOverhead per piece
 	gen     uint32  // bumped each time held becomes non-empty (Assembler.holders)
@@ -129,6 +133,9 @@ func (a *Assembler) tcp(pk *packet, t time.Time) {
 	a.touch(c, t)
 	d := c.dir(srcIsA)
 	h := &c.h[d]
+	if a.observe != nil {
+		a.observeTCP(c, d, h, pk)
+	}
 
 	if pk.flags&flagRST != 0 {
 		a.stats.TCPAfterClose += int64(pk.plen) // a reset's text is not stream data
@@ -228,6 +235,19 @@ func (a *Assembler) segment(c *conn, d Dir, h *half, t time.Time, seq uint32, da
 	if int64(len(data)) > e-s {
 		data = data[:e-s]
 	}
+	if s < e && s > h.off && h.acked >= s {
+		// Past a hole the peer acknowledged before this segment came:
+		// the receiver got those bytes, the capture did not (a capture
+		// cut down to some packets, as -w with a display filter makes),
+		// and no retransmission will fill it. Waiting would only delay
+		// this segment's bytes.
+		lim := s
+		if len(h.held) > 0 {
+			lim = min(lim, h.held[0].start)
+		}
+		a.gap(c, d, h, t, lim-h.off)
+		a.pump(c, d, h, t)
+	}
 	if s < e && s == h.off {
 		// In order: deliver straight from the packet, up to the first
 		// held piece (which arrived first and wins any overlap).
@@ -274,6 +294,7 @@ func (a *Assembler) acked(c *conn, d Dir, ackSeq uint32, t time.Time) {
 		return
 	}
 	h.sent = max(h.sent, ackOff)
+	h.acked = max(h.acked, ackOff)
 	if len(h.held) == 0 {
 		return
 	}

@@ -45,8 +45,8 @@ var liveFlagNames = []string{"filter", "write", "ring-buffer", "autostop", "snap
 func addLiveFlags(cmd *cobra.Command, o *liveOpts) {
 	f := cmd.Flags()
 	f.StringVarP(&o.iface, "interface", "i", "", "capture live on this network interface: a name, or its number in the -D list (1: the first), or \"any\" for all; instead of reading files")
-	f.StringVarP(&o.filter, "filter", "f", "", "live capture filter in tcpdump syntax, run in the kernel: \"tcp port 3883 or udp port 3883\"")
-	f.StringVarP(&o.write, "write", "w", "", "live: also save the captured packets to this pcapng file")
+	f.StringVarP(&o.filter, "filter", "f", "", "capture filter in tcpdump syntax: live, run in the kernel; with files (-r), run on each packet read, the others ignored as if never captured: \"tcp port 3883 or udp port 3883\"")
+	f.StringVarP(&o.write, "write", "w", "", writeUsage)
 	addRingFlag(cmd, &o.ring)
 	f.Int64VarP(&o.count, "count", "c", 0, countUsage)
 	f.StringArrayVarP(&o.autostop, "autostop", "a", nil, "live: stop when a condition is met, tshark style: duration:SECONDS or packets:N; may be repeated (the first met stops)")
@@ -91,7 +91,7 @@ func liveRequested(cmd *cobra.Command, o *liveOpts) (bool, error) {
 		return true, nil
 	}
 	for _, name := range liveFlagNames {
-		if cmd.Flags().Changed(name) {
+		if cmd.Flags().Changed(name) && !fileFlagNames[name] {
 			return false, usageError{fmt.Errorf("--%s applies to live capture: give an interface with -i (dissect -D lists them)", name)}
 		}
 	}

@@ -616,8 +616,8 @@ func TestLiveUsageErrors(t *testing.T) {
 		args []string
 		msg  string
 	}{
-		{[]string{"-w", "out.pcapng", "x.pcap"}, "--write applies to live capture"},
-		{[]string{"-f", "tcp", "x.pcap"}, "--filter applies to live capture"},
+		{[]string{"-w", "out.pcapng", "-b", "packets:3", "x.pcap"}, "--ring-buffer applies to live capture"},
+		{[]string{"-f", "tcp port", "x.pcap"}, "-f: "},
 		{[]string{"live"}, "no interface given"},
 		{[]string{"live", "eth0"}, "unknown command"},
 		{[]string{"-i", "lo", "x.pcap"}, `-i captures live and "x.pcap" is a capture file`},

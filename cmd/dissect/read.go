@@ -80,6 +80,7 @@ func addReadFlags(cmd *cobra.Command, o *readOpts) {
 
 func newReadCmd(stdin io.Reader, stderr io.Writer) *cobra.Command {
 	opts := &readOpts{}
+	lo := &liveOpts{} // -w and -f (cut.go)
 	cmd := &cobra.Command{
 		Use:   "read [flags] CAPTURE...",
 		Short: "Decode capture files (the same as 'dissect CAPTURE...')",
@@ -92,11 +93,15 @@ func newReadCmd(stdin io.Reader, stderr io.Writer) *cobra.Command {
 			if len(files) == 0 {
 				return usageError{errors.New("no capture file given")}
 			}
+			if cutRequested(lo) {
+				return runCut(cmd, opts, lo, files, stdin, stderr)
+			}
 			return runRead(cmd, opts, files, stdin, stderr)
 		},
 	}
 	addReadFlags(cmd, opts)
 	cmd.Flags().Int64VarP(&opts.count, "count", "c", 0, countUsage)
+	addFileCutFlags(cmd, lo)
 	return cmd
 }
 

@@ -141,6 +141,9 @@ Every byte of every stream is accounted for: it is in a decoded message, a
 				return usageError{errors.New("no capture file given (dissect FILE, or dissect --help)")}
 			}
 			opts.count = lopts.count
+			if cutRequested(lopts) {
+				return runCut(cmd, opts, lopts, files, stdin, stderr)
+			}
 			return runRead(cmd, opts, files, stdin, stderr)
 		},
 		ValidArgsFunction: completeCaptures,

@@ -9,7 +9,7 @@ import "github.com/dissect-tools/dissect/dissect"
 // place of the decoded fields.
 func types() []dissect.TypeDecl {
 	return append([]dissect.TypeDecl{
-		{Type: TypeCookie, Doc: "the 24-byte cookie that starts each TCP direction (not framed)", Fields: []dissect.FieldDecl{
+		{Type: TypeCookie, Context: true, Doc: "the 24-byte cookie that starts each TCP direction (not framed)", Fields: []dissect.FieldDecl{
 			{Name: "version", Kind: dissect.KindString, Required: true, Doc: `version after "vrpn: ver. ", e.g. "07.38"`},
 			{Name: "log_mode", Kind: dissect.KindInt, Doc: "remote logging this side asks of its peer: 1 incoming, 2 outgoing, 3 both (absent when not a digit)"},
 		}},
@@ -90,7 +90,9 @@ func hexType(name, doc string) dissect.TypeDecl {
 // system declares a system message type, like app.
 func system(name, doc string, body ...dissect.FieldDecl) dissect.TypeDecl {
 	fs := append(headerDecls(dissect.RoleNone), body...)
-	return dissect.TypeDecl{Type: name, Doc: doc, Fields: append(fs, undecoded())}
+	// The names given to ids decide how later messages decode.
+	ctx := name == TypeSenderDescription || name == TypeTypeDescription
+	return dissect.TypeDecl{Type: name, Doc: doc, Fields: append(fs, undecoded()), Context: ctx}
 }
 
 // tracker declares Pos_Quat, Velocity or Acceleration: sensor, a vector,
