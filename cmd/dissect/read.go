@@ -169,6 +169,9 @@ func (o *readOpts) output(stdout io.Writer, reg *dissect.Registry, tf output.Tim
 	if err := o.tshark.apply(&o.format); err != nil {
 		return nil, err
 	}
+	if err := checkFormFlags(o.tshark.flags, o.format); err != nil {
+		return nil, err
+	}
 	if o.format != "fields" && (len(o.q.fields) > 0 || len(o.q.fieldOpts) > 0) {
 		return nil, usageError{errors.New("-e and -E go with -o fields")}
 	}
