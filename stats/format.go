@@ -208,12 +208,40 @@ func (t *table) write(w io.Writer, o TableOptions) error {
 		bw.WriteByte('\n')
 	}
 	for _, n := range t.notes {
+		if n = shownClauses(n, t.cols, keep); n == "" {
+			continue
+		}
 		for _, l := range wrap(conv(n), o.Width, o.ASCII) {
 			bw.WriteString(l)
 			bw.WriteByte('\n')
 		}
 	}
 	return bw.Flush()
+}
+
+// shownClauses leaves out the clauses of a note ("; " between them) that
+// explain a column the fitting dropped: a clause that starts with the
+// first word of a dropped column's name, in any case ("WARNED: records
+// with warnings", "jitter = ...").
+func shownClauses(note string, cols []column, keep []bool) string {
+	clauses := strings.Split(note, "; ")
+	out := clauses[:0]
+	for _, c := range clauses {
+		lead, _, _ := strings.Cut(c, " ")
+		lead = strings.TrimSuffix(lead, ":")
+		dropped := false
+		for i, col := range cols {
+			name, _, _ := strings.Cut(col.name, " ")
+			if !keep[i] && strings.EqualFold(name, lead) {
+				dropped = true
+				break
+			}
+		}
+		if !dropped {
+			out = append(out, c)
+		}
+	}
+	return strings.Join(out, "; ")
 }
 
 // wrap breaks s at spaces into lines of at most n columns (0: no limit);

@@ -65,3 +65,22 @@ func TestFitWholeColumn(t *testing.T) {
 		}
 	}
 }
+
+// TestNotesOfDroppedColumns: a note's clause that explains a column the
+// fitting dropped is left out; the others stay, and all stay when the
+// column is shown.
+func TestNotesOfDroppedColumns(t *testing.T) {
+	tab := &table{cols: []column{{name: "ID", right: true}, {name: "MSGS", right: true}, {name: "WARNED", right: true, drop: 12}, {name: "JITTER ms", right: true, drop: 13}}}
+	tab.add("0", "7", "1", "0.5")
+	tab.notes = []string{"MSGS: decoded messages; WARNED: records with warnings", "jitter = the gaps' deviation"}
+	var b strings.Builder
+	tab.write(&b, TableOptions{})
+	if want := "ID  MSGS  WARNED  JITTER ms\n 0     7       1        0.5\nMSGS: decoded messages; WARNED: records with warnings\njitter = the gaps' deviation\n"; b.String() != want {
+		t.Errorf("wide: got\n%s\nwant\n%s", b.String(), want)
+	}
+	b.Reset()
+	tab.write(&b, TableOptions{Width: 12})
+	if want := "ID  MSGS\n 0     7\nMSGS:\ndecoded\nmessages\n"; b.String() != want {
+		t.Errorf("12 columns: got\n%q\nwant\n%q", b.String(), want)
+	}
+}
