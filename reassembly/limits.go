@@ -77,7 +77,7 @@ func (c Config) withDefaults() Config {
 // (its entry in the held slice and the allocation of its copy), counted
 // against the held-byte limits so that many tiny segments cannot use much
 // more memory than the limits say.
-const pieceOverhead = 64
+const pieceOverhead = 88
 
 // maxPieces bounds the pieces one TCP direction holds whatever their
 // size: inserting into the sorted held slice moves the pieces after the
@@ -228,8 +228,7 @@ func (a *Assembler) enforceHeld(t time.Time) {
 			continue
 		}
 		h := &e.c.h[e.d]
-		a.gap(e.c, e.d, h, t, h.held[0].start-h.off)
-		a.pump(e.c, e.d, h, t)
+		a.lose(e.c, e.d, h, t, h.held[0].start-h.off)
 		if len(h.held) > 0 && !h.closed {
 			// Its next hole is younger than the others'.
 			a.startHolding(e.c, e.d)

@@ -12,6 +12,7 @@ type piece struct {
 	start int64
 	n     int64
 	data  []byte
+	at    time.Time // the capture time of the segment that brought it
 }
 
 // half is one direction of a TCP connection. Stream offsets count bytes
@@ -171,6 +172,13 @@ func (a *Assembler) tcp(pk *packet, t time.Time) {
 			}
 		}
 	}
+	// The acknowledgment first: it says what the sender had received
+	// before it sent this segment's data, so the peer's bytes it releases
+	// (a hole known lost, the data held behind it) come before this data,
+	// in the order the two ends saw them.
+	if ack {
+		a.acked(c, 1-d, pk.ack, t)
+	}
 	fin := pk.flags&flagFIN != 0
 	if pk.plen > 0 || fin {
 		a.segment(c, d, h, t, seq, pk.payload, pk.plen, fin)
@@ -180,9 +188,6 @@ func (a *Assembler) tcp(pk *packet, t time.Time) {
 		end++
 	}
 	h.sentUpTo(end) // even a bare ACK's sequence number says what was sent
-	if ack {
-		a.acked(c, 1-d, pk.ack, t)
-	}
 	if c.h[0].fin && c.h[1].fin {
 		// Both sides finished: a hole left before a FIN will not fill.
 		a.complete(c, 0, t)
@@ -245,8 +250,7 @@ func (a *Assembler) segment(c *conn, d Dir, h *half, t time.Time, seq uint32, da
 		if len(h.held) > 0 {
 			lim = min(lim, h.held[0].start)
 		}
-		a.gap(c, d, h, t, lim-h.off)
-		a.pump(c, d, h, t)
+		a.lose(c, d, h, t, lim-h.off)
 	}
 	if s < e && s == h.off {
 		// In order: deliver straight from the packet, up to the first
@@ -267,8 +271,7 @@ func (a *Assembler) segment(c *conn, d Dir, h *half, t time.Time, seq uint32, da
 		a.hold(c, d, h, t, s, e, data)
 		for (h.heldLen > a.cfg.MaxBuffered || len(h.held) > maxPieces) && len(h.held) > 0 {
 			// Too much held: the first hole is declared lost.
-			a.gap(c, d, h, t, h.held[0].start-h.off)
-			a.pump(c, d, h, t)
+			a.lose(c, d, h, t, h.held[0].start-h.off)
 		}
 	}
 	a.pump(c, d, h, t)
@@ -298,8 +301,7 @@ func (a *Assembler) acked(c *conn, d Dir, ackSeq uint32, t time.Time) {
 	if len(h.held) == 0 {
 		return
 	}
-	a.gap(c, d, h, t, min(ackOff, h.held[0].start)-h.off)
-	a.pump(c, d, h, t)
+	a.lose(c, d, h, t, min(ackOff, h.held[0].start)-h.off)
 }
 
 // advance drops the first n stream bytes of a range starting at s whose
@@ -334,12 +336,36 @@ func (a *Assembler) gap(c *conn, d Dir, h *half, t time.Time, n int64) {
 
 // pump delivers the held pieces that are now contiguous with the delivery
 // point, and closes the direction when everything up to its FIN is out.
-func (a *Assembler) pump(c *conn, d Dir, h *half, t time.Time) {
+func (a *Assembler) pump(c *conn, d Dir, h *half, t time.Time) { a.pumpAt(c, d, h, t, false) }
+
+// lose declares the n bytes at the delivery point lost (a Gap) and
+// delivers the held data behind them. The receiver had that data when its
+// segments came (only the hole was not captured), so each held piece keeps
+// the time its segment was captured, and the Gap the time of the first:
+// records completed by those segments are stamped as if nothing had been
+// held. (Data held behind a hole that a later segment fills is delivered
+// at that segment's time, by pump: it completed then.)
+func (a *Assembler) lose(c *conn, d Dir, h *half, t time.Time, n int64) {
+	gt := t
+	if len(h.held) > 0 && !h.held[0].at.IsZero() && h.held[0].at.Before(t) {
+		gt = h.held[0].at
+	}
+	a.gap(c, d, h, gt, n)
+	a.pumpAt(c, d, h, t, true)
+}
+
+// pumpAt delivers the held pieces that start at the delivery point, at t
+// or, with own, each at the time it was captured (never later than t).
+func (a *Assembler) pumpAt(c *conn, d Dir, h *half, t time.Time, own bool) {
 	i := 0
 	for i < len(h.held) && h.held[i].start == h.off {
 		p := h.held[i]
 		a.addHeld(h, -len(p.data)-pieceOverhead)
-		a.deliver(c, d, h, t, p.data, p.n)
+		pt := t
+		if own && !p.at.IsZero() && p.at.Before(t) {
+			pt = p.at
+		}
+		a.deliver(c, d, h, pt, p.data, p.n)
 		i++
 	}
 	if i > 0 {
@@ -394,7 +420,7 @@ func (a *Assembler) hold(c *conn, d Dir, h *half, t time.Time, s, e int64, data 
 			buf = make([]byte, hi-lo)
 			copy(buf, data[lo:hi])
 		}
-		h.held = slices.Insert(h.held, i, piece{start: pos, n: stop - pos, data: buf})
+		h.held = slices.Insert(h.held, i, piece{start: pos, n: stop - pos, data: buf, at: t})
 		a.addHeld(h, len(buf)+pieceOverhead)
 		i++
 		pos = stop
@@ -469,8 +495,7 @@ func (a *Assembler) complete(c *conn, d Dir, t time.Time) {
 		return
 	}
 	for len(h.held) > 0 {
-		a.gap(c, d, h, t, h.held[0].start-h.off)
-		a.pump(c, d, h, t)
+		a.lose(c, d, h, t, h.held[0].start-h.off)
 	}
 	switch {
 	case h.closed:

@@ -139,7 +139,9 @@ func TestTCP(t *testing.T) {
 				d := c.Send(C, []byte("dd"))
 				f.seg(a, d, c.Fin(C), c.Fin(S))
 			},
-			want:  []string{"open 0", "data 0/0 aa", "close 0/1", "gap 0/0 4", "data 0/0 dd", "close 0/0"},
+			// The server's FIN acknowledges all of the client's stream, its
+			// FIN included: the ACK is read before the FIN it comes with.
+			want:  []string{"open 0", "data 0/0 aa", "gap 0/0 4", "data 0/0 dd", "close 0/0", "close 0/1"},
 			spans: map[string]int64{"0/0": 8},
 			stats: func(s Stats) bool { return s.TCPGapBytes == 4 },
 		},
@@ -317,7 +319,9 @@ func TestTCP(t *testing.T) {
 				// Trailing segment on the reset connection: no new stream.
 				f.seg(c.Send(C, []byte("zz")))
 			},
-			want: []string{"open 0", "data 0/0 aa", "data 0/1 s", "gap 0/0 3", "data 0/0 cc",
+			// The server's "s" acknowledges the client's "cc": the gap and
+			// "cc" come first, then "s".
+			want: []string{"open 0", "data 0/0 aa", "gap 0/0 3", "data 0/0 cc", "data 0/1 s",
 				"close 0/0", "close 0/1"},
 			spans: map[string]int64{"0/0": 7, "0/1": 1},
 			stats: func(s Stats) bool { return s.TCPAfterClose == 2 && s.Streams.TCP == 1 },

@@ -32,6 +32,9 @@ var cutCases = []cutCase{
 	{"vrpn_multi_device.pcap", `type == "vrpn_Button Change"`},
 	{"deltarobot_session.pcap", `type == "curve"`},
 	{"deltarobot_session.pcap", `type == "end_of_transmission"`},
+	// Pings come after held-back gaps in the cut: their round trips hold
+	// only if the held data keeps its own time (reassembly's lose).
+	{"deltarobot_session.pcap", `type == "pong"`},
 	{"deltarobot_vlan_ipv6.pcapng", `type == "pong"`},
 	{"roboid_session.pcap", `type == "ModelURL"`},
 	{"neptune_session.pcap", `type == "abort"`},
@@ -111,8 +114,8 @@ func TestCutGivesTheSameRecords(t *testing.T) {
 			continue
 		}
 		for j := range wantT {
-			if gotT[j].Before(wantT[j]) {
-				t.Errorf("%s -Y %q: record %d at %v in the cut, before %v", c.file, c.filter, j, gotT[j], wantT[j])
+			if !gotT[j].Equal(wantT[j]) {
+				t.Errorf("%s -Y %q: record %d at %v in the cut, not %v", c.file, c.filter, j, gotT[j], wantT[j])
 			}
 		}
 	}
