@@ -297,28 +297,35 @@ func (f *Fields) quote(b []byte, from int) []byte {
 	return b
 }
 
-// appendValue appends v; top is false inside an array, where arrays and
-// objects are written as JSON.
-func (f *Fields) appendValue(b []byte, v *dissect.Value, top bool) []byte {
+// appendNumber appends a number as -e and -V write it: integers in full,
+// floats as in JSON but NaN, Inf and -Inf without quotes.
+func appendNumber(b []byte, v *dissect.Value) []byte {
 	switch v.Kind() {
 	case dissect.KindInt:
 		return strconv.AppendInt(b, v.Int(), 10)
 	case dissect.KindUint:
 		return strconv.AppendUint(b, v.Uint(), 10)
-	case dissect.KindFloat, dissect.KindFloat32:
-		x := v.Float()
-		switch {
-		case math.IsNaN(x):
-			return append(b, "NaN"...)
-		case math.IsInf(x, 1):
-			return append(b, "Inf"...)
-		case math.IsInf(x, -1):
-			return append(b, "-Inf"...)
-		}
-		if v.Kind() == dissect.KindFloat32 {
-			return appendFloat(b, x, 32)
-		}
-		return appendFloat(b, x, 64)
+	}
+	x := v.Float()
+	switch {
+	case math.IsNaN(x):
+		return append(b, "NaN"...)
+	case math.IsInf(x, 1):
+		return append(b, "Inf"...)
+	case math.IsInf(x, -1):
+		return append(b, "-Inf"...)
+	case v.Kind() == dissect.KindFloat32:
+		return appendFloat32(b, v.Float32())
+	}
+	return appendFloat(b, x, 64)
+}
+
+// appendValue appends v; top is false inside an array, where arrays and
+// objects are written as JSON.
+func (f *Fields) appendValue(b []byte, v *dissect.Value, top bool) []byte {
+	switch v.Kind() {
+	case dissect.KindInt, dissect.KindUint, dissect.KindFloat, dissect.KindFloat32:
+		return appendNumber(b, v)
 	case dissect.KindBool:
 		if v.Bool() {
 			return append(b, "true"...)

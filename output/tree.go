@@ -3,7 +3,6 @@ package output
 import (
 	"bufio"
 	"io"
-	"math"
 	"strconv"
 	"unicode/utf8"
 
@@ -173,24 +172,8 @@ func (t *Tree) value(b []byte, depth int, key string, v dissect.Value) []byte {
 // appendScalar appends a value that is not an array or object.
 func (t *Tree) appendScalar(b []byte, v *dissect.Value) []byte {
 	switch v.Kind() {
-	case dissect.KindInt:
-		return strconv.AppendInt(b, v.Int(), 10)
-	case dissect.KindUint:
-		return strconv.AppendUint(b, v.Uint(), 10)
-	case dissect.KindFloat, dissect.KindFloat32:
-		x := v.Float()
-		switch {
-		case math.IsNaN(x):
-			return append(b, "NaN"...)
-		case math.IsInf(x, 1):
-			return append(b, "Inf"...)
-		case math.IsInf(x, -1):
-			return append(b, "-Inf"...)
-		}
-		if v.Kind() == dissect.KindFloat32 {
-			return appendFloat32(b, v.Float32())
-		}
-		return appendFloat(b, x, 64)
+	case dissect.KindInt, dissect.KindUint, dissect.KindFloat, dissect.KindFloat32:
+		return appendNumber(b, v)
 	case dissect.KindBool:
 		return strconv.AppendBool(b, v.Bool())
 	case dissect.KindString:
