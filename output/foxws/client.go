@@ -300,6 +300,7 @@ func (c *client) caughtUp(ch uint16, now time.Time) {
 	}
 	if s.hasTF && ch == s.tfCh {
 		c.pri = append(c.pri, l.tf.message(ch))
+		before-- // the latest of every frame stands for them
 	} else if m, ok := l.latched[ch]; ok && m.seq < c.cursor {
 		c.pri = append(c.pri, m)
 		before--
@@ -320,6 +321,7 @@ func (c *client) dropped(ch uint16) {
 	}
 	if c.s.hasTF && ch == c.s.tfCh {
 		c.pri = append(c.pri, l.tf.message(ch))
+		n--
 	} else if m, ok := l.latched[ch]; ok && m.seq < l.base() {
 		c.pri = append(c.pri, m)
 		n--
