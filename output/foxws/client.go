@@ -44,6 +44,7 @@ type client struct {
 	subscribed bool                 // it has subscribed once
 	cursor     uint64               // the seq of the next message of the log to send
 	clock      uint64               // the time last sent in a Time message
+	clockAt    time.Time            // ... when, if not before a message
 	startAt    time.Time            // a file: when its playback starts (zero: no subscription yet)
 	started    bool                 // a file: its playback has started
 	wall0      time.Time            // ... when
