@@ -5,7 +5,6 @@ import (
 	"io"
 	"os"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -106,7 +105,7 @@ against its line: look up (proto, type), else ("*", type), else
 			writeWrapped(w, "", "Detection by content (first bytes of each direction; on TCP and serial also mid-stream):", width)
 			label := 0
 			for _, d := range detection {
-				label = max(label, utf8.RuneCountInString(d[0]))
+				label = max(label, output.DisplayWidth(d[0]))
 			}
 			for _, d := range detection {
 				writeWrapped(w, fmt.Sprintf("  %-*s ", label, d[0]), d[1], width)
@@ -154,14 +153,14 @@ func writeFields(w io.Writer, protos []dissect.Protocol, only string, width int,
 		fields := dissect.FieldInfos(in.Types)
 		nameW, typeW := len("FIELD"), len("TYPE")
 		for _, f := range fields {
-			nameW = max(nameW, utf8.RuneCountInString(text(in.Proto+"."+f.Name)))
-			typeW = max(typeW, utf8.RuneCountInString(text(f.Type)))
+			nameW = max(nameW, output.DisplayWidth(text(in.Proto+"."+f.Name)))
+			typeW = max(typeW, output.DisplayWidth(text(f.Type)))
 		}
 		// A name longer than the room left beside its type and 20 columns
 		// of description goes on a line of its own.
 		nameW = min(nameW, max(len("FIELD"), width-typeW-26))
 		label := func(name, typ string) string {
-			if utf8.RuneCountInString(name) > nameW {
+			if output.DisplayWidth(name) > nameW {
 				fmt.Fprintln(w, fitLine("  "+name, width))
 				name = ""
 			}
@@ -197,7 +196,7 @@ func shortTypes(types []string, text func(string) string) string {
 		if rest > 0 {
 			more = fmt.Sprintf(", +%d more", rest)
 		}
-		if i > 0 && utf8.RuneCountInString(b.String())+2+utf8.RuneCountInString(t)+len(more) > maxLen {
+		if i > 0 && output.DisplayWidth(b.String())+2+output.DisplayWidth(t)+len(more) > maxLen {
 			fmt.Fprintf(&b, ", +%d more", len(types)-i)
 			break
 		}
@@ -219,7 +218,7 @@ func writeColumns(w io.Writer, rows [][4]string, width int) {
 	var widths [3]int
 	for _, r := range rows {
 		for i := range widths {
-			widths[i] = max(widths[i], utf8.RuneCountInString(r[i]))
+			widths[i] = max(widths[i], output.DisplayWidth(r[i]))
 		}
 	}
 	start := 0
@@ -242,7 +241,7 @@ func writeColumns(w io.Writer, rows [][4]string, width int) {
 		for i, n := range widths {
 			line.WriteString(r[i])
 			if i < len(widths)-1 || !below {
-				line.WriteString(strings.Repeat(" ", n+gap-utf8.RuneCountInString(r[i])))
+				line.WriteString(strings.Repeat(" ", n+gap-output.DisplayWidth(r[i])))
 			}
 		}
 		if below {
@@ -257,7 +256,7 @@ func writeColumns(w io.Writer, rows [][4]string, width int) {
 
 // fitLine cuts s to width columns (every character of it takes one).
 func fitLine(s string, width int) string {
-	if utf8.RuneCountInString(s) <= width {
+	if output.DisplayWidth(s) <= width {
 		return s
 	}
 	r := []rune(s)
@@ -270,22 +269,22 @@ func fitLine(s string, width int) string {
 // lines after it, indented by four.
 func writeWrapped(w io.Writer, label, text string, width int) {
 	width = max(width, 1)
-	if utf8.RuneCountInString(label)+20 > width && label != "" && strings.TrimSpace(label) != "" {
+	if output.DisplayWidth(label)+20 > width && label != "" && strings.TrimSpace(label) != "" {
 		fmt.Fprintln(w, strings.TrimRight(fitLine(label, width), " "))
 		label = strings.Repeat(" ", min(4, width-1))
 	}
-	indent := strings.Repeat(" ", utf8.RuneCountInString(label))
+	indent := strings.Repeat(" ", output.DisplayWidth(label))
 	line, empty := label, true
-	room := func() int { return width - utf8.RuneCountInString(line) }
+	room := func() int { return width - output.DisplayWidth(line) }
 	for _, word := range strings.Fields(text) {
-		if !empty && room() < 1+utf8.RuneCountInString(word) {
+		if !empty && room() < 1+output.DisplayWidth(word) {
 			fmt.Fprintln(w, line)
 			line, empty = indent, true
 		}
 		if !empty {
 			line += " "
 		}
-		for room() < utf8.RuneCountInString(word) {
+		for room() < output.DisplayWidth(word) {
 			// A word longer than a whole line: cut it.
 			r := []rune(word)
 			n := max(room(), 1)

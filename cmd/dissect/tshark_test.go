@@ -506,3 +506,32 @@ func checkTree(t *testing.T, js, tree string, width int) int {
 	}
 	return wrapped
 }
+
+// TestTSharkReflexes: tshark's -n and -l are accepted and change nothing;
+// -R, -2 and -G are refused (exit 2) with one line naming dissect's way.
+func TestTSharkReflexes(t *testing.T) {
+	file := filepath.Join("..", "..", "pcaps", "deltarobot_session.pcap")
+	plain, _, code := cli(t, "--no-summary", "-o", "json", file)
+	if code != 0 || plain == "" {
+		t.Fatalf("plain run: exit %d", code)
+	}
+	for _, f := range []string{"-n", "-l", "-nl"} {
+		got, stderr, code := cli(t, f, "--no-summary", "-o", "json", file)
+		if code != 0 || got != plain {
+			t.Errorf("%s: exit %d, output same %v: %s", f, code, got == plain, stderr)
+		}
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-R", "tcp"}, "-Y FILTER"},
+		{[]string{"-2"}, "leave -2 out"},
+		{[]string{"-G", "fields"}, "dissect protocols --fields"},
+	} {
+		stdout, stderr, code := cli(t, append(c.args, file)...)
+		if code != 2 || stdout != "" || !strings.Contains(strings.SplitN(stderr, "\n", 2)[0], c.want) {
+			t.Errorf("%v: exit %d, stdout %d bytes, stderr %q; want exit 2 and a line naming %q", c.args, code, len(stdout), stderr, c.want)
+		}
+	}
+}
