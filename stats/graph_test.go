@@ -19,7 +19,7 @@ func TestBarAndSpark(t *testing.T) {
 		want    string
 	}{
 		{10, 20, false, strings.Repeat("█", 10)},
-		{1, 160, false, "▏"}, // 1*20*8/160 = 1 eighth
+		{1, 160, false, "▏"},  // 1*20*8/160 = 1 eighth
 		{1, 1000, false, "▏"}, // less than an eighth still shows
 		{3, 4, false, strings.Repeat("█", 15)},
 		{7, 16, false, strings.Repeat("█", 8) + "▊"}, // 70 eighths: 8 whole, 6 left

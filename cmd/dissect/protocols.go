@@ -119,9 +119,23 @@ against its line: look up (proto, type), else ("*", type), else
 	return cmd
 }
 
-// recordKeys are the keys every record has, filtered without a protocol
-// prefix (-Y 'type == "pong"').
-var recordKeys = []string{"proto", "type", "stream", "transport", "src", "dst", "time", "offset", "length", "time_epoch", "time_relative"}
+// recordKeys are the names of the envelope's keys (dissect.Envelope): the
+// JSON keys every record has, then the other names of -Y and -e, then
+// tshark's spellings of them; filtered without a protocol prefix (-Y
+// 'type == "pong"', -Y 'tcp.port == 4000').
+func recordKeys() (json, more, tshark []string) {
+	for _, k := range dissect.Envelope() {
+		if k.JSON {
+			json = append(json, k.Name)
+		} else {
+			more = append(more, k.Name)
+		}
+		for _, t := range k.TShark {
+			tshark = append(tshark, t+" ("+k.Name+")")
+		}
+	}
+	return json, more, tshark
+}
 
 // writeFields writes the field names of protos (of those whose decode-as
 // name or proto key is only, when only is not ""), wrapped at width
@@ -140,8 +154,10 @@ func writeFields(w io.Writer, protos []dissect.Protocol, only string, width int,
 	if len(infos) == 0 {
 		return usageError{fmt.Errorf("--fields %q: unknown protocol (known: %s)", only, strings.Join(names, ", "))}
 	}
-	writeWrapped(w, "", "Every record has the keys "+strings.Join(recordKeys, ", ")+
-		"; filter them by name (-Y 'type == \"pong\"'). time_epoch and time_relative (also tshark's frame.time_epoch, frame.time_relative) are the time as seconds since 1970 and since the first packet, with nine decimals in -e. Protocol fields are named PROTO.FIELD (proto as in the \"proto\" key); "+
+	keys, more, tshark := recordKeys()
+	writeWrapped(w, "", "Every record has the keys "+strings.Join(keys, ", ")+
+		"; filter them by name (-Y 'type == \"pong\"'). -Y and -e also take "+strings.Join(more, ", ")+
+		", and tshark's names "+strings.Join(tshark, ", ")+". time_epoch and time_relative are the time as seconds since 1970 and since the first packet, with nine decimals in -e; info is the table's INFO column; ip.addr and tcp.port (and the like) match either end. Protocol fields are named PROTO.FIELD (proto as in the \"proto\" key); "+
 		"FIELD[] matches any item of an array, FIELD[N] item N (from 0); TYPE is the declared kind (float32, uint, array of T...); roles (latency, sender...) say what a field means to -z and -o mcap.", width)
 	for _, in := range infos {
 		fmt.Fprintln(w)

@@ -75,7 +75,7 @@ type querySink struct {
 func (o *queryOpts) build(reg *dissect.Registry, out sink) (*querySink, error) {
 	q := &querySink{out: out}
 	compile := func(expr string) (func(*dissect.Record) bool, error) {
-		f, err := query.Compile(expr, reg.KnownField)
+		f, err := query.CompileWith(expr, query.Options{Known: reg.KnownField, Info: output.Info})
 		if err != nil {
 			return nil, err
 		}
@@ -206,6 +206,9 @@ func knownFieldNames(reg *dissect.Registry, names []string) error {
 			return usageError{fmt.Errorf("-e %v", err)}
 		}
 		if p.RecordKey() == "" && !reg.KnownField(p.Proto(), p.Field()) {
+			if h := query.TSharkHint(n); h != "" {
+				return usageError{fmt.Errorf("-e %s is tshark's name: %s", n, h)}
+			}
 			bad = append(bad, n)
 		}
 	}
