@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"github.com/dissect-tools/dissect/internal/longtest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -202,6 +203,7 @@ func TestNumericTimesFilter(t *testing.T) {
 // The numeric times agree with tshark's own frame.time_epoch and
 // frame.time_relative of the packet that completed each record.
 func TestNumericTimesAgainstTshark(t *testing.T) {
+	longtest.Skip(t)
 	if _, err := exec.LookPath("tshark"); err != nil {
 		t.Skip("tshark is not installed: the times are checked against the pcap header only")
 	}
