@@ -66,6 +66,24 @@ type GridOptions struct {
 	// Hint follows the list of the columns left out ("--wide shows
 	// every column"); no list is written without one.
 	Hint string
+	// Boxed draws the table in a box, the header centred, a cell's text
+	// one space from its walls (the summary's type table); ASCII draws it
+	// with + - |.
+	Boxed bool
+}
+
+// box holds the glyphs of a boxed grid: the walls, then the corners and
+// joints of the top, header and bottom lines (each glyph one string).
+type box struct {
+	h, v                               string
+	tl, tm, tr, ml, mm, mr, bl, bm, br string
+}
+
+func boxOf(ascii bool) box {
+	if ascii {
+		return box{"-", "|", "+", "+", "+", "+", "+", "+", "+", "+", "+"}
+	}
+	return box{"─", "│", "┌", "┬", "┐", "├", "┼", "┤", "└", "┴", "┘"}
 }
 
 // Add appends a row.
@@ -116,7 +134,18 @@ func (g *Grid) Write(w io.Writer, o GridOptions) error {
 			widths[j] = max(widths[j], stringWidth(c))
 		}
 	}
-	keep := g.fit(widths, empty, o.Width)
+	sep := gridSep
+	if o.Boxed {
+		sep = 3 // " │ "
+	}
+	width := o.Width
+	if o.Boxed && width > 0 {
+		width = max(width-4, 1) // "│ " and " │"
+	}
+	keep := g.fit(widths, empty, width, sep)
+	if o.Boxed {
+		g.writeBoxed(bw, cells, widths, keep, o.ASCII)
+	}
 	var line []byte
 	last := -1
 	for i := range keep {
@@ -125,6 +154,9 @@ func (g *Grid) Write(w io.Writer, o GridOptions) error {
 		}
 	}
 	for _, r := range cells {
+		if o.Boxed {
+			break
+		}
 		line = line[:0]
 		first := true
 		for i, c := range r {
@@ -135,11 +167,7 @@ func (g *Grid) Write(w io.Writer, o GridOptions) error {
 				line = append(line, "  "...)
 			}
 			first = false
-			if g.Cols[i].Middle {
-				c = cutMiddleWidth(c, widths[i], o.ASCII)
-			} else {
-				c = CutWidth(c, widths[i], o.ASCII)
-			}
+			c = g.cell(c, i, widths[i], o.ASCII)
 			pad := widths[i] - stringWidth(c)
 			if g.Cols[i].Right {
 				line = appendSpaces(line, pad)
@@ -178,6 +206,63 @@ func (g *Grid) Write(w io.Writer, o GridOptions) error {
 	return bw.Flush()
 }
 
+// cell returns c cut to w columns as column i says.
+func (g *Grid) cell(c string, i, w int, ascii bool) string {
+	if g.Cols[i].Middle {
+		return cutMiddleWidth(c, w, ascii)
+	}
+	return CutWidth(c, w, ascii)
+}
+
+// writeBoxed writes the header and rows of a boxed grid: the header
+// centred between rules, numbers and text both from the left as the
+// summary has always shown them.
+func (g *Grid) writeBoxed(bw *bufio.Writer, cells [][]string, widths []int, keep []bool, ascii bool) {
+	b := boxOf(ascii)
+	rule := func(l, m, r string) {
+		bw.WriteString(l)
+		first := true
+		for i, k := range keep {
+			if !k {
+				continue
+			}
+			if !first {
+				bw.WriteString(m)
+			}
+			first = false
+			bw.WriteString(strings.Repeat(b.h, widths[i]+2))
+		}
+		bw.WriteString(r)
+		bw.WriteByte('\n')
+	}
+	row := func(r []string, centre bool) {
+		for i, k := range keep {
+			if !k {
+				continue
+			}
+			c := g.cell(r[i], i, widths[i], ascii)
+			pad := widths[i] - stringWidth(c)
+			left := 0
+			if centre {
+				left = pad / 2
+			}
+			bw.WriteString(b.v)
+			bw.WriteString(strings.Repeat(" ", 1+left))
+			bw.WriteString(c)
+			bw.WriteString(strings.Repeat(" ", 1+pad-left))
+		}
+		bw.WriteString(b.v)
+		bw.WriteByte('\n')
+	}
+	rule(b.tl, b.tm, b.tr)
+	row(cells[0], true)
+	rule(b.ml, b.mm, b.mr)
+	for _, r := range cells[1:] {
+		row(r, false)
+	}
+	rule(b.bl, b.bm, b.br)
+}
+
 // cutMiddleWidth shortens s to at most n columns by replacing its middle
 // by an ellipsis: a third of the room for its start, the rest for its end.
 func cutMiddleWidth(s string, n int, ascii bool) string {
@@ -191,7 +276,7 @@ func cutMiddleWidth(s string, n int, ascii bool) string {
 
 // fit returns the columns kept at width (0: all), cutting widths of text
 // columns where it must ([Grid]'s rule).
-func (g *Grid) fit(widths []int, empty []bool, width int) []bool {
+func (g *Grid) fit(widths []int, empty []bool, width, sep int) []bool {
 	keep := make([]bool, len(g.Cols))
 	for i := range keep {
 		keep[i] = true
@@ -207,7 +292,7 @@ func (g *Grid) fit(widths []int, empty []bool, width int) []bool {
 				k++
 			}
 		}
-		return n + gridSep*max(k-1, 0)
+		return n + sep*max(k-1, 0)
 	}
 	for i := range keep {
 		if empty[i] && total() > width {
@@ -252,7 +337,7 @@ func (g *Grid) fit(widths []int, empty []bool, width int) []bool {
 	for {
 		best := -1
 		for i, c := range g.Cols {
-			if !keep[i] && !empty[i] && total()+gridSep+widths[i] <= width && (best < 0 || c.Drop < g.Cols[best].Drop) {
+			if !keep[i] && !empty[i] && total()+sep+widths[i] <= width && (best < 0 || c.Drop < g.Cols[best].Drop) {
 				best = i
 			}
 		}
