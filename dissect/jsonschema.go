@@ -81,16 +81,22 @@ func appendRecordSchema(b []byte, proto string, t *TypeDecl, top, fox bool) []by
 		b = append(b, `,"description":`...)
 		b = appendJSONString(b, t.Doc)
 	}
-	b = append(b, `,"type":"object","properties":{"time":{"type":"string","pattern":`...)
-	b = appendJSONString(b, patternTime)
-	b = append(b, `},"proto":`...)
-	b = constOrString(b, proto, fox)
-	b = append(b, `,"transport":{`...)
-	if fox {
-		b = append(b, `"type":"string",`...)
+	b = append(b, `,"type":"object","properties":{`...)
+	for i, k := range JSONEnvelope() {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, k.Name)
+		b = append(b, ':')
+		switch {
+		case k.Name == "proto":
+			b = constOrString(b, proto, fox)
+		case k.Name == "type":
+			b = constOrString(b, t.Type, fox)
+		default:
+			b = appendEnvelopeSchema(b, k, fox)
+		}
 	}
-	b = append(b, `"enum":["tcp","udp","serial"]},"stream":{"type":"integer","minimum":0},"src":{"type":"string"},"dst":{"type":"string"},"offset":{"type":"integer","minimum":0},"length":{"type":"integer","minimum":0},"type":`...)
-	b = constOrString(b, t.Type, fox)
 	b = append(b, `,"fields":`...)
 	var v *Variant
 	if t.Variant != nil {
@@ -99,8 +105,56 @@ func appendRecordSchema(b []byte, proto string, t *TypeDecl, top, fox bool) []by
 	b = appendObjectSchema(b, t.Fields, v, fox)
 	b = append(b, `,"warnings":{"type":"array","items":{"type":"string"}},"raw":{"type":"string","pattern":`...)
 	b = appendJSONString(b, patternBytes)
-	b = append(b, `}},"required":["time","proto","transport","stream","src","dst","offset","length","type","fields"],"additionalProperties":false}`...)
+	b = append(b, `}},"required":[`...)
+	for _, k := range JSONEnvelope() {
+		b = appendJSONString(b, k.Name)
+		b = append(b, ',')
+	}
+	b = append(b, `"fields"],"additionalProperties":false}`...)
 	return b
+}
+
+// JSONEnvelope returns the envelope's JSON keys, in their order.
+func JSONEnvelope() []EnvelopeKey {
+	var keys []EnvelopeKey
+	for _, k := range Envelope() {
+		if k.JSON {
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}
+
+// appendEnvelopeSchema appends the schema of an envelope key's value: a
+// time as its RFC 3339 pattern, an enumerated string (with its "type" for
+// Foxglove), an integer with its minimum, a string.
+func appendEnvelopeSchema(b []byte, k EnvelopeKey, fox bool) []byte {
+	switch {
+	case k.Kind == KindTime:
+		b = append(b, `{"type":"string","pattern":`...)
+		b = appendJSONString(b, patternTime)
+	case len(k.Enum) > 0:
+		b = append(b, '{')
+		if fox {
+			b = append(b, `"type":"string",`...)
+		}
+		b = append(b, `"enum":[`...)
+		for i, e := range k.Enum {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSONString(b, e)
+		}
+		b = append(b, ']')
+	case k.Kind == KindInt:
+		b = append(b, `{"type":"integer"`...)
+		if k.Min0 {
+			b = append(b, `,"minimum":0`...)
+		}
+	default:
+		b = append(b, `{"type":"string"`...)
+	}
+	return append(b, '}')
 }
 
 func constOrString(b []byte, s string, fox bool) []byte {

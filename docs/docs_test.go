@@ -8,6 +8,7 @@ package docs_test
 import (
 	"bytes"
 	"context"
+	"github.com/dissect-tools/dissect/internal/longtest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,9 +22,7 @@ import (
 const commandTimeout = 90 * time.Second
 
 func TestDocs(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: the documents' commands are not run")
-	}
+	longtest.Skip(t)
 	root, err := filepath.Abs("..")
 	if err != nil {
 		t.Fatal(err)

@@ -217,7 +217,17 @@ func (f *Fields) Record(r *dissect.Record) error {
 		if i > 0 {
 			b = append(b, f.o.Separator...)
 		}
-		if key := f.paths[i].RecordKey(); query.IsTimeKey(key) {
+		key := f.paths[i].RecordKey()
+		if key == "info" {
+			// The INFO column's text, as the table shows it (escaped).
+			from := len(b)
+			b = AppendInfo(b, r)
+			if f.o.Quote != 0 {
+				b = f.quote(b, from)
+			}
+			continue
+		}
+		if query.IsTimeKey(key) {
 			// Seconds with nine fraction digits, exact.
 			from := len(b)
 			b = appendTimeKey(b, key, r)

@@ -9,9 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/tw"
-
 	"github.com/dissect-tools/dissect/dissect"
 )
 
@@ -30,20 +27,23 @@ type SummaryOptions struct {
 	// every other character that is not ASCII is replaced as in the
 	// table ([ASCII]).
 	ASCII bool
+	// Width fits the type table to that many columns (0: unlimited); a
+	// type name is cut in its middle, not below 16 columns.
+	Width int
 }
 
 // WriteSummaryWith writes the summary of [WriteSummary] as o says.
 func WriteSummaryWith(w io.Writer, s *dissect.Summary, o SummaryOptions) {
 	if !o.ASCII {
-		writeSummary(w, s, false)
+		writeSummary(w, s, false, o.Width)
 		return
 	}
 	var buf bytes.Buffer
-	writeSummary(&buf, s, true)
+	writeSummary(&buf, s, true, o.Width)
 	w.Write(appendASCII(nil, buf.Bytes()))
 }
 
-func writeSummary(w io.Writer, s *dissect.Summary, ascii bool) {
+func writeSummary(w io.Writer, s *dissect.Summary, ascii bool, width int) {
 	elapsed := s.Elapsed
 	fmt.Fprintf(w, "\n== dissect summary ==\n")
 	span := ""
@@ -58,19 +58,11 @@ func writeSummary(w io.Writer, s *dissect.Summary, ascii bool) {
 	fmt.Fprintf(w, "streams:  %s\n", streamCounts(s.Streams))
 	fmt.Fprintf(w, "messages: %d\n", s.MessageCount())
 	if len(s.Messages) > 0 {
-		t := tablewriter.NewWriter(w)
-		if ascii {
-			t = tablewriter.NewTable(w, tablewriter.WithSymbols(tw.NewSymbols(tw.StyleASCII)))
-		}
-		t.Header("Protocol", "Type", "Messages")
+		g := &Grid{Cols: []GridColumn{{Name: "PROTOCOL"}, {Name: "TYPE", Middle: true, Min: 16}, {Name: "MESSAGES"}}}
 		for _, r := range typeRows(s.Messages) {
-			if ascii {
-				// The cells in ASCII before the table measures them.
-				r = [3]string{ASCII(r[0]), ASCII(r[1]), r[2]}
-			}
-			_ = t.Append(r[0], r[1], r[2])
+			g.Add(r[0], r[1], r[2])
 		}
-		_ = t.Render()
+		_ = g.Write(w, GridOptions{Width: width, ASCII: ascii, Boxed: true})
 		writeFolded(w, s.Messages)
 	}
 	what := "never captured"

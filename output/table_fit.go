@@ -2,46 +2,26 @@ package output
 
 import (
 	"strconv"
-	"unicode"
 	"unicode/utf8"
+
+	"github.com/mattn/go-runewidth"
 )
 
-// Display width. Text reaching the table is escaped ([appendText]), so
-// every rune is printable; most take one column. runeWidth knows the two
-// exceptions that matter for alignment: nonspacing combining marks (0
-// columns) and East Asian wide and fullwidth characters, emoji included (2
-// columns). It is an approximation of wcwidth that errs on the wide side
-// (format characters such as U+200B count one column), so a line may end
-// short of the terminal but never past it.
+// Display width. Text reaching a table is escaped ([appendText]), so every
+// rune is printable. Every table dissect draws (records, statistics, the
+// summary, the protocol list) measures text with this one rule:
+// go-runewidth's (Unicode's East Asian Width and emoji data, combining
+// marks 0 columns) under a fixed condition, not the locale's, so that a
+// table is laid out the same whatever LANG says: ambiguous-width characters
+// take one column, as on every Western terminal.
 
 // runeWidth returns the number of columns r takes on a terminal.
 func runeWidth(r rune) int {
-	switch {
-	case r < 0x300:
+	if r < 0x300 {
 		return 1
-	case unicode.Is(unicode.Mn, r):
-		return 0
-	case wide(r):
-		return 2
 	}
-	return 1
-}
-
-// wide reports East Asian wide and fullwidth ranges (Unicode 15,
-// abridged) and the emoji blocks.
-func wide(r rune) bool {
-	switch {
-	case r < 0x1100:
-		return false
-	case r <= 0x115f, r >= 0x2e80 && r <= 0x303e, r >= 0x3041 && r <= 0x33ff,
-		r >= 0x3400 && r <= 0x4dbf, r >= 0x4e00 && r <= 0x9fff, r >= 0xa000 && r <= 0xa4cf,
-		r >= 0xac00 && r <= 0xd7a3, r >= 0xf900 && r <= 0xfaff, r >= 0xfe30 && r <= 0xfe4f,
-		r >= 0xff00 && r <= 0xff60, r >= 0xffe0 && r <= 0xffe6,
-		r >= 0x1f300 && r <= 0x1f64f, r >= 0x1f900 && r <= 0x1f9ff,
-		r >= 0x20000 && r <= 0x3fffd:
-		return true
-	}
-	return false
+	var c runewidth.Condition // EastAsianWidth false: ambiguous is narrow
+	return c.RuneWidth(r)
 }
 
 // textWidth returns the display width of b.
@@ -58,6 +38,28 @@ func textWidth(b []byte) int {
 		i += size
 	}
 	return n
+}
+
+// DisplayWidth returns the number of terminal columns s takes (the rule
+// above): what every table of dissect measures text with.
+func DisplayWidth(s string) int { return stringWidth(s) }
+
+// CutWidth shortens s to at most n columns, ending it in an ellipsis ("…",
+// or "..." with ascii) when it is cut.
+func CutWidth(s string, n int, ascii bool) string {
+	if stringWidth(s) <= n {
+		return s
+	}
+	ell := "…"
+	if ascii {
+		ell = "..."[:min(3, max(n, 0))]
+	}
+	ew := stringWidth(ell)
+	if n <= ew {
+		return ell
+	}
+	k, _ := headLen([]byte(s), n-ew)
+	return s[:k] + ell
 }
 
 // stringWidth is textWidth of a string.

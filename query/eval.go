@@ -54,7 +54,19 @@ func (o op) holds(c int, ok bool) bool {
 // whether it did.
 func anyValue(r *dissect.Record, p *Path, fn func(dissect.Value) bool) bool {
 	if p.key != "" {
-		return visit(recordValue(r, p.key), fn)
+		if p.info != nil {
+			return fn(dissect.Str(p.info(r)))
+		}
+		if p.env.Values == nil {
+			return false
+		}
+		vs, n := p.env.Values(r)
+		for _, v := range vs[:n] {
+			if visit(v, fn) {
+				return true
+			}
+		}
+		return false
 	}
 	if r.Proto != p.proto {
 		return false
@@ -109,7 +121,11 @@ func visit(v dissect.Value, fn func(dissect.Value) bool) bool {
 // is a value).
 func present(r *dissect.Record, p *Path) bool {
 	if p.key != "" {
-		return true
+		if p.env.Values == nil {
+			return true
+		}
+		_, n := p.env.Values(r)
+		return n > 0
 	}
 	if r.Proto != p.proto {
 		return false

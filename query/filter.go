@@ -94,7 +94,22 @@ func (e *Error) Caret() string {
 // protocol name"). Only the first field key of a path is checked. Errors
 // are of type *[Error].
 func Compile(expr string, known func(proto, field string) bool) (*Filter, error) {
-	p := &parser{lex: lexer{src: expr}, known: known}
+	return CompileWith(expr, Options{Known: known})
+}
+
+// Options say what [CompileWith] knows beyond the expression.
+type Options struct {
+	// Known is Compile's known.
+	Known func(proto, field string) bool
+	// Info returns the one-line summary of a record (the table's INFO
+	// column), the value of info (tshark's _ws.col.Info); without it, info
+	// names no value.
+	Info func(*dissect.Record) string
+}
+
+// CompileWith is [Compile] with o.
+func CompileWith(expr string, o Options) (*Filter, error) {
+	p := &parser{lex: lexer{src: expr}, known: o.Known, info: o.Info}
 	if err := p.advance(); err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"net/netip"
 	"regexp"
 	"regexp/syntax"
 	"strconv"
@@ -28,6 +29,7 @@ type parser struct {
 	lex   lexer
 	tok   token
 	known func(proto, field string) bool
+	info  func(*dissect.Record) string
 }
 
 func (p *parser) advance() error {
@@ -150,7 +152,13 @@ func (p *parser) path(t token) (Path, error) {
 		return pa, p.errAt(t.pos, msg)
 	}
 	if p.known != nil && pa.key == "" && (!p.known(pa.proto, "") || pa.Field() != "" && !p.known(pa.proto, pa.Field())) {
+		if h := TSharkHint(t.text); h != "" {
+			return pa, p.errAt(t.pos, fmt.Sprintf("%s is tshark's name: %s", t.text, h))
+		}
 		return pa, p.errAt(t.pos, fmt.Sprintf("%s is neither a field nor a protocol name", t.text))
+	}
+	if pa.key == "info" {
+		pa.info = p.info
 	}
 	return pa, nil
 }
@@ -298,7 +306,13 @@ func (p *parser) comparison(pa Path, o op, opTok token) (node, error) {
 	if t.kind == tEOF || t.kind == tOp || t.kind == tWord && keywords[t.text] && t.text != "true" && t.text != "false" {
 		return nil, p.errAt(t.pos, fmt.Sprintf("expected a value after %s, got %s", opTok.text, p.desc()))
 	}
-	l, err := p.value(t)
+	var l *lit
+	var err error
+	if pa.env != nil && pa.env.Addr && t.kind != tWord {
+		l, err = p.addr(t)
+	} else {
+		l, err = p.value(t)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -306,6 +320,17 @@ func (p *parser) comparison(pa Path, o op, opTok token) (node, error) {
 		return nil, err
 	}
 	return p.build(pa, o, t.pos, l)
+}
+
+// addr reads an IP address literal, quoted or not (ip.src == 10.0.0.1), in
+// the canonical form the records' endpoints are written in, so that
+// 2001:DB8:0::1 finds 2001:db8::1.
+func (p *parser) addr(t token) (*lit, error) {
+	a, err := netip.ParseAddr(t.text)
+	if err != nil {
+		return nil, p.errAt(t.pos, fmt.Sprintf("%s is not an IP address (10.0.0.1, \"2001:db8::1\"; prefixes such as /24 are not supported)", quote(t.text)))
+	}
+	return strLit(a.String(), false), nil
 }
 
 // in parses "in {...}" (the current token is "in").
@@ -437,17 +462,20 @@ func (k keyKindT) String() string {
 }
 
 func keyKind(key string) keyKindT {
-	switch key {
-	case "":
+	k, ok := dissect.LookupEnvelope(key)
+	switch {
+	case !ok:
 		return kindAny
-	case "stream", "offset", "length":
+	case k.Kind == dissect.KindInt:
 		return kindNum
-	case "time":
-		return kindTime
-	case "time_epoch", "time_relative":
+	case k.Kind == dissect.KindTime && k.Seconds:
 		return kindSecs
+	case k.Kind == dissect.KindTime:
+		return kindTime
+	case k.Kind == dissect.KindString:
+		return kindStr
 	}
-	return kindStr
+	return kindAny
 }
 
 // litKind is the kind of a literal.

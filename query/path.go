@@ -13,33 +13,16 @@ import (
 	"github.com/dissect-tools/dissect/dissect"
 )
 
-// RecordKeys are the names of the keys every record has: those of JSON,
-// then the numeric times.
-var recordKeys = [...]string{"proto", "type", "stream", "transport", "src", "dst", "time", "offset", "length", "time_epoch", "time_relative"}
-
-// timeAliases are tshark's names of the numeric times.
-var timeAliases = [...][2]string{{"frame.time_epoch", "time_epoch"}, {"frame.time_relative", "time_relative"}}
-
-// IsRecordKey reports whether name is one of the keys every record has
-// (proto, type, stream, transport, src, dst, time, offset, length), one of
-// the numeric times (time_epoch: seconds since 1970; time_relative:
-// seconds since the run's first packet) or tshark's name of one
-// (frame.time_epoch, frame.time_relative).
+// IsRecordKey reports whether name names a key of the record's envelope
+// (dissect.Envelope): a JSON key (proto, type, stream, ...), a numeric
+// time (time_epoch, time_relative), a view of the endpoints (ip.src,
+// tcp.port, ...), or tshark's name of one (frame.time_epoch).
 func IsRecordKey(name string) bool { return recordKey(name) != "" }
 
-// recordKey returns the record key name names, or "".
+// recordKey returns the envelope key name names, or "".
 func recordKey(name string) string {
-	for _, k := range recordKeys {
-		if k == name {
-			return k
-		}
-	}
-	for _, a := range timeAliases {
-		if a[0] == name {
-			return a[1]
-		}
-	}
-	return ""
+	k, _ := dissect.LookupEnvelope(name)
+	return k.Name
 }
 
 // IsTimeKey reports whether key (a [Path.RecordKey]) is one of the numeric
@@ -56,9 +39,11 @@ func IsTimeKey(key string) bool { return key == "time_epoch" || key == "time_rel
 // ("roboid.values.semantics" is the semantics of every value).
 type Path struct {
 	name  string
-	key   string // a record key, or ""
-	proto string // the protocol of a field path or of a bare protocol name
-	steps []step // the field path after the protocol; none: the protocol itself
+	key   string // a record key (dissect.EnvelopeKey.Name), or ""
+	env   *dissect.EnvelopeKey
+	info  func(*dissect.Record) string // the value of info, when the filter was given it
+	proto string                       // the protocol of a field path or of a bare protocol name
+	steps []step                       // the field path after the protocol; none: the protocol itself
 }
 
 type step struct {
@@ -90,8 +75,8 @@ func (p Path) Field() string {
 // Whether the protocol and its fields exist is not checked here.
 func ParsePath(name string) (Path, error) {
 	p := Path{name: name}
-	if k := recordKey(name); k != "" {
-		p.key = k
+	if k, ok := dissect.LookupEnvelope(name); ok {
+		p.key, p.env = k.Name, &k
 		return p, nil
 	}
 	proto, rest, dot := strings.Cut(name, ".")
@@ -153,7 +138,16 @@ func isIdent(s string) bool {
 // allocates nothing.
 func (p *Path) Each(r *dissect.Record, fn func(dissect.Value) bool) {
 	if p.key != "" {
-		fn(recordValue(r, p.key))
+		if p.info != nil {
+			fn(dissect.Str(p.info(r)))
+		} else if p.env.Values != nil {
+			vs, n := p.env.Values(r)
+			for _, v := range vs[:n] {
+				if !fn(v) {
+					return
+				}
+			}
+		}
 		return
 	}
 	if r.Proto != p.proto {
@@ -202,39 +196,6 @@ func (p *Path) Lookup(r *dissect.Record) (v dissect.Value, ok bool) {
 		return false
 	})
 	return v, ok
-}
-
-// recordValue returns record key k of r: strings for proto, type,
-// transport, src and dst; integers for stream, offset and length; time as
-// an instant; time_epoch and time_relative as instants too, so that they
-// compare exactly with numbers of seconds (time_relative as an instant of
-// 1970: the seconds since the first packet).
-func recordValue(r *dissect.Record, k string) dissect.Value {
-	switch k {
-	case "proto":
-		return dissect.Str(r.Proto)
-	case "type":
-		return dissect.Str(r.Type)
-	case "stream":
-		return dissect.Int(int64(r.Stream))
-	case "transport":
-		return dissect.Str(r.Transport.String())
-	case "src":
-		return dissect.Str(r.Src)
-	case "dst":
-		return dissect.Str(r.Dst)
-	case "time":
-		return dissect.Time(r.Time)
-	case "offset":
-		return dissect.Int(r.Offset)
-	case "length":
-		return dissect.Int(r.Length)
-	case "time_epoch":
-		return dissect.Time(r.Time)
-	case "time_relative":
-		return dissect.Time(time.Unix(0, int64(Relative(r))))
-	}
-	return dissect.Value{}
 }
 
 // Relative returns r's time since the run's first packet (r.Epoch), the

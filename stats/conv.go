@@ -110,19 +110,19 @@ func (s *Conv) rows() []*convAcc {
 // WriteTable writes one row per stream.
 func (s *Conv) WriteTable(w io.Writer, o TableOptions) error {
 	t := &table{
-		title: "conv: streams (A is the source of the stream's first record)",
+		Title: "conv: streams (A is the source of the stream's first record)",
 	}
 	if s.only != 0 {
-		t.title = "conv: " + s.only.String() + " streams (A is the source of the stream's first record)"
+		t.Title = "conv: " + s.only.String() + " streams (A is the source of the stream's first record)"
 	}
-	t.cols = []column{
+	t.Cols = []column{
 		// The endpoints with their ports are never cut while another
 		// column can go: PROTO goes before (tshark's conv has none).
-		{name: "STREAM", right: true}, {name: "TRANSPORT", drop: 16}, {name: "A → B", whole: true}, {name: "PROTO", drop: 11},
-		{name: "MSGS", right: true}, {name: "A→B", right: true, drop: 15}, {name: "B→A", right: true, drop: 15},
-		{name: "BYTES", right: true, drop: 3}, {name: "GAPS", right: true, drop: 14}, {name: "GAP BYTES", right: true, drop: 5},
-		{name: "SKIPPED BYTES", right: true, drop: 4}, {name: "WARNED", right: true, drop: 12},
-		{name: "FIRST s", right: true, drop: 13}, {name: "DURATION s", right: true, drop: 2},
+		{Name: "STREAM", Right: true}, {Name: "TRANSPORT", Drop: 16}, {Name: "A → B", Whole: true}, {Name: "PROTO", Drop: 11},
+		{Name: "MSGS", Right: true}, {Name: "A→B", Right: true, Drop: 15}, {Name: "B→A", Right: true, Drop: 15},
+		{Name: "BYTES", Right: true, Drop: 3}, {Name: "GAPS", Right: true, Drop: 14}, {Name: "GAP BYTES", Right: true, Drop: 5},
+		{Name: "SKIPPED BYTES", Right: true, Drop: 4}, {Name: "WARNED", Right: true, Drop: 12},
+		{Name: "FIRST s", Right: true, Drop: 13}, {Name: "DURATION s", Right: true, Drop: 2},
 	}
 	var epoch time.Time
 	for i, c := range s.order {
@@ -135,12 +135,12 @@ func (s *Conv) WriteTable(w io.Writer, o TableOptions) error {
 		if c.stream < 0 {
 			stream, tr, ends = "-", "", ""
 		}
-		t.add(stream, tr, ends, text(c.proto), itoa(c.msgs[0]+c.msgs[1]), itoa(c.msgs[0]), itoa(c.msgs[1]),
+		t.Add(stream, tr, ends, text(c.proto), itoa(c.msgs[0]+c.msgs[1]), itoa(c.msgs[0]), itoa(c.msgs[1]),
 			itoa(c.bytes[0]+c.bytes[1]), itoa(c.gaps), itoa(c.gapB), itoa(c.skipB), itoa(c.warned),
 			secs(c.first.Sub(epoch).Seconds()), secs(c.last.Sub(c.first).Seconds()))
 	}
-	t.notes = append(t.notes, "MSGS and BYTES: decoded messages (gap and skipped records apart); WARNED: records with warnings")
-	return t.write(w, o)
+	t.Notes = append(t.Notes, "MSGS and BYTES: decoded messages (gap and skipped records apart); WARNED: records with warnings")
+	return write(t, w, o)
 }
 
 // WriteJSON writes one row per stream.

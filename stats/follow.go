@@ -116,7 +116,7 @@ func (s *Follow) writeTable(w io.Writer, o TableOptions, header []string) error 
 	line := func(str string) {
 		str = conv(str)
 		if o.Width > 0 {
-			str = cut(str, o.Width, o.ASCII)
+			str = output.CutWidth(str, o.Width, o.ASCII)
 		}
 		bw.WriteString(str)
 		bw.WriteByte('\n')

@@ -41,13 +41,13 @@ func TestAppendFixed(t *testing.T) {
 // column can be dropped, that a secondary column goes first, and that a
 // column dropped by rank comes back when the later drops left room.
 func TestFitWholeColumn(t *testing.T) {
-	tab := &table{cols: []column{
-		{name: "ID", right: true}, {name: "ENDS", whole: true}, {name: "PROTO", drop: 11},
-		{name: "N", right: true}, {name: "WIDE COLUMN", right: true, drop: 4}, {name: "EIGHT CH", right: true, drop: 5},
+	tab := &table{Cols: []column{
+		{Name: "ID", Right: true}, {Name: "ENDS", Whole: true}, {Name: "PROTO", Drop: 11},
+		{Name: "N", Right: true}, {Name: "WIDE COLUMN", Right: true, Drop: 4}, {Name: "EIGHT CH", Right: true, Drop: 5},
 	}}
-	tab.add("0", "10.0.0.1:5000 → 10.0.0.2:6000", "proto", "7", "1", "2")
+	tab.Add("0", "10.0.0.1:5000 → 10.0.0.2:6000", "proto", "7", "1", "2")
 	var b strings.Builder
-	if err := tab.write(&b, TableOptions{Width: 46}); err != nil {
+	if err := write(tab, &b, TableOptions{Width: 46}); err != nil {
 		t.Fatal(err)
 	}
 	// By rank PROTO, EIGHT CH, then WIDE COLUMN go: ID(2) ENDS(29) N(1)
@@ -58,7 +58,7 @@ func TestFitWholeColumn(t *testing.T) {
 		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
 	}
 	b.Reset()
-	tab.write(&b, TableOptions{Width: 20})
+	write(tab, &b, TableOptions{Width: 20})
 	for _, l := range strings.Split(strings.TrimSpace(b.String()), "\n") {
 		if width(l) > 20 {
 			t.Errorf("line %q wider than 20", l)
@@ -70,16 +70,16 @@ func TestFitWholeColumn(t *testing.T) {
 // fitting dropped is left out; the others stay, and all stay when the
 // column is shown.
 func TestNotesOfDroppedColumns(t *testing.T) {
-	tab := &table{cols: []column{{name: "ID", right: true}, {name: "MSGS", right: true}, {name: "WARNED", right: true, drop: 12}, {name: "JITTER ms", right: true, drop: 13}}}
-	tab.add("0", "7", "1", "0.5")
-	tab.notes = []string{"MSGS: decoded messages; WARNED: records with warnings", "jitter = the gaps' deviation"}
+	tab := &table{Cols: []column{{Name: "ID", Right: true}, {Name: "MSGS", Right: true}, {Name: "WARNED", Right: true, Drop: 12}, {Name: "JITTER ms", Right: true, Drop: 13}}}
+	tab.Add("0", "7", "1", "0.5")
+	tab.Notes = []string{"MSGS: decoded messages; WARNED: records with warnings", "jitter = the gaps' deviation"}
 	var b strings.Builder
-	tab.write(&b, TableOptions{})
+	write(tab, &b, TableOptions{})
 	if want := "ID  MSGS  WARNED  JITTER ms\n 0     7       1        0.5\nMSGS: decoded messages; WARNED: records with warnings\njitter = the gaps' deviation\n"; b.String() != want {
 		t.Errorf("wide: got\n%s\nwant\n%s", b.String(), want)
 	}
 	b.Reset()
-	tab.write(&b, TableOptions{Width: 12})
+	write(tab, &b, TableOptions{Width: 12})
 	if want := "ID  MSGS\n 0     7\nMSGS:\ndecoded\nmessages\n"; b.String() != want {
 		t.Errorf("12 columns: got\n%q\nwant\n%q", b.String(), want)
 	}

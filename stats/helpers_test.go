@@ -12,6 +12,7 @@ import (
 	"github.com/dissect-tools/dissect/dissect"
 	"github.com/dissect-tools/dissect/dissect/all"
 	"github.com/dissect-tools/dissect/dissect/dissecttest"
+	"github.com/dissect-tools/dissect/output"
 )
 
 // runCapture decodes the file with dissect's pipeline (one decode-as rule,
@@ -245,3 +246,6 @@ func testDecls(t testing.TB, extra ...dissect.Protocol) DeclFunc {
 	}
 	return reg.Decl
 }
+
+// width is the display width of a line, as the tables measure it.
+func width(s string) int { return output.DisplayWidth(s) }

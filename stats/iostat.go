@@ -206,19 +206,38 @@ func fmtSecs(ns int64) string {
 
 // WriteTable writes one row per interval and a total row.
 func (s *IOStat) WriteTable(w io.Writer, o TableOptions) error {
-	t := &table{title: "io,stat: messages and bytes per " + fmtSecs(s.cur) + " s interval, from the first record"}
-	t.cols = append(t.cols, column{name: "INTERVAL s"})
+	t := &table{Title: "io,stat: messages and bytes per " + fmtSecs(s.cur) + " s interval, from the first record"}
+	t.Cols = append(t.Cols, column{Name: "INTERVAL s"})
 	cols := s.cols()
 	for _, c := range cols {
 		name := text(c.name)
 		if name == "" {
 			name = "(none)"
 		}
-		t.cols = append(t.cols, column{name: name + " msgs", right: true}, column{name: name + " bytes", right: true, drop: 12})
+		t.Cols = append(t.Cols, column{Name: name + " msgs", Right: true}, column{Name: name + " bytes", Right: true, Drop: 12})
 	}
-	t.cols = append(t.cols, column{name: "gap bytes", right: true, drop: 13}, column{name: "skipped bytes", right: true, drop: 13})
+	t.Cols = append(t.Cols, column{Name: "gap bytes", Right: true, Drop: 13}, column{Name: "skipped bytes", Right: true, Drop: 13})
 	if s.filter != nil {
-		t.cols = append(t.cols, column{name: "filter msgs", right: true}, column{name: "filter bytes", right: true, drop: 11})
+		t.Cols = append(t.Cols, column{Name: "filter msgs", Right: true}, column{Name: "filter bytes", Right: true, Drop: 11})
+	}
+	// The bar: each interval's messages (the filter's, with one) against
+	// the busiest interval's.
+	barOf := func(i int) int64 {
+		if s.filter != nil {
+			m, _ := s.matched.at(i)
+			return m
+		}
+		var n int64
+		for _, c := range cols {
+			m, _ := c.at(i)
+			n += m
+		}
+		return n
+	}
+	var most int64
+	if o.Graph {
+		t.Cols = append(t.Cols, column{Name: "MESSAGES", Drop: 9})
+		s.rows(func(i, _ int) { most = max(most, barOf(i)) })
 	}
 	prec := decimals(s.cur)
 	runs := 0
@@ -240,7 +259,10 @@ func (s *IOStat) WriteTable(w io.Writer, o TableOptions) error {
 			m, b := s.matched.at(i)
 			cells = append(cells, itoa(m), itoa(b))
 		}
-		t.add(cells...)
+		if o.Graph {
+			cells = append(cells, bar(barOf(i), most, barWidth, o.ASCII))
+		}
+		t.Add(cells...)
 	})
 	cells := []string{"total"}
 	for _, c := range cols {
@@ -250,18 +272,18 @@ func (s *IOStat) WriteTable(w io.Writer, o TableOptions) error {
 	if s.filter != nil {
 		cells = append(cells, itoa(s.matched.totMsgs), itoa(s.matched.totB))
 	}
-	t.add(cells...)
+	t.Add(cells...)
 	if s.filter != nil {
-		t.notes = append(t.notes, "filter: "+text(s.filterText))
+		t.Notes = append(t.Notes, "filter: "+text(s.filterText))
 	}
 	if runs > 0 {
-		t.notes = append(t.notes, "a run of more than "+itoa(maxEmptyRun)+" empty intervals is one row (\"(N empty)\")")
+		t.Notes = append(t.Notes, "a run of more than "+itoa(maxEmptyRun)+" empty intervals is one row (\"(N empty)\")")
 	}
 	if s.cur != s.interval {
-		t.notes = append(t.notes, "interval widened from "+fmtSecs(s.interval)+" s to "+fmtSecs(s.cur)+
+		t.Notes = append(t.Notes, "interval widened from "+fmtSecs(s.interval)+" s to "+fmtSecs(s.cur)+
 			" s to keep at most "+itoa(int64(s.maxIv))+" intervals")
 	}
-	return t.write(w, o)
+	return write(t, w, o)
 }
 
 // decimals is the number of decimals that show interval bounds exactly

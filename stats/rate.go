@@ -34,6 +34,7 @@ type rateAcc struct {
 	mean, m2    float64 // of the gaps, seconds
 	maxGap      time.Duration
 	stallStart  time.Time
+	slices      [sparkBuckets]uint32 // messages per slice of Rate.slices
 }
 
 func (a *rateAcc) add(t time.Time) {
@@ -87,6 +88,7 @@ type Rate struct {
 	maxKeys int        // maxRateKeys, or scaled (ScaleMemory)
 	first   time.Time
 	seen    bool
+	slices  timeSlices // of every row's sparkline
 	buf     []byte
 }
 
@@ -143,6 +145,15 @@ func (s *Rate) Record(r *dissect.Record) {
 		}
 	}
 	acc.add(r.Time)
+	i := s.slices.slot(r.Time, func() {
+		for _, a := range s.order {
+			mergeSlices(&a.slices)
+		}
+		if s.other != nil {
+			mergeSlices(&s.other.slices)
+		}
+	})
+	acc.slices[i]++
 }
 
 func (s *Rate) rows() []*rateAcc {
@@ -190,15 +201,30 @@ func msOf(sec float64) string { return ms(sec * 1e3) }
 // WriteTable writes one row per key.
 func (s *Rate) WriteTable(w io.Writer, o TableOptions) error {
 	t := &table{
-		title: "rate: message rates and inter-arrival gaps",
-		cols: []column{
-			// What a row is (stream, direction, type, sender, sensor) and
-			// its count and rate are kept; the gaps go first.
-			{name: "STREAM", right: true, drop: 3}, {name: "PROTO", drop: 16}, {name: "DIR", drop: 4}, {name: "TYPE"},
-			{name: "SENDER", drop: 2}, {name: "SENSOR", right: true, drop: 1},
-			{name: "MSGS", right: true}, {name: "msg/s", right: true}, {name: "MEAN GAP ms", right: true, drop: 14},
-			{name: "MAX GAP ms", right: true, drop: 12}, {name: "JITTER ms", right: true, drop: 13}, {name: "STALL AT s", right: true, drop: 15},
+		Title: "rate: message rates and inter-arrival gaps",
+		Cols: []column{
+			// What a row is (type, sender, sensor), its count, and
+			// whether it stalled (the longest gap and when) are kept
+			// longest; the other gap statistics go first.
+			{Name: "STREAM", Right: true, Drop: 6}, {Name: "PROTO", Drop: 16}, {Name: "DIR", Drop: 7}, {Name: "TYPE", Middle: true, Min: 16},
+			{Name: "SENDER", Drop: 5}, {Name: "SENSOR", Right: true, Drop: 4},
+			{Name: "MSGS", Right: true}, {Name: "msg/s", Right: true, Drop: 1}, {Name: "MEAN GAP ms", Right: true, Drop: 15},
+			{Name: "MAX GAP ms", Right: true, Drop: 2}, {Name: "JITTER ms", Right: true, Drop: 14}, {Name: "STALL AT s", Right: true, Drop: 3},
 		},
+	}
+	if o.Graph {
+		t.Cols = append(t.Cols, column{Name: "ACTIVITY", Drop: 13})
+	}
+	// A narrow table draws half as many slices, each two of the run's.
+	merge := o.Width > 0 && o.Width < 120
+	slices := func(a *rateAcc) []uint32 {
+		c := a.slices
+		n := s.slices.used
+		if merge {
+			mergeSlices(&c)
+			n = (n + 1) / 2
+		}
+		return c[:n]
 	}
 	for _, a := range s.rows() {
 		stream := itoa(int64(a.key.stream))
@@ -220,12 +246,18 @@ func (s *Rate) WriteTable(w io.Writer, o TableOptions) error {
 		if a.key.stream < 0 {
 			dir = ""
 		}
-		t.add(stream, text(a.key.proto), dir, text(a.key.typ), text(a.key.sender), sensor, itoa(a.count),
+		t.Add(stream, text(a.key.proto), dir, text(a.key.typ), text(a.key.sender), sensor, itoa(a.count),
 			nan(a.rate(), func(v float64) string { return ms(v) }), nan(mean, msOf), nan(maxGap, msOf),
-			nan(a.jitter(), msOf), nan(stall, secs))
+			nan(a.jitter(), msOf), nan(stall, secs), spark(slices(a), o.ASCII))
 	}
-	t.notes = append(t.notes, "DIR: A is the source of the stream's first record (as in -z conv); msg/s = (messages-1)/span; jitter = standard deviation of the gaps; stall = the longest gap, at its start (s from the first record)")
-	return t.write(w, o)
+	if sliceW := s.slices.w; o.Graph && s.seen {
+		if merge {
+			sliceW *= 2
+		}
+		t.Notes = append(t.Notes, "ACTIVITY: the row's messages in slices of "+secs(sliceW.Seconds())+" s from the first record, scaled to the row's busiest (a space: none)")
+	}
+	t.Notes = append(t.Notes, "DIR: A is the source of the stream's first record (as in -z conv); msg/s = (messages-1)/span; jitter = standard deviation of the gaps; stall = the longest gap, at its start (s from the first record)")
+	return write(t, w, o)
 }
 
 // WriteJSON writes one row per key.

@@ -288,12 +288,12 @@ func (a *rttAcc) unanswered() int64 { return max(a.requests-a.count, 0) }
 // WriteTable writes one row per stream and request type.
 func (s *RTT) WriteTable(w io.Writer, o TableOptions) error {
 	t := &table{
-		title: "rtt: round trips and request latencies (ms)",
-		cols: []column{
-			{name: "STREAM", right: true, drop: 2}, {name: "PROTO", drop: 14}, {name: "REQUEST"},
-			{name: "COUNT", right: true}, {name: "MIN ms", right: true, drop: 11}, {name: "MEDIAN ms", right: true},
-			{name: "P95 ms", right: true, drop: 12}, {name: "P99 ms", right: true, drop: 3}, {name: "MAX ms", right: true},
-			{name: "MEAN ms", right: true, drop: 13}, {name: "UNANSWERED", right: true, drop: 1},
+		Title: "rtt: round trips and request latencies (ms)",
+		Cols: []column{
+			{Name: "STREAM", Right: true, Drop: 2}, {Name: "PROTO", Drop: 14}, {Name: "REQUEST"},
+			{Name: "COUNT", Right: true}, {Name: "MIN ms", Right: true, Drop: 11}, {Name: "MEDIAN ms", Right: true},
+			{Name: "P95 ms", Right: true, Drop: 12}, {Name: "P99 ms", Right: true, Drop: 3}, {Name: "MAX ms", Right: true},
+			{Name: "MEAN ms", Right: true, Drop: 13}, {Name: "UNANSWERED", Right: true, Drop: 1},
 		},
 	}
 	approx := false
@@ -317,19 +317,19 @@ func (s *RTT) WriteTable(w io.Writer, o TableOptions) error {
 		if a.count > 0 {
 			lo, hi, mean = ms(a.min), ms(a.max), ms(a.sum/float64(a.count))
 		}
-		t.add(stream, text(a.key.proto), text(a.key.request), itoa(a.count), lo, q(0.5), q(0.95), q(0.99), hi, mean,
+		t.Add(stream, text(a.key.proto), text(a.key.request), itoa(a.count), lo, q(0.5), q(0.95), q(0.99), hi, mean,
 			itoa(a.unanswered()))
 	}
-	if len(t.rows) == 0 {
-		t.notes = append(t.notes, "no ping/pong or request/reply seen")
+	if len(t.Rows) == 0 {
+		t.Notes = append(t.Notes, "no ping/pong or request/reply seen")
 	}
 	if approx {
-		t.notes = append(t.notes, "≈: from a histogram (within 1 %): more than 1048576 samples in all")
+		t.Notes = append(t.Notes, "≈: from a histogram (within 1 %): more than 1048576 samples in all")
 	}
 	if s.unnamed > 0 {
-		t.notes = append(t.notes, itoa(s.unnamed)+" requests not remembered (bound reached): replies to them are named by code")
+		t.Notes = append(t.Notes, itoa(s.unnamed)+" requests not remembered (bound reached): replies to them are named by code")
 	}
-	return t.write(w, o)
+	return write(t, w, o)
 }
 
 // WriteJSON writes one row per stream and request type.

@@ -50,6 +50,13 @@ type TableOptions struct {
 	Width int
 	// ASCII writes only ASCII ("->" for "→", "..." for "…", "~" for "≈").
 	ASCII bool
+	// Hint names the flag that shows every column: the tables that leave
+	// columns out to fit Width say which, and this ("--wide shows every
+	// column"); none is named without it.
+	Hint string
+	// Graph draws a bar or sparkline per row where the statistic has one
+	// (-z io,stat, -z rate): Unicode blocks, "#" with ASCII.
+	Graph bool
 	// Hex adds a hex dump of each record's bytes to follow (-x), when the
 	// records carried them (Record.Raw).
 	Hex bool

@@ -72,7 +72,10 @@ func decodeAsCandidates(reg *dissect.Registry, typed string) (cands []string, no
 // protocol's fields as PROTO.FIELD, in the order of 'dissect protocols
 // --fields'.
 func fieldNames(reg *dissect.Registry) []string {
-	names := slices.Clone(recordKeys)
+	var names []string
+	for _, k := range dissect.Envelope() {
+		names = append(append(names, k.Name), k.TShark...)
+	}
 	seen := map[string]bool{}
 	for _, p := range reg.Protocols() {
 		in := p.Info()

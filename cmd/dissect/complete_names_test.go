@@ -114,6 +114,15 @@ func fieldsListed(t *testing.T) []string {
 		t.Fatalf("no record keys in %.300q", out)
 	}
 	names := strings.Split(m[1], ", ")
+	flat := strings.Join(strings.Fields(out), " ")
+	more := regexp.MustCompile(`-Y and -e also take ([a-z0-9_., ]+), and tshark's names (.+?)\. `).FindStringSubmatch(flat)
+	if more == nil {
+		t.Fatalf("no further names in %.600q", flat)
+	}
+	names = append(names, strings.Split(more[1], ", ")...)
+	for _, n := range strings.Split(more[2], ", ") {
+		names = append(names, strings.Fields(n)[0]) // "frame.time_epoch (time_epoch)"
+	}
 	field := regexp.MustCompile(`^  ([a-z0-9_-]+\.\S+)`)
 	for _, line := range strings.Split(out, "\n") {
 		if f := field.FindStringSubmatch(line); f != nil && !slices.Contains(names, f[1]) {

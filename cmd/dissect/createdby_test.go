@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/dissect-tools/dissect/internal/longtest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -90,9 +91,7 @@ func TestFormatCreatedBy(t *testing.T) {
 // holding the files of this one as they are (changes committed there),
 // so the code under test is the code being worked on.
 func TestParquetCreatedByBuilt(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds dissect in a clone; skipped with -short")
-	}
+	longtest.Skip(t)
 	for _, tool := range []string{"git", "go"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Skipf("needs %s on PATH: %v", tool, err)

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"github.com/dissect-tools/dissect/internal/longtest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -124,6 +125,7 @@ func TestCutGivesTheSameRecords(t *testing.T) {
 // TestCutTsharkReads: tshark reads a cut (and a copy) whole; skipped
 // without tshark.
 func TestCutTsharkReads(t *testing.T) {
+	longtest.Skip(t)
 	if _, err := exec.LookPath("tshark"); err != nil {
 		t.Skip("tshark not installed")
 	}

@@ -56,7 +56,8 @@ func (o *readOpts) endRun(stderr io.Writer, out sink, sum *dissect.Summary, err 
 		}
 	}
 	if !o.noSummary && !nothingRead {
-		output.WriteSummaryWith(stderr, sum, output.SummaryOptions{ASCII: !terminalOf(stderr, os.Getenv).utf8})
+		tt := terminalOf(stderr, os.Getenv)
+		output.WriteSummaryWith(stderr, sum, output.SummaryOptions{ASCII: !tt.utf8, Width: tt.width})
 	}
 	switch {
 	case o.interrupted != nil && !live:

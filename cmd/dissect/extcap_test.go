@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"errors"
+	"github.com/dissect-tools/dissect/internal/longtest"
 	"io"
 	"os"
 	"os/exec"
@@ -286,9 +287,7 @@ func TestExtcapInstall(t *testing.T) {
 // extcap folder (found from tshark -G folders) and checks that tshark -D
 // lists the interface, then captures through tshark.
 func TestExtcapTshark(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds dissect and runs tshark")
-	}
+	longtest.Skip(t)
 	if _, err := exec.LookPath("tshark"); err != nil {
 		t.Skip("tshark not installed: tshark -D is not checked")
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/dissect-tools/dissect/internal/longtest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -34,9 +35,7 @@ func readmeInstallBlock(t *testing.T, readme string) string {
 // commit of the clone. The build leaves the clone clean (outputs ignored
 // by git), so the version is not marked as having uncommitted changes.
 func TestReadmeInstallInFreshClone(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds dissect in a fresh clone; skipped with -short")
-	}
+	longtest.Skip(t)
 	for _, tool := range []string{"git", "go", "bash"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Skipf("needs %s on PATH: %v", tool, err)

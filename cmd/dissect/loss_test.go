@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"github.com/dissect-tools/dissect/internal/longtest"
 	"io"
 	"net"
 	"os/exec"
@@ -193,9 +194,7 @@ func countPackets(t *testing.T, path string) int {
 // tcpdump saw, exit 0.
 func TestLiveSlowReaderLosesNothing(t *testing.T) {
 	lvNeedCapture(t)
-	if testing.Short() {
-		t.Skip("takes 12 s")
-	}
+	longtest.Skip(t)
 	ln, port := lvListenTCP(t)
 	filter := fmt.Sprintf("tcp port %d", port)
 	save := filepath.Join(t.TempDir(), "x.pcapng")

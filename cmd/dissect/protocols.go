@@ -5,7 +5,6 @@ import (
 	"io"
 	"os"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -106,7 +105,7 @@ against its line: look up (proto, type), else ("*", type), else
 			writeWrapped(w, "", "Detection by content (first bytes of each direction; on TCP and serial also mid-stream):", width)
 			label := 0
 			for _, d := range detection {
-				label = max(label, utf8.RuneCountInString(d[0]))
+				label = max(label, output.DisplayWidth(d[0]))
 			}
 			for _, d := range detection {
 				writeWrapped(w, fmt.Sprintf("  %-*s ", label, d[0]), d[1], width)
@@ -120,9 +119,23 @@ against its line: look up (proto, type), else ("*", type), else
 	return cmd
 }
 
-// recordKeys are the keys every record has, filtered without a protocol
-// prefix (-Y 'type == "pong"').
-var recordKeys = []string{"proto", "type", "stream", "transport", "src", "dst", "time", "offset", "length", "time_epoch", "time_relative"}
+// recordKeys are the names of the envelope's keys (dissect.Envelope): the
+// JSON keys every record has, then the other names of -Y and -e, then
+// tshark's spellings of them; filtered without a protocol prefix (-Y
+// 'type == "pong"', -Y 'tcp.port == 4000').
+func recordKeys() (json, more, tshark []string) {
+	for _, k := range dissect.Envelope() {
+		if k.JSON {
+			json = append(json, k.Name)
+		} else {
+			more = append(more, k.Name)
+		}
+		for _, t := range k.TShark {
+			tshark = append(tshark, t+" ("+k.Name+")")
+		}
+	}
+	return json, more, tshark
+}
 
 // writeFields writes the field names of protos (of those whose decode-as
 // name or proto key is only, when only is not ""), wrapped at width
@@ -141,8 +154,10 @@ func writeFields(w io.Writer, protos []dissect.Protocol, only string, width int,
 	if len(infos) == 0 {
 		return usageError{fmt.Errorf("--fields %q: unknown protocol (known: %s)", only, strings.Join(names, ", "))}
 	}
-	writeWrapped(w, "", "Every record has the keys "+strings.Join(recordKeys, ", ")+
-		"; filter them by name (-Y 'type == \"pong\"'). time_epoch and time_relative (also tshark's frame.time_epoch, frame.time_relative) are the time as seconds since 1970 and since the first packet, with nine decimals in -e. Protocol fields are named PROTO.FIELD (proto as in the \"proto\" key); "+
+	keys, more, tshark := recordKeys()
+	writeWrapped(w, "", "Every record has the keys "+strings.Join(keys, ", ")+
+		"; filter them by name (-Y 'type == \"pong\"'). -Y and -e also take "+strings.Join(more, ", ")+
+		", and tshark's names "+strings.Join(tshark, ", ")+". time_epoch and time_relative are the time as seconds since 1970 and since the first packet, with nine decimals in -e; info is the table's INFO column; ip.addr and tcp.port (and the like) match either end. Protocol fields are named PROTO.FIELD (proto as in the \"proto\" key); "+
 		"FIELD[] matches any item of an array, FIELD[N] item N (from 0); TYPE is the declared kind (float32, uint, array of T...); roles (latency, sender...) say what a field means to -z and -o mcap.", width)
 	for _, in := range infos {
 		fmt.Fprintln(w)
@@ -154,14 +169,14 @@ func writeFields(w io.Writer, protos []dissect.Protocol, only string, width int,
 		fields := dissect.FieldInfos(in.Types)
 		nameW, typeW := len("FIELD"), len("TYPE")
 		for _, f := range fields {
-			nameW = max(nameW, utf8.RuneCountInString(text(in.Proto+"."+f.Name)))
-			typeW = max(typeW, utf8.RuneCountInString(text(f.Type)))
+			nameW = max(nameW, output.DisplayWidth(text(in.Proto+"."+f.Name)))
+			typeW = max(typeW, output.DisplayWidth(text(f.Type)))
 		}
 		// A name longer than the room left beside its type and 20 columns
 		// of description goes on a line of its own.
 		nameW = min(nameW, max(len("FIELD"), width-typeW-26))
 		label := func(name, typ string) string {
-			if utf8.RuneCountInString(name) > nameW {
+			if output.DisplayWidth(name) > nameW {
 				fmt.Fprintln(w, fitLine("  "+name, width))
 				name = ""
 			}
@@ -197,7 +212,7 @@ func shortTypes(types []string, text func(string) string) string {
 		if rest > 0 {
 			more = fmt.Sprintf(", +%d more", rest)
 		}
-		if i > 0 && utf8.RuneCountInString(b.String())+2+utf8.RuneCountInString(t)+len(more) > maxLen {
+		if i > 0 && output.DisplayWidth(b.String())+2+output.DisplayWidth(t)+len(more) > maxLen {
 			fmt.Fprintf(&b, ", +%d more", len(types)-i)
 			break
 		}
@@ -219,7 +234,7 @@ func writeColumns(w io.Writer, rows [][4]string, width int) {
 	var widths [3]int
 	for _, r := range rows {
 		for i := range widths {
-			widths[i] = max(widths[i], utf8.RuneCountInString(r[i]))
+			widths[i] = max(widths[i], output.DisplayWidth(r[i]))
 		}
 	}
 	start := 0
@@ -242,7 +257,7 @@ func writeColumns(w io.Writer, rows [][4]string, width int) {
 		for i, n := range widths {
 			line.WriteString(r[i])
 			if i < len(widths)-1 || !below {
-				line.WriteString(strings.Repeat(" ", n+gap-utf8.RuneCountInString(r[i])))
+				line.WriteString(strings.Repeat(" ", n+gap-output.DisplayWidth(r[i])))
 			}
 		}
 		if below {
@@ -257,7 +272,7 @@ func writeColumns(w io.Writer, rows [][4]string, width int) {
 
 // fitLine cuts s to width columns (every character of it takes one).
 func fitLine(s string, width int) string {
-	if utf8.RuneCountInString(s) <= width {
+	if output.DisplayWidth(s) <= width {
 		return s
 	}
 	r := []rune(s)
@@ -270,22 +285,22 @@ func fitLine(s string, width int) string {
 // lines after it, indented by four.
 func writeWrapped(w io.Writer, label, text string, width int) {
 	width = max(width, 1)
-	if utf8.RuneCountInString(label)+20 > width && label != "" && strings.TrimSpace(label) != "" {
+	if output.DisplayWidth(label)+20 > width && label != "" && strings.TrimSpace(label) != "" {
 		fmt.Fprintln(w, strings.TrimRight(fitLine(label, width), " "))
 		label = strings.Repeat(" ", min(4, width-1))
 	}
-	indent := strings.Repeat(" ", utf8.RuneCountInString(label))
+	indent := strings.Repeat(" ", output.DisplayWidth(label))
 	line, empty := label, true
-	room := func() int { return width - utf8.RuneCountInString(line) }
+	room := func() int { return width - output.DisplayWidth(line) }
 	for _, word := range strings.Fields(text) {
-		if !empty && room() < 1+utf8.RuneCountInString(word) {
+		if !empty && room() < 1+output.DisplayWidth(word) {
 			fmt.Fprintln(w, line)
 			line, empty = indent, true
 		}
 		if !empty {
 			line += " "
 		}
-		for room() < utf8.RuneCountInString(word) {
+		for room() < output.DisplayWidth(word) {
 			// A word longer than a whole line: cut it.
 			r := []rune(word)
 			n := max(room(), 1)

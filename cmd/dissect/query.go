@@ -25,6 +25,7 @@ type queryOpts struct {
 	hex       bool     // -x
 	memory    int64    // --max-stats-memory (limits.go; 0: the default)
 	raw       bool     // a statistic wants the records' bytes (follow,tcp,hex,N)
+	graph     string   // --graph: auto, always or never
 }
 
 func addQueryFlags(cmd *cobra.Command, o *queryOpts) {
@@ -33,8 +34,24 @@ func addQueryFlags(cmd *cobra.Command, o *queryOpts) {
 	f.StringArrayVarP(&o.fields, "field", "e", nil, "with -o fields: print this field of each record (a record key such as stream, time_epoch or time_relative (seconds since 1970 or since the first packet, also as tshark's frame.time_epoch, frame.time_relative), or a protocol field such as vrpn.pos[0]); may be repeated")
 	f.StringArrayVarP(&o.fieldOpts, "field-option", "E", nil, "with -o fields, as tshark: header=y, separator=/t|/s|CHAR, quote=d|s|n, occurrence=f|l|a, aggregator=CHAR; may be repeated")
 	f.StringArrayVarP(&o.stats, "statistics", "z", nil, "print statistics after the records (only them with -q): rtt, rate, conv[,tcp|udp], io,stat,SECONDS[,FILTER], follow,STREAM, follow,tcp|udp,ascii|hex|raw,N (N as tshark's tcp.stream); may be repeated (docs/statistics.md)")
+	f.StringVar(&o.graph, "graph", "auto", "draw a bar per interval in -z io,stat and a sparkline of each row's messages over the run in -z rate: auto (when the output is a terminal), always, never; Unicode blocks, '#' and '.-=#' under LANG=C")
+	_ = cmd.RegisterFlagCompletionFunc("graph", cobra.FixedCompletions([]string{"auto", "always", "never"}, cobra.ShellCompDirectiveNoFileComp))
 	f.BoolVarP(&o.hex, "hex", "x", false, "show the bytes of each message: a hex and ASCII dump under its table row; \"raw\" (hex) in JSON")
 	_ = cmd.RegisterFlagCompletionFunc("statistics", cobra.FixedCompletions([]string{"rtt", "rate", "conv", "conv,tcp", "conv,udp", "io,stat,1", "follow,0", "follow,tcp,ascii,0", "follow,udp,ascii,0"}, cobra.ShellCompDirectiveNoFileComp))
+}
+
+// drawGraph reports whether the statistics draw their pictures (--graph)
+// on output that is a terminal (tty) or not.
+func (o *queryOpts) drawGraph(tty bool) (bool, error) {
+	switch o.graph {
+	case "auto", "":
+		return tty, nil
+	case "always":
+		return true, nil
+	case "never":
+		return false, nil
+	}
+	return false, usageError{fmt.Errorf("--graph %q: want auto, always or never", o.graph)}
 }
 
 // active reports whether records must reach the query sink whole (not
@@ -58,7 +75,7 @@ type querySink struct {
 func (o *queryOpts) build(reg *dissect.Registry, out sink) (*querySink, error) {
 	q := &querySink{out: out}
 	compile := func(expr string) (func(*dissect.Record) bool, error) {
-		f, err := query.Compile(expr, reg.KnownField)
+		f, err := query.CompileWith(expr, query.Options{Known: reg.KnownField, Info: output.Info})
 		if err != nil {
 			return nil, err
 		}
@@ -189,6 +206,9 @@ func knownFieldNames(reg *dissect.Registry, names []string) error {
 			return usageError{fmt.Errorf("-e %v", err)}
 		}
 		if p.RecordKey() == "" && !reg.KnownField(p.Proto(), p.Field()) {
+			if h := query.TSharkHint(n); h != "" {
+				return usageError{fmt.Errorf("-e %s is tshark's name: %s", n, h)}
+			}
 			bad = append(bad, n)
 		}
 	}

@@ -179,7 +179,11 @@ func (o *readOpts) output(stdout io.Writer, reg *dissect.Registry, tf output.Tim
 		return nil, usageError{fmt.Errorf("--threads %d: want 1 to 1024 (0: one per CPU)", o.threads)}
 	}
 	tt := terminalOf(stdout, os.Getenv)
-	o.statsTable = stats.TableOptions{Width: tt.width, ASCII: !tt.utf8, Hex: o.q.hex}
+	graph, err := o.q.drawGraph(tt.tty)
+	if err != nil {
+		return nil, err
+	}
+	o.statsTable = stats.TableOptions{Width: tt.width, ASCII: !tt.utf8, Hex: o.q.hex, Graph: graph, Hint: "--wide shows every column"}
 	if o.wide {
 		o.statsTable.Width = 0
 	}

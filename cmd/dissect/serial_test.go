@@ -16,6 +16,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/dissect-tools/dissect/internal/longtest"
 	"io"
 	"os"
 	"os/exec"
@@ -673,9 +674,7 @@ func waitExit(t *testing.T, cmd *exec.Cmd) int {
 // proxy: both stop cleanly with exit 0, the output and the summary
 // written, the file complete and the proxy's link removed.
 func TestSerialSignals(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs child processes")
-	}
+	longtest.Skip(t)
 	for _, sig := range []os.Signal{os.Interrupt, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) {
 			w := wire(t)

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"github.com/dissect-tools/dissect/internal/longtest"
 	"io"
 	"io/fs"
 	"net/netip"
@@ -231,6 +232,9 @@ func TestSignalStopsFileRun(t *testing.T) {
 		for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
 			if sig != syscall.SIGINT && f.name != "json" && f.name != "mcap" {
 				continue // every signal takes the same path
+			}
+			if !longtest.On() && (sig != syscall.SIGTERM || f.name != "json") && (sig != syscall.SIGINT || f.name != "quiet") {
+				continue // DISSECT_LONG: every form and signal
 			}
 			t.Run(f.name+"/"+signalName(sig), func(t *testing.T) {
 				dir := t.TempDir()

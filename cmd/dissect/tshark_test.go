@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"github.com/dissect-tools/dissect/internal/longtest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -202,6 +203,7 @@ func TestNumericTimesFilter(t *testing.T) {
 // The numeric times agree with tshark's own frame.time_epoch and
 // frame.time_relative of the packet that completed each record.
 func TestNumericTimesAgainstTshark(t *testing.T) {
+	longtest.Skip(t)
 	if _, err := exec.LookPath("tshark"); err != nil {
 		t.Skip("tshark is not installed: the times are checked against the pcap header only")
 	}
@@ -505,4 +507,33 @@ func checkTree(t *testing.T, js, tree string, width int) int {
 		t.Fatalf("%d lines after the last record: %q", len(ls), ls[0])
 	}
 	return wrapped
+}
+
+// TestTSharkReflexes: tshark's -n and -l are accepted and change nothing;
+// -R, -2 and -G are refused (exit 2) with one line naming dissect's way.
+func TestTSharkReflexes(t *testing.T) {
+	file := filepath.Join("..", "..", "pcaps", "deltarobot_session.pcap")
+	plain, _, code := cli(t, "--no-summary", "-o", "json", file)
+	if code != 0 || plain == "" {
+		t.Fatalf("plain run: exit %d", code)
+	}
+	for _, f := range []string{"-n", "-l", "-nl"} {
+		got, stderr, code := cli(t, f, "--no-summary", "-o", "json", file)
+		if code != 0 || got != plain {
+			t.Errorf("%s: exit %d, output same %v: %s", f, code, got == plain, stderr)
+		}
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-R", "tcp"}, "-Y FILTER"},
+		{[]string{"-2"}, "leave -2 out"},
+		{[]string{"-G", "fields"}, "dissect protocols --fields"},
+	} {
+		stdout, stderr, code := cli(t, append(c.args, file)...)
+		if code != 2 || stdout != "" || !strings.Contains(strings.SplitN(stderr, "\n", 2)[0], c.want) {
+			t.Errorf("%v: exit %d, stdout %d bytes, stderr %q; want exit 2 and a line naming %q", c.args, code, len(stdout), stderr, c.want)
+		}
+	}
 }

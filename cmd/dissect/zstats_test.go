@@ -399,7 +399,9 @@ func TestZJSONRounded(t *testing.T) {
 
 // TestZTables80 checks every -z table on every shipped capture at 80
 // columns: no line is wider, conv shows every stream's endpoints whole
-// (ports included), rate keeps MSGS and msg/s.
+// (ports included), rate keeps MSGS, MAX GAP and STALL AT, and a table
+// that left columns out says which (a header word missing from the
+// --wide table's header is in the note).
 func TestZTables80(t *testing.T) {
 	t.Setenv("COLUMNS", "80")
 	for _, file := range pcaps(t) {
@@ -428,10 +430,47 @@ func TestZTables80(t *testing.T) {
 				}
 			case "rate":
 				head := strings.Split(stdout, "\n")[1]
-				if !strings.Contains(head, "MSGS") || !strings.Contains(head, "msg/s") {
-					t.Errorf("%s -z rate: header %q lacks MSGS or msg/s", filepath.Base(file), head)
+				for _, c := range []string{"MSGS", "msg/s", "MAX GAP ms", "STALL AT s"} {
+					if !strings.Contains(head, c) {
+						t.Errorf("%s -z rate: header %q lacks %s", filepath.Base(file), head, c)
+					}
+				}
+			}
+			if !strings.HasPrefix(z, "follow") {
+				wide, _, _ := cli(t, "-q", "--wide", "-z", z, file)
+				wideHead, head := strings.Split(wide, "\n")[1], strings.Split(stdout, "\n")[1]
+				flat := strings.Join(strings.Fields(stdout), " ")
+				for _, c := range strings.Split(wideHead, "  ") {
+					if c = strings.TrimSpace(c); c != "" && !strings.Contains(head, c) && !strings.Contains(flat, c) {
+						t.Errorf("%s -z %s: column %q left out at 80 columns and not named:\n%s", filepath.Base(file), z, c, stdout)
+					}
 				}
 			}
 		}
+	}
+}
+
+// TestGraphFlag: --graph always draws io,stat's bars and rate's
+// sparklines into a pipe, auto (the default) does not, never does not
+// on a terminal either; a bad value is a usage error.
+func TestGraphFlag(t *testing.T) {
+	file := filepath.Join("..", "..", "pcaps", "deltarobot_session.pcap")
+	for _, c := range []struct {
+		args []string
+		bars bool
+	}{
+		{[]string{"--graph", "always"}, true}, {nil, false}, {[]string{"--graph=never"}, false},
+	} {
+		stdout, stderr, code := cli(t, append(append([]string{"-q", "-z", "io,stat,0.1", "-z", "rate"}, c.args...), file)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", c.args, code, stderr)
+		}
+		has := strings.Contains(stdout, "█") && strings.Contains(stdout, "ACTIVITY") && strings.Contains(stdout, "MESSAGES")
+		if has != c.bars {
+			t.Errorf("%v: bars %v, want %v:\n%s", c.args, has, c.bars, stdout)
+		}
+	}
+	if _, stderr, code := cli(t, "-q", "-z", "rate", "--graph", "sometimes", file); code != 2 || !strings.Contains(stderr, "--graph") {
+		t.Errorf("--graph sometimes: exit %d: %s", code, stderr)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"github.com/dissect-tools/dissect/internal/longtest"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
@@ -334,7 +335,8 @@ func describeJoin(rs []joinRecord) string {
 // TestJoinEveryOffset: every start offset of every session, in one
 // segment, invents nothing and decodes every message from the second
 // boundary on; every 7th offset gives the same records in 7- and 100-byte
-// segments and in mixed ones, every 31st in 1-byte segments.
+// segments and in mixed ones, every 31st in 1-byte segments. Without
+// DISSECT_LONG, two sessions and every 5th of those offsets.
 func TestJoinEveryOffset(t *testing.T) {
 	sessions := captureSessions(t)
 	for seed := range uint64(3) {
@@ -342,14 +344,15 @@ func TestJoinEveryOffset(t *testing.T) {
 			joinSession{fmt.Sprintf("built/zeros/%d", seed), builtSession(seed, false)},
 			joinSession{fmt.Sprintf("built/stale/%d", seed), builtSession(seed, true)})
 	}
-	if testing.Short() {
-		sessions = sessions[:2]
+	step := 1 // DISSECT_LONG: every offset of every session
+	if !longtest.On() {
+		sessions, step = sessions[:2], 5
 	}
 	for _, sess := range sessions {
 		t.Run(sess.name, func(t *testing.T) {
-			n := checkJoins(t, sess, [][]int{nil}, 1)
-			checkJoins(t, sess, [][]int{nil, {7}, {100}, {3, 50, 1, 600, 24}}, 7)
-			checkJoins(t, sess, [][]int{nil, {1}}, 31)
+			n := checkJoins(t, sess, [][]int{nil}, step)
+			checkJoins(t, sess, [][]int{nil, {7}, {100}, {3, 50, 1, 600, 24}}, 7*step)
+			checkJoins(t, sess, [][]int{nil, {1}}, 31*step)
 			t.Logf("%d bytes, %d offsets", len(sess.data), n)
 		})
 	}
@@ -397,8 +400,11 @@ func TestGapEveryOffset(t *testing.T) {
 				truth[r.off] = r
 				starts = append(starts, r.off)
 			}
-			fails := 0
-			for k := 24; k < len(sess.data) && fails < 5; k += 5 {
+			fails, step := 0, 5
+			if !longtest.On() {
+				step = 25
+			}
+			for k := 24; k < len(sess.data) && fails < 5; k += step {
 				n := []int{1, 13, 100, 1500}[k%4]
 				if k+n >= len(sess.data) {
 					continue

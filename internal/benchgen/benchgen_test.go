@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"github.com/dissect-tools/dissect/internal/longtest"
 	"io"
 	"os"
 	"os/exec"
@@ -238,9 +239,7 @@ var (
 // capture reports exactly the sidecar's count of every message, with no
 // gap, no skipped byte and no warning.
 func TestDissectCounts(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: builds cmd/dissect")
-	}
+	longtest.Skip(t)
 	dir := t.TempDir()
 	bin := buildDissect(t, dir)
 	path, st := generateFile(t, dir, "2")

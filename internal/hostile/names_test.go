@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"github.com/dissect-tools/dissect/internal/longtest"
 	"reflect"
 	"regexp"
 	"strconv"
@@ -117,9 +118,7 @@ func TestTypenames(t *testing.T) {
 // names past it are refused, each connection that lost some says how many
 // in a note, their messages are "unknown", and every message is counted.
 func TestVrpnnames(t *testing.T) {
-	if testing.Short() {
-		t.Skip("123k messages")
-	}
+	longtest.Skip(t)
 	const conns, per, ln = 10, 4096, 200
 	pcap := generate(t, func(g *gen) { g.vrpnnames(conns, per, ln) })
 	counts := typeCounter{}

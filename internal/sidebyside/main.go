@@ -1,0 +1,158 @@
+// Command sidebyside measures two builds of dissect on the same command,
+// interleaved, so that a change is judged against its base in one period
+// (the machine's speed drifts; runs minutes apart are not comparable):
+//
+//	go run ./internal/sidebyside -a 7438274 -b HEAD -rounds 10 -- -o json -d tcp.port==4000,deltarobot --no-summary d500.pcap
+//
+// It builds each revision (a commit, a branch, or "." for the working tree)
+// with CGO_ENABLED=0 in a temporary worktree, then runs A, B, A, B, ... (B
+// first in every other round, so neither always runs on a warm cache
+// first), stdout to /dev/null, and reads each child's wall time, CPU time
+// (user+sys) and peak RSS from the kernel (wait4's rusage). It prints, per
+// build, the median and the range of each, and B's medians over A's. The
+// first round is a warm-up and left out. Nothing is timed by the tests.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+)
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "sidebyside:", err)
+		os.Exit(1)
+	}
+}
+
+// sample is one run's figures.
+type sample struct {
+	wall, cpu time.Duration
+	rssKB     int64
+}
+
+func run(args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("sidebyside", flag.ContinueOnError)
+	a := fs.String("a", "", "the base: a revision to build, or a dissect binary's path")
+	b := fs.String("b", ".", "the change: a revision, \".\" (the working tree) or a binary's path")
+	rounds := fs.Int("rounds", 7, "interleaved rounds, the first a warm-up")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	cmdArgs := fs.Args()
+	if *a == "" || len(cmdArgs) == 0 || *rounds < 2 {
+		return errors.New("usage: sidebyside -a REV|BINARY [-b REV|BINARY|.] [-rounds N>=2] -- DISSECT ARGS...")
+	}
+	tmp, err := os.MkdirTemp("", "sidebyside")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	bins := [2]string{}
+	for i, rev := range [2]string{*a, *b} {
+		if bins[i], err = binary(rev, filepath.Join(tmp, fmt.Sprint(i))); err != nil {
+			return fmt.Errorf("%s: %w", rev, err)
+		}
+	}
+	var got [2][]sample
+	for r := range *rounds {
+		order := []int{0, 1}
+		if r%2 == 1 {
+			order = []int{1, 0}
+		}
+		for _, i := range order {
+			s, err := measure(bins[i], cmdArgs)
+			if err != nil {
+				return err
+			}
+			if r > 0 {
+				got[i] = append(got[i], s)
+			}
+		}
+	}
+	fmt.Fprintf(out, "%s, %d rounds interleaved (the first left out): dissect %s\n", time.Now().UTC().Format("2006-01-02 15:04 UTC"), *rounds-1, strings.Join(cmdArgs, " "))
+	fmt.Fprintf(out, "%-10s %-24s %-24s %-20s\n", "", "wall s (median, range)", "CPU s (median, range)", "peak RSS MB")
+	var med [2][3]float64
+	for i, name := range [2]string{"A " + *a, "B " + *b} {
+		w := stat(got[i], func(s sample) float64 { return s.wall.Seconds() })
+		c := stat(got[i], func(s sample) float64 { return s.cpu.Seconds() })
+		m := stat(got[i], func(s sample) float64 { return float64(s.rssKB) / 1024 })
+		med[i] = [3]float64{w[0], c[0], m[0]}
+		fmt.Fprintf(out, "%-10s %-24s %-24s %-20s\n", name, fmt.Sprintf("%.3f (%.3f–%.3f)", w[0], w[1], w[2]),
+			fmt.Sprintf("%.3f (%.3f–%.3f)", c[0], c[1], c[2]), fmt.Sprintf("%.1f (%.1f–%.1f)", m[0], m[1], m[2]))
+	}
+	fmt.Fprintf(out, "B/A medians: wall %.3f, CPU %.3f, RSS %.3f\n", med[1][0]/med[0][0], med[1][1]/med[0][1], med[1][2]/med[0][2])
+	return nil
+}
+
+// binary returns a dissect binary for rev: rev itself when it is a file,
+// else a build of that revision (the working tree for ".") in dir.
+func binary(rev, dir string) (string, error) {
+	if st, err := os.Stat(rev); err == nil && !st.IsDir() {
+		return filepath.Abs(rev)
+	}
+	out := filepath.Join(dir, "dissect")
+	src := "."
+	if rev != "." {
+		src = filepath.Join(dir, "src")
+		if b, err := exec.Command("git", "worktree", "add", "--detach", src, rev).CombinedOutput(); err != nil {
+			return "", fmt.Errorf("git worktree add: %v: %s", err, b)
+		}
+		defer exec.Command("git", "worktree", "remove", "--force", src).Run()
+	}
+	build := exec.Command("go", "build", "-o", out, "./cmd/dissect")
+	build.Dir = src
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if b, err := build.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build: %v: %s", err, b)
+	}
+	return out, nil
+}
+
+// measure runs bin with args once, stdout to /dev/null.
+func measure(bin string, args []string) (sample, error) {
+	devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		return sample{}, err
+	}
+	defer devnull.Close()
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout = devnull
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	start := time.Now()
+	if err := cmd.Run(); err != nil {
+		return sample{}, fmt.Errorf("%s %s: %v: %s", bin, strings.Join(args, " "), err, stderr.String())
+	}
+	wall := time.Since(start)
+	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	if !ok {
+		return sample{}, errors.New("no rusage on this system")
+	}
+	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return sample{wall: wall, cpu: cpu, rssKB: ru.Maxrss}, nil
+}
+
+// stat returns the median, minimum and maximum of f over ss.
+func stat(ss []sample, f func(sample) float64) [3]float64 {
+	v := make([]float64, len(ss))
+	for i, s := range ss {
+		v[i] = f(s)
+	}
+	slices.Sort(v)
+	n := len(v)
+	med := v[n/2]
+	if n%2 == 0 {
+		med = (v[n/2-1] + v[n/2]) / 2
+	}
+	return [3]float64{med, v[0], v[n-1]}
+}
