@@ -1,0 +1,241 @@
+package foxstudio
+
+import (
+	"bufio"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"math"
+	"math/big"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+	"github.com/gopacket/gopacket/pcapgo"
+)
+
+// Deltarobot messages (docs/protocols.md §4.3): the handshake, an
+// actuator position (x, y, z, u as float32), end of transmission.
+var (
+	drHello = []byte{0x01, 0x30, 'D', 'e', 'l', 't', 'a', 'R', 'V', 'r', 0x02, 0x20, 0x01, 0x00, 0x00, 0x00}
+	drEOT   = []byte{0x06, 0xf0, 0x00, 0x00, 0x00, 0x00}
+)
+
+func drPosition(x, y, z, u float32) []byte {
+	b := []byte{0x03, 0x40}
+	for _, f := range []float32{x, y, z, u} {
+		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(f))
+	}
+	return b
+}
+
+// livePositions: how many positions the live test sends, 150 ms apart,
+// each with its own z (exact in float32 and float64).
+const livePositions = 10
+
+func liveZ(i int) float32 { return -0.25 - float32(i)/64 }
+
+// TestStudioLiveCaptureTime captures a Deltarobot session live on lo
+// with -o foxglove while a real Foxglove Studio shows it, and checks that
+// the Plot draws each actuator position at the capture time of the
+// packet that carried it, as tcpdump, capturing the same packets beside
+// dissect, stamped it. Two captures of one packet are stamped by the
+// kernel separately (a few microseconds apart), so times agree within
+// 1 ms, far below the 150 ms between packets; Studio's own clock (what it
+// uses without the server's time) counts whole milliseconds, so at least
+// one point must have a finer time.
+func TestStudioLiveCaptureTime(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("live capture is Linux only")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("live capture on lo needs root (CAP_NET_RAW); CI runs this test as root")
+	}
+	tcpdump, err := exec.LookPath("tcpdump")
+	if err != nil {
+		t.Skip("tcpdump is not installed (it stamps the packets beside dissect): apt-get install tcpdump")
+	}
+	root := ModuleRoot(t)
+	bin := buildDissect(t, root)
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	port := ln.Addr().(*net.TCPAddr).Port
+	filter := fmt.Sprintf("tcp port %d", port)
+
+	pcapFile := filepath.Join(t.TempDir(), "lo.pcap")
+	td := startTcpdump(t, tcpdump, pcapFile, filter)
+	run := startDissect(t, bin, "-i", "lo", "-f", filter, "-d", fmt.Sprintf("tcp.port==%d,deltarobot", port), "-o", "foxglove", "--out", freeAddr(t))
+	s := Start(t, Options{URL: run.url, Expect: map[string]int{plotTopic: livePositions}, Timeout: 75 * time.Second, Out: t.ArtifactDir()})
+	s.WaitShown(t, 90*time.Second)
+	liveSession(t, ln)
+	r := s.Wait(t, 120*time.Second)
+	summary := run.stop(t)
+	td.stop(t)
+	t.Logf("Studio: panels filled (or timed out) %d ms after shown; %d seeks; screenshots in %s\ndissect:\n%s", r.Waited.ShowToDoneMs, r.Seeks, t.ArtifactDir(), summary)
+	if r.TimedOut {
+		t.Errorf("the Plot did not get its %d points in 75 s", livePositions)
+	}
+
+	stamped := positionTimes(t, pcapFile, port)
+	if len(stamped) != livePositions {
+		t.Fatalf("tcpdump captured %d position packets, want %d", len(stamped), livePositions)
+	}
+	if len(r.Plots) != 1 || len(r.Plots[0].Datasets) != 1 {
+		t.Fatalf("want one Plot of one series, got %d plots", len(r.Plots))
+	}
+	pts := r.Plots[0].Datasets[0].Points
+	if len(pts) != livePositions {
+		t.Errorf("the Plot draws %d points, want %d", len(pts), livePositions)
+	}
+	fine := false
+	var worst time.Duration
+	for i, p := range pts {
+		want, ok := stamped[math.Float32bits(float32(p.Y))]
+		got, okGot := new(big.Int).SetString(p.ReceiveTime, 10)
+		if !ok || !okGot || float64(float32(p.Y)) != p.Y {
+			t.Errorf("Plot point %d: z %v at %s was not sent", i, p.Y, p.ReceiveTime)
+			continue
+		}
+		d := time.Duration(new(big.Int).Sub(got, big.NewInt(want)).Int64())
+		worst = max(worst, d.Abs())
+		if d.Abs() > time.Millisecond {
+			t.Errorf("Plot point %d (z %v) is at %s; its packet was captured at %s (%v apart)", i, p.Y, nsDate(p.ReceiveTime), nsDate(fmt.Sprint(want)), d)
+		}
+		fine = fine || got.Int64()%int64(time.Millisecond) != 0
+	}
+	if !fine {
+		t.Errorf("every plotted time is a whole millisecond: Studio's own clock, not the capture's")
+	}
+	t.Logf("plotted times differ from tcpdump's by at most %v", worst)
+}
+
+// liveSession plays both ends of a Deltarobot connection to ln: the
+// handshake, livePositions positions from the leader 150 ms apart (each
+// read by the follower before the next, so that each is its own
+// packet), end of transmission both ways.
+func liveSession(t *testing.T, ln net.Listener) {
+	t.Helper()
+	follower, err := net.Dial("tcp4", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer follower.Close()
+	leader, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer leader.Close()
+	exchange := func(from, to net.Conn, b []byte) {
+		t.Helper()
+		if _, err := from.Write(b); err != nil {
+			t.Fatal(err)
+		}
+		to.SetReadDeadline(time.Now().Add(10 * time.Second))
+		if _, err := io.ReadFull(to, make([]byte, len(b))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exchange(follower, leader, drHello)
+	exchange(leader, follower, drHello)
+	for i := range livePositions {
+		time.Sleep(150 * time.Millisecond)
+		exchange(leader, follower, drPosition(0.1, 0.2, liveZ(i), 0))
+	}
+	exchange(leader, follower, drEOT)
+	exchange(follower, leader, drEOT)
+}
+
+// positionTimes reads tcpdump's file: the capture time (nanoseconds) of
+// each position the leader (port) sent, by the float32 bits of its z.
+func positionTimes(t *testing.T, file string, port int) map[uint32]int64 {
+	t.Helper()
+	f, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rd, err := pcapgo.NewReader(f)
+	if err != nil {
+		t.Fatalf("tcpdump's file: %v", err)
+	}
+	times := map[uint32]int64{}
+	for {
+		data, ci, err := rd.ReadPacketData()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("tcpdump's file: %v", err)
+		}
+		tcp, _ := gopacket.NewPacket(data, rd.LinkType(), gopacket.Default).Layer(layers.LayerTypeTCP).(*layers.TCP)
+		if tcp == nil || int(tcp.SrcPort) != port || len(tcp.Payload) != 18 || tcp.Payload[0] != 0x03 {
+			continue
+		}
+		times[binary.LittleEndian.Uint32(tcp.Payload[10:14])] = ci.Timestamp.UnixNano()
+	}
+	return times
+}
+
+// tcpdumpRun is tcpdump writing a file.
+type tcpdumpRun struct {
+	cmd  *exec.Cmd
+	done chan error
+}
+
+// startTcpdump captures the packets of filter on lo into file, stamped
+// to the nanosecond, each written as it comes; it returns once tcpdump
+// listens.
+func startTcpdump(t *testing.T, tcpdump, file, filter string) *tcpdumpRun {
+	t.Helper()
+	td := &tcpdumpRun{cmd: exec.Command(tcpdump, "-i", "lo", "-n", "-U", "--immediate-mode", "--time-stamp-precision=nano", "-w", file, filter), done: make(chan error, 1)}
+	stderr, err := td.cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := td.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { td.cmd.Process.Kill() })
+	listening := make(chan struct{})
+	var said strings.Builder
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			said.WriteString(sc.Text() + "\n")
+			if strings.Contains(sc.Text(), "listening on") {
+				close(listening)
+			}
+		}
+		td.done <- td.cmd.Wait()
+	}()
+	select {
+	case <-listening:
+	case err := <-td.done:
+		t.Fatalf("tcpdump ended before listening: %v\n%s", err, said.String())
+	case <-time.After(30 * time.Second):
+		t.Fatal("tcpdump: not listening after 30 s")
+	}
+	return td
+}
+
+// stop ends tcpdump (it writes out what it has).
+func (td *tcpdumpRun) stop(t *testing.T) {
+	t.Helper()
+	td.cmd.Process.Signal(syscall.SIGINT)
+	select {
+	case <-td.done:
+	case <-time.After(30 * time.Second):
+		t.Error("tcpdump did not stop in 30 s")
+	}
+}
