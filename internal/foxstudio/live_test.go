@@ -19,7 +19,6 @@ import (
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
-	"github.com/gopacket/gopacket/pcapgo"
 )
 
 // Deltarobot messages (docs/protocols.md §4.3): the handshake, an
@@ -160,30 +159,13 @@ func liveSession(t *testing.T, ln net.Listener) {
 // each position the leader (port) sent, by the float32 bits of its z.
 func positionTimes(t *testing.T, file string, port int) map[uint32]int64 {
 	t.Helper()
-	f, err := os.Open(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rd, err := pcapgo.NewReader(f)
-	if err != nil {
-		t.Fatalf("tcpdump's file: %v", err)
-	}
 	times := map[uint32]int64{}
-	for {
-		data, ci, err := rd.ReadPacketData()
-		if err == io.EOF {
-			break
+	eachPacket(t, file, func(data []byte, ci gopacket.CaptureInfo, link layers.LinkType) {
+		tcp, _ := gopacket.NewPacket(data, link, gopacket.Default).Layer(layers.LayerTypeTCP).(*layers.TCP)
+		if tcp != nil && int(tcp.SrcPort) == port && len(tcp.Payload) == 18 && tcp.Payload[0] == 0x03 {
+			times[binary.LittleEndian.Uint32(tcp.Payload[10:14])] = ci.Timestamp.UnixNano()
 		}
-		if err != nil {
-			t.Fatalf("tcpdump's file: %v", err)
-		}
-		tcp, _ := gopacket.NewPacket(data, rd.LinkType(), gopacket.Default).Layer(layers.LayerTypeTCP).(*layers.TCP)
-		if tcp == nil || int(tcp.SrcPort) != port || len(tcp.Payload) != 18 || tcp.Payload[0] != 0x03 {
-			continue
-		}
-		times[binary.LittleEndian.Uint32(tcp.Payload[10:14])] = ci.Timestamp.UnixNano()
-	}
+	})
 	return times
 }
 

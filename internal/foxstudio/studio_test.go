@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/foxglove/mcap/go/mcap"
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
 	"github.com/gopacket/gopacket/pcapgo"
 )
 
@@ -127,8 +129,21 @@ func mcapTopics(t *testing.T, bin, file string) map[string]*topicRecords {
 }
 
 // pcapSpan: the capture times of the file's first and last packets
-// (decimal nanoseconds), read with gopacket's pcapgo.
+// (decimal nanoseconds).
 func pcapSpan(t *testing.T, file string) (first, last string) {
+	t.Helper()
+	eachPacket(t, file, func(_ []byte, ci gopacket.CaptureInfo, _ layers.LinkType) {
+		ns := fmt.Sprint(ci.Timestamp.UnixNano())
+		if first == "" {
+			first = ns
+		}
+		last = ns
+	})
+	return first, last
+}
+
+// eachPacket reads a pcap file with gopacket's pcapgo.
+func eachPacket(t *testing.T, file string, fn func(data []byte, ci gopacket.CaptureInfo, link layers.LinkType)) {
 	t.Helper()
 	f, err := os.Open(file)
 	if err != nil {
@@ -137,23 +152,18 @@ func pcapSpan(t *testing.T, file string) (first, last string) {
 	defer f.Close()
 	rd, err := pcapgo.NewReader(f)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("reading %s: %v", file, err)
 	}
 	for {
-		_, ci, err := rd.ReadPacketData()
+		data, ci, err := rd.ReadPacketData()
 		if err == io.EOF {
-			break
+			return
 		}
 		if err != nil {
 			t.Fatalf("reading %s: %v", file, err)
 		}
-		ns := fmt.Sprint(ci.Timestamp.UnixNano())
-		if first == "" {
-			first = ns
-		}
-		last = ns
+		fn(data, ci, rd.LinkType())
 	}
-	return first, last
 }
 
 // layoutFile is the layouts Studio is given: "empty", then "panels".
