@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -18,15 +20,19 @@ import (
 // context (Ctrl-C), stderr, and whether the input is files.
 type foxOpts struct {
 	speed  float64
+	allow  []string // --allow-origin
 	ctx    context.Context
 	stderr io.Writer
 	files  []string // the capture files of a read run; none live
 }
 
-const speedUsage = "-o foxglove, reading files: play the records back at this multiple of capture time once a client has subscribed (1: as captured; 0: as fast as the clients take them, and then no client misses a message)"
+const speedUsage = "-o foxglove, reading files: play the file to each client from its start once it has subscribed, at this multiple of capture time (1: as captured; 0: as fast as the client takes them)"
+
+const allowUsage = "-o foxglove: also accept web pages of these origins (a pattern, e.g. https://*.example.com; * for any); accepted always: none (desktop apps, programs), pages served from localhost or loopback, https://app.foxglove.dev and https://lichtblick-suite.github.io (repeatable)"
 
 func (f *foxOpts) add(fs *pflag.FlagSet) {
 	fs.Float64Var(&f.speed, "speed", 1, speedUsage)
+	fs.StringArrayVar(&f.allow, "allow-origin", nil, allowUsage)
 }
 
 // foxgloveOutput starts the -o foxglove server (docs/foxglove.md) on
@@ -38,12 +44,9 @@ func (o *readOpts) foxgloveOutput(reg *dissect.Registry) (sink, error) {
 	if f.speed < 0 || f.speed > 1e6 {
 		return nil, usageError{fmt.Errorf("--speed %g: want 0 (as fast as the clients take them) or a positive multiple of capture time", f.speed)}
 	}
-	addr := o.outPath
-	if addr == "" {
-		addr = foxws.DefaultAddr
-	}
-	if !strings.Contains(addr, ":") {
-		return nil, usageError{fmt.Errorf("-o foxglove --out %q: want HOST:PORT, e.g. %s (0.0.0.0:8765 serves every interface)", addr, foxws.DefaultAddr)}
+	addr, err := foxAddr(o.outPath)
+	if err != nil {
+		return nil, usageError{err}
 	}
 	ctx := f.ctx
 	if ctx == nil {
@@ -57,16 +60,54 @@ func (o *readOpts) foxgloveOutput(reg *dissect.Registry) (sink, error) {
 	version, _, _ := strings.Cut(versionLine(), "\n")
 	srv, err := foxws.Listen(ctx, foxws.Options{
 		Addr: addr, Name: version, Decl: reg.Decl,
-		Playback: playback, Speed: f.speed, Block: playback && f.speed == 0,
+		Playback: playback, Speed: f.speed, AllowOrigins: f.allow,
 	})
 	if err != nil {
+		if strings.Contains(err.Error(), "--allow-origin") {
+			return nil, usageError{err}
+		}
 		return nil, err
 	}
 	fmt.Fprintf(stderr, "dissect: serving Foxglove WebSocket on %s (Foxglove or Lichtblick: Open connection, Foxglove WebSocket, this URL)\n", srv.URL())
+	if w := exposure(addr, srv.Addr()); w != "" {
+		fmt.Fprintln(stderr, w)
+	}
 	if playback {
-		fmt.Fprintf(stderr, "dissect: the capture is played back once a client has subscribed (--speed %g)\n", f.speed)
+		fmt.Fprintf(stderr, "dissect: the file is played to each client from its start once it has subscribed (--speed %g)\n", f.speed)
 	}
 	return &foxSink{srv: srv, ctx: ctx, stderr: stderr, linger: len(f.files) > 0}, nil
+}
+
+// foxAddr is the address --out gives -o foxglove: HOST:PORT; :PORT
+// (no host) is loopback's, never every interface's.
+func foxAddr(out string) (string, error) {
+	if out == "" {
+		return foxws.DefaultAddr, nil
+	}
+	host, port, err := net.SplitHostPort(out)
+	if err != nil || port == "" {
+		return "", fmt.Errorf("-o foxglove --out %q: want HOST:PORT, e.g. %s (0.0.0.0:8765 serves every interface)", out, foxws.DefaultAddr)
+	}
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, port), nil
+}
+
+// exposure is the warning for an address other than loopback (asked as
+// addr, listened on as a): who can see the decoded traffic.
+func exposure(addr string, a net.Addr) string {
+	ta, ok := a.(*net.TCPAddr)
+	if !ok || ta.IP.IsLoopback() {
+		return ""
+	}
+	host, _, _ := net.SplitHostPort(addr)
+	who := "whoever reaches " + host
+	if ta.IP.IsUnspecified() {
+		who = "whoever reaches any address of this machine"
+	}
+	return fmt.Sprintf("dissect: WARNING: listening on %s: %s on port %d sees the decoded traffic (the protocol has no authentication); serve on loopback (the default) unless the network is trusted",
+		net.JoinHostPort(host, strconv.Itoa(ta.Port)), who, ta.Port)
 }
 
 // anyRegularFile says whether one of the inputs is a file on disk (not

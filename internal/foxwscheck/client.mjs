@@ -8,7 +8,16 @@
 //   - it keeps every message (topic, schema name, receive time, the JSON
 //     as JavaScript parsed it) and every status message;
 //   - with --slow it stops reading its socket after its first 50 messages
-//     until its standard input ends: a client too slow for the traffic.
+//     until its standard input ends: a client too slow for the traffic;
+//   - with --subscribe-after MS it subscribes to nothing until MS
+//     milliseconds after the server's info, then to every channel (a
+//     panel added later);
+//   - with --protocols A,B it offers those subprotocols (default: the
+//     library's own, foxglove.websocket.v1);
+//   - it keeps the server's clock (Time messages) as a viewer does: each
+//     message's clock is its receive time there, and a clock that goes
+//     back is a seek: the messages kept so far are dropped (as Foxglove
+//     and Lichtblick clear their panels) and counted in seeks.
 // It prints "ready" once it has the server's info; on stderr, whenever
 // they changed in the last 200 ms, "count P D M": P messages of a topic
 // ending in /actuator_position, D messages in all, M missed as the
@@ -25,13 +34,21 @@ const { FoxgloveClient } = wsProtocol;
 
 const url = process.argv[2];
 const slow = process.argv.includes('--slow');
-const ws = new WebSocket(url, [FoxgloveClient.SUPPORTED_SUBPROTOCOL]);
+const arg = (name) => {
+  const i = process.argv.indexOf(name);
+  return i > 0 ? process.argv[i + 1] : undefined;
+};
+const after = arg('--subscribe-after');
+const protocols = (arg('--protocols') ?? FoxgloveClient.SUPPORTED_SUBPROTOCOL).split(',');
+const ws = new WebSocket(url, protocols);
 const client = new FoxgloveClient({ ws });
 const ajv = new Ajv2020({ strict: true, allErrors: false });
 
 const channels = new Map(); // id → {topic, schemaName, validate}
 const subs = new Map(); // subscription id → channel id
-const report = { serverInfo: null, channels: [], messages: [], statuses: [], problems: [], closeCode: null };
+const report = { serverInfo: null, protocol: null, channels: [], messages: [], statuses: [], problems: [], closeCode: null, seeks: 0, clocks: 0 };
+let clock = null; // the server's time, nanoseconds (BigInt)
+let subscribing = after === undefined; // subscribe to channels as they come
 let positions = 0;
 let missed = 0;
 let said = '';
@@ -41,7 +58,23 @@ const problem = (p) => report.problems.push(p);
 
 client.on('serverInfo', (info) => {
   report.serverInfo = info;
+  report.protocol = ws.protocol;
   process.stdout.write('ready\n');
+  if (!subscribing) {
+    setTimeout(() => {
+      subscribing = true;
+      for (const id of channels.keys()) subs.set(client.subscribe(id), id);
+    }, Number(after));
+  }
+});
+client.on('time', ({ timestamp }) => {
+  report.clocks++;
+  if (clock !== null && timestamp < clock) {
+    report.seeks++;
+    report.messages = [];
+    positions = 0;
+  }
+  clock = timestamp;
 });
 client.on('status', (s) => {
   report.statuses.push({ level: s.level, message: s.message });
@@ -61,7 +94,7 @@ client.on('advertise', (chs) => {
     }
     channels.set(ch.id, { topic: ch.topic, schemaName: ch.schemaName, validate });
     report.channels.push({ id: ch.id, topic: ch.topic, schemaName: ch.schemaName });
-    subs.set(client.subscribe(ch.id), ch.id);
+    if (subscribing) subs.set(client.subscribe(ch.id), ch.id);
   }
 });
 
@@ -80,7 +113,7 @@ client.on('message', ({ subscriptionId, timestamp, data }) => {
     return;
   }
   if (ch.validate && !ch.validate(msg)) problem({ topic: ch.topic, error: ajv.errorsText(ch.validate.errors) });
-  report.messages.push({ topic: ch.topic, schema: ch.schemaName, ns: timestamp.toString(), data: msg });
+  report.messages.push({ topic: ch.topic, schema: ch.schemaName, ns: timestamp.toString(), clock: clock === null ? null : clock.toString(), data: msg });
   if (ch.topic.endsWith('/actuator_position')) positions++;
   if (slow && !paused && report.messages.length === 50) {
     paused = true;

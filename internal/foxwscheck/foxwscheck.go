@@ -40,14 +40,21 @@ type Report struct {
 	// or not valid against their channel's schema, client errors.
 	Problems  []map[string]any `json:"problems"`
 	CloseCode *int             `json:"closeCode"`
+	// Protocol is the subprotocol the server chose; Clocks the Time
+	// messages received; Seeks how many went back (Messages are those
+	// after the last).
+	Protocol string `json:"protocol"`
+	Clocks   int    `json:"clocks"`
+	Seeks    int    `json:"seeks"`
 }
 
 // Message is one message as received, in order.
 type Message struct {
 	Topic  string          `json:"topic"`
 	Schema string          `json:"schema"`
-	NS     string          `json:"ns"`   // receive time, decimal nanoseconds
-	Data   json.RawMessage `json:"data"` // as JSON.stringify wrote it back
+	NS     string          `json:"ns"`    // log time, decimal nanoseconds
+	Clock  *string         `json:"clock"` // the server's clock then (the viewer's receive time); nil before any
+	Data   json.RawMessage `json:"data"`  // as JSON.stringify wrote it back
 }
 
 // Client is a running client.mjs.
@@ -78,14 +85,21 @@ func setup() (node, dir string, err error) {
 // when Node or the packages are missing.
 func Start(t testing.TB, url string, slow bool) *Client {
 	t.Helper()
+	if slow {
+		return StartWith(t, url, "--slow")
+	}
+	return StartWith(t, url)
+}
+
+// StartWith connects a client to url with the options of client.mjs:
+// "--slow", "--subscribe-after", "MS", "--protocols", "A,B".
+func StartWith(t testing.TB, url string, opts ...string) *Client {
+	t.Helper()
 	node, dir, err := setup()
 	if err != nil {
 		t.Skip(err.Error())
 	}
-	args := []string{filepath.Join(dir, "client.mjs"), url}
-	if slow {
-		args = append(args, "--slow")
-	}
+	args := append([]string{filepath.Join(dir, "client.mjs"), url}, opts...)
 	c := &Client{cmd: exec.Command(node, args...), ready: make(chan struct{}), done: make(chan error, 1)}
 	c.stdin, err = c.cmd.StdinPipe()
 	if err != nil {

@@ -2,75 +2,66 @@ package foxws
 
 import (
 	"context"
-	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
 )
-
-// A message is one message of a channel, shared by the clients' queues
-// (never changed once made).
-type message struct {
-	ch   uint16
-	t    uint64 // log time, nanoseconds since 1970
-	data []byte // the JSON
-}
 
 // A ctrl is a text message that is never dropped: serverInfo, advertise,
 // status. chans are the channels an advertise tells of.
 type ctrl struct {
 	data   []byte
 	chans  []uint16
-	answer bool // a status answering a request (status)
+	answer bool // a status answering a request
+	bin    bool // a binary message (Time)
 }
 
-// clientStats are what the summary says of a client.
-type clientStats struct {
-	addr         string
-	mu           sync.Mutex
-	sent, missed uint64
-}
-
-// A client is one WebSocket connection: receive reads its requests in the
-// handler's goroutine, send writes its queue in its own.
+// A client is one WebSocket connection: receive reads its requests in
+// the handler's goroutine, send writes what it has to send in its own.
+// What is not set at newClient is guarded by the Server's mu.
 type client struct {
-	s      *Server
-	conn   *websocket.Conn
-	ctx    context.Context
-	cancel context.CancelFunc
-	done   chan struct{} // closed when send has returned
-	st     clientStats
+	s       *Server
+	conn    *websocket.Conn
+	addr    string
+	ctx     context.Context
+	cancel  context.CancelFunc
+	done    chan struct{} // closed when send has returned
+	left    chan struct{} // closed when leave has given back its place
+	wake    chan struct{} // something to send, or a subscription changed
+	writing atomic.Int64  // when the write under way began (unix ns); 0: none
 
-	mu         sync.Mutex
+	joined     time.Time
 	ctrls      []ctrl
-	q          []*message // q[head:] is the queue
-	head       int
-	qbytes     int
+	answers    int                  // answers in ctrls
+	pri        []*message           // latched context to send before the log
 	subs       map[uint16]uint32    // channel → subscription id
 	bySub      map[uint32]uint16    // subscription id → channel
-	advertised map[uint16]time.Time // when the channel's advertisement was sent; zero: not yet
-	dropped    uint64               // messages missed (queue full)
-	reported   uint64               // dropped as last told to the client
-	lastStatus time.Time
-	finishing  bool // the server closes: send what is queued, then close
-	gone       bool // the connection has ended
-
-	wake  chan struct{} // something to send, or a subscription changed
-	space chan struct{} // room in q (Options.Block)
+	advertised map[uint16]time.Time // when the channel's advertisement was read; zero: not yet
+	subscribed bool                 // it has subscribed once
+	cursor     uint64               // the seq of the next message of the log to send
+	clock      uint64               // the time last sent in a Time message
+	startAt    time.Time            // a file: when its playback starts (zero: no subscription yet)
+	started    bool                 // a file: its playback has started
+	wall0      time.Time            // ... when
+	sent       uint64
+	miss       misses
+	finishing  bool   // the server closes: send what is left, then close
+	gone       bool   // the connection has ended
+	waiting    bool   // send waits for a message
+	why        string // why the server closed it, for the summary
 }
 
 func newClient(s *Server, conn *websocket.Conn, addr string) *client {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &client{
-		s: s, conn: conn, ctx: ctx, cancel: cancel, done: make(chan struct{}),
-		st:   clientStats{addr: addr},
+		s: s, conn: conn, addr: addr, ctx: ctx, cancel: cancel,
+		done: make(chan struct{}), left: make(chan struct{}), wake: make(chan struct{}, 1),
 		subs: map[uint16]uint32{}, bySub: map[uint32]uint16{}, advertised: map[uint16]time.Time{},
-		wake: make(chan struct{}, 1), space: make(chan struct{}, 1),
+		miss: misses{byCh: map[uint16]*missed{}},
 	}
 }
 
@@ -81,87 +72,100 @@ func signal(c chan struct{}) {
 	}
 }
 
+// join tells c of the server, the time and every channel, and adds it to
+// the clients; false when the server is closing.
+func (s *Server) join(c *client) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	c.joined = time.Now()
+	c.control(s.serverInfo(), nil)
+	c.control(s.advertiseAll())
+	if s.log.started {
+		t := s.log.last
+		if s.o.Playback {
+			t = s.log.t0
+		}
+		c.clock = t
+		c.ctrls = append(c.ctrls, ctrl{data: timeMessage(t), bin: true})
+	}
+	c.cursor = s.log.next
+	if s.o.Playback {
+		c.cursor = s.log.base()
+	}
+	s.clients = append(s.clients, c)
+	s.nclients.Store(int32(len(s.clients)))
+	return true
+}
+
+// leave removes c from the clients once its connection has ended, keeps
+// its summary line and gives back its place.
+func (s *Server) leave(c *client) {
+	c.abort()
+	<-c.done
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	// A new slice: nothing holds the old one past the lock, but a
+	// client's memory must not stay reachable from it.
+	rest := make([]*client, 0, len(s.clients))
+	for _, x := range s.clients {
+		if x != c {
+			rest = append(rest, x)
+		}
+	}
+	s.clients = rest
+	s.nclients.Store(int32(len(rest)))
+	s.gone.add(c.summary())
+	s.slots--
+	if s.waitRoom {
+		signal(s.room)
+	}
+	close(c.left)
+}
+
 // control queues a text message that is never dropped; chans are the
-// channels it advertises.
+// channels it advertises. s.mu is held.
 func (c *client) control(data []byte, chans []uint16) {
-	c.mu.Lock()
 	c.ctrls = append(c.ctrls, ctrl{data: data, chans: chans})
 	for _, id := range chans {
 		c.advertised[id] = time.Time{}
 	}
-	c.mu.Unlock()
-	signal(c.wake)
-}
-
-// wants says whether a message of channel ch goes on the queue: the
-// client is subscribed, or the channel's advertisement is not sent yet or
-// was sent less than Grace ago. c.mu is held.
-func (c *client) wants(ch uint16, now time.Time) bool {
-	if _, ok := c.subs[ch]; ok {
-		return true
-	}
-	at, ok := c.advertised[ch]
-	return ok && (at.IsZero() || now.Sub(at) < c.s.o.Grace)
-}
-
-// offer puts m on the queue if the client wants it; when the queue is
-// full, m is counted as missed, or with block the caller waits for room.
-func (c *client) offer(m *message, block bool) {
-	now := time.Now()
-	c.mu.Lock()
-	for {
-		if c.gone || c.finishing || !c.wants(m.ch, now) {
-			c.mu.Unlock()
-			return
-		}
-		n := len(c.q) - c.head
-		if n == 0 || n < c.s.o.Queue && c.qbytes+len(m.data) <= c.s.o.QueueBytes {
-			if c.head > 0 && len(c.q) == cap(c.q) { // slide the queue back to the start
-				k := copy(c.q, c.q[c.head:])
-				clear(c.q[k:])
-				c.q, c.head = c.q[:k], 0
-			}
-			c.q = append(c.q, m)
-			c.qbytes += len(m.data)
-			c.mu.Unlock()
-			signal(c.wake)
-			return
-		}
-		if !block {
-			c.dropped++
-			c.st.mu.Lock()
-			c.st.missed++
-			c.st.mu.Unlock()
-			c.mu.Unlock()
-			signal(c.wake)
-			return
-		}
-		c.mu.Unlock()
-		select {
-		case <-c.space:
-		case <-c.ctx.Done():
-		case <-c.s.ctx.Done():
-			return
-		}
-		c.mu.Lock()
-	}
-}
-
-// finish asks send to send what is queued and close the connection.
-func (c *client) finish() {
-	c.mu.Lock()
-	c.finishing = true
-	c.mu.Unlock()
 	signal(c.wake)
 }
 
 // abort ends the connection at once.
 func (c *client) abort() {
-	c.mu.Lock()
+	c.s.mu.Lock()
 	c.gone = true
-	c.mu.Unlock()
+	c.s.mu.Unlock()
 	c.cancel()
 	signal(c.wake)
+}
+
+// wants says whether a message of channel ch is one c should get: it is
+// subscribed, or (live) the channel's advertisement is not read yet or
+// was read less than Grace ago. s.mu is held.
+func (c *client) wants(ch uint16, now time.Time) bool {
+	if _, ok := c.subs[ch]; ok {
+		return true
+	}
+	if c.s.o.Playback {
+		return false
+	}
+	at, ok := c.advertised[ch]
+	return ok && (at.IsZero() || now.Sub(at) < c.s.o.Grace)
+}
+
+// skip passes over the message at c's cursor, which c will not get:
+// missed if c wants it. s.mu is held.
+func (c *client) skip(m *message, why int, now time.Time) {
+	c.cursor = m.seq + 1
+	if c.wants(m.ch, now) {
+		c.miss.add(c.s.topics[m.ch], m.ch, why, 1)
+		signal(c.wake)
+	}
 }
 
 // receive reads the client's requests until the connection ends.
@@ -186,49 +190,27 @@ const (
 	levelError   = 2
 )
 
+// A subscription of a subscribe request.
+type subscription struct {
+	ID        *uint32 `json:"id"`
+	ChannelID *uint16 `json:"channelId"`
+}
+
 // request handles one JSON request: subscribe, unsubscribe; other
-// operations are answered with an error status.
+// operations are answered with an error status quoting a few bytes.
 func (c *client) request(data []byte) {
 	var req struct {
-		Op            string `json:"op"`
-		Subscriptions []struct {
-			ID        *uint32 `json:"id"`
-			ChannelID *uint16 `json:"channelId"`
-		} `json:"subscriptions"`
-		SubscriptionIDs []uint32 `json:"subscriptionIds"`
+		Op              string         `json:"op"`
+		Subscriptions   []subscription `json:"subscriptions"`
+		SubscriptionIDs []uint32       `json:"subscriptionIds"`
 	}
 	if err := json.Unmarshal(data, &req); err != nil {
-		c.status(levelError, fmt.Sprintf("not a JSON request: %v", err))
+		c.status(levelError, fmt.Sprintf("not a JSON request (%d bytes)", len(data)))
 		return
 	}
 	switch req.Op {
 	case "subscribe":
-		var bad []string
-		added := false
-		c.mu.Lock()
-		for _, sub := range req.Subscriptions {
-			switch {
-			case sub.ID == nil || sub.ChannelID == nil:
-				bad = append(bad, "a subscription without id or channelId")
-			case c.taken(*sub.ID):
-				bad = append(bad, fmt.Sprintf("subscription id %d is in use", *sub.ID))
-			case !c.known(*sub.ChannelID):
-				bad = append(bad, fmt.Sprintf("channel %d was not advertised", *sub.ChannelID))
-			default:
-				if old, ok := c.subs[*sub.ChannelID]; ok {
-					delete(c.bySub, old) // one subscription a channel: the new one
-				}
-				c.subs[*sub.ChannelID] = *sub.ID
-				c.bySub[*sub.ID] = *sub.ChannelID
-				added = true
-			}
-		}
-		c.mu.Unlock()
-		signal(c.wake)
-		if added {
-			c.s.gotSubscription()
-		}
-		if len(bad) > 0 {
+		if bad := c.subscribe(req.Subscriptions); len(bad) > 0 {
 			msg := "subscribe: " + strings.Join(bad[:min(len(bad), 3)], "; ")
 			if len(bad) > 3 {
 				msg += fmt.Sprintf("; and %d more", len(bad)-3)
@@ -236,17 +218,114 @@ func (c *client) request(data []byte) {
 			c.status(levelWarning, msg)
 		}
 	case "unsubscribe":
-		c.mu.Lock()
+		c.s.mu.Lock()
 		for _, id := range req.SubscriptionIDs {
 			if ch, ok := c.bySub[id]; ok {
 				delete(c.bySub, id)
 				delete(c.subs, ch)
 			}
 		}
-		c.mu.Unlock()
+		c.s.mu.Unlock()
 		signal(c.wake)
 	default:
-		c.status(levelError, fmt.Sprintf("operation %q is not supported by dissect (it serves channels to subscribe to)", req.Op))
+		c.status(levelError, fmt.Sprintf("operation %s is not supported by dissect (it serves channels to subscribe to)", brief(req.Op)))
+	}
+}
+
+// subscribe adds subscriptions, and returns what is wrong with the
+// others.
+func (c *client) subscribe(subs []subscription) (bad []string) {
+	s := c.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := time.Now()
+	for _, sub := range subs {
+		switch {
+		case sub.ID == nil || sub.ChannelID == nil:
+			bad = append(bad, "a subscription without id or channelId")
+			continue
+		case c.taken(*sub.ID):
+			bad = append(bad, fmt.Sprintf("subscription id %d is in use", *sub.ID))
+			continue
+		case !c.known(*sub.ChannelID):
+			bad = append(bad, fmt.Sprintf("channel %d was not advertised", *sub.ChannelID))
+			continue
+		}
+		ch := *sub.ChannelID
+		old, again := c.subs[ch]
+		if again {
+			delete(c.bySub, old) // one subscription a channel: the new one
+		}
+		c.subs[ch] = *sub.ID
+		c.bySub[*sub.ID] = ch
+		c.subscribed = true
+		if !again {
+			c.caughtUp(ch, now)
+		}
+	}
+	signal(c.wake)
+	return bad
+}
+
+// caughtUp gives c what it needs of channel ch, just subscribed to: a
+// file's playback starts (Settle from now), or starts again from the
+// start when it has passed messages of ch; the latched context of ch
+// that c would not get from the log is sent at once; what c can never
+// get is counted. s.mu is held.
+func (c *client) caughtUp(ch uint16, now time.Time) {
+	s, l := c.s, &c.s.log
+	topic := s.topics[ch]
+	if s.o.Playback {
+		if !c.started {
+			if c.startAt.IsZero() {
+				c.startAt = now.Add(s.o.Settle)
+			}
+			return // begin counts the rest
+		}
+		if first, ok := l.first[ch]; ok && first < c.cursor {
+			c.cursor, c.clock = l.base(), 0 // again from the start
+		}
+		c.dropped(ch)
+		return
+	}
+	// Live: the messages of ch before the cursor went by.
+	before := l.count[ch]
+	for seq := max(c.cursor, l.base()); seq < l.next; seq++ {
+		if l.at(seq).ch == ch {
+			before--
+		}
+	}
+	if before == 0 {
+		return
+	}
+	if s.hasTF && ch == s.tfCh {
+		c.pri = append(c.pri, l.tf.message(ch))
+	} else if m, ok := l.latched[ch]; ok && m.seq < c.cursor {
+		c.pri = append(c.pri, m)
+		before--
+	}
+	if before > 0 {
+		c.miss.add(topic, ch, whyLate, before)
+	}
+}
+
+// dropped counts the messages of ch a file's log has dropped, which a
+// playing client subscribed to ch never gets; the latched context among
+// them is sent at once. s.mu is held.
+func (c *client) dropped(ch uint16) {
+	l := &c.s.log
+	n := l.evicted[ch]
+	if n == 0 {
+		return
+	}
+	if c.s.hasTF && ch == c.s.tfCh {
+		c.pri = append(c.pri, l.tf.message(ch))
+	} else if m, ok := l.latched[ch]; ok && m.seq < l.base() {
+		c.pri = append(c.pri, m)
+		n--
+	}
+	if n > 0 {
+		c.miss.add(c.s.topics[ch], ch, whyBudget, n)
 	}
 }
 
@@ -254,151 +333,24 @@ func (c *client) taken(id uint32) bool { _, ok := c.bySub[id]; return ok }
 
 func (c *client) known(ch uint16) bool { _, ok := c.advertised[ch]; return ok }
 
-// pongWait is how long the pong of the ping after advertisements is
-// waited for; then the client is taken to have read them.
-const pongWait = 10 * time.Second
-
 // maxAnswers bounds the answers to a client's requests waiting to be
-// sent: a client that sends bad requests without reading makes no more.
-const maxAnswers = 64
+// sent (each a status of at most a few hundred bytes): a client that
+// sends bad requests faster than it reads the answers is closed.
+const maxAnswers = 16
 
-// status queues a status message answering a request, unless maxAnswers
-// are waiting already.
+// status queues a status message answering a request; past maxAnswers
+// waiting, the client is closed.
 func (c *client) status(level int, msg string) {
-	c.mu.Lock()
-	n := 0
-	for _, x := range c.ctrls {
-		if x.answer {
-			n++
-		}
-	}
-	c.mu.Unlock()
-	if n >= maxAnswers {
+	b, _ := json.Marshal(map[string]any{"op": "status", "level": level, "message": "dissect: " + msg})
+	c.s.mu.Lock()
+	if c.answers >= maxAnswers {
+		c.why = fmt.Sprintf("closed: it sent bad requests faster than it read the answers (%d waiting)", maxAnswers)
+		c.s.mu.Unlock()
+		c.abort()
 		return
 	}
-	b, _ := json.Marshal(map[string]any{"op": "status", "level": level, "message": "dissect: " + msg})
-	c.mu.Lock()
+	c.answers++
 	c.ctrls = append(c.ctrls, ctrl{data: b, answer: true})
-	c.mu.Unlock()
+	c.s.mu.Unlock()
 	signal(c.wake)
-}
-
-// send writes the client's messages: text messages first (in order), then
-// the queue, each message to its subscription or, for a channel just
-// advertised, after waiting for one (Options.Grace). It closes the
-// connection when the server finishes or the connection fails.
-func (c *client) send() {
-	defer close(c.done)
-	defer c.conn.CloseNow()
-	var frame []byte
-	var waitTimer *time.Timer
-	defer func() {
-		if waitTimer != nil {
-			waitTimer.Stop()
-		}
-	}()
-	for {
-		c.mu.Lock()
-		if c.gone {
-			c.mu.Unlock()
-			return
-		}
-		if c.dropped > c.reported && (c.head == len(c.q) || time.Since(c.lastStatus) >= time.Second || c.finishing) {
-			msg := fmt.Sprintf("dissect: this client missed %d messages (%d in all): its queue of %d messages was full; the capture was not slowed",
-				c.dropped-c.reported, c.dropped, c.s.o.Queue)
-			b, _ := json.Marshal(map[string]any{"op": "status", "level": levelWarning, "message": msg})
-			c.ctrls = append(c.ctrls, ctrl{data: b})
-			c.reported, c.lastStatus = c.dropped, time.Now()
-		}
-		if len(c.ctrls) > 0 {
-			ctrls := c.ctrls
-			c.ctrls = nil
-			c.mu.Unlock()
-			var told []uint16
-			for _, x := range ctrls {
-				if c.conn.Write(c.ctx, websocket.MessageText, x.data) != nil {
-					return
-				}
-				told = append(told, x.chans...)
-			}
-			if len(told) > 0 {
-				// A ping after the advertisements: its pong comes
-				// once the client has read them (a client such as
-				// Node's ws answers it after handling the messages
-				// before it), so a busy client is not taken to have
-				// declined the channels; Grace counts from then.
-				ctx, cancel := context.WithTimeout(c.ctx, pongWait)
-				err := c.conn.Ping(ctx)
-				cancel()
-				if c.ctx.Err() != nil {
-					return
-				}
-				if err != nil && !errors.Is(err, context.DeadlineExceeded) {
-					return
-				}
-				now := time.Now()
-				c.mu.Lock()
-				for _, id := range told {
-					c.advertised[id] = now
-				}
-				c.mu.Unlock()
-			}
-			continue
-		}
-		if c.head < len(c.q) {
-			m := c.q[c.head]
-			sub, ok := c.subs[m.ch]
-			if !ok {
-				wait := c.s.o.Grace - time.Since(c.advertised[m.ch])
-				if wait > 0 {
-					c.mu.Unlock()
-					if waitTimer == nil {
-						waitTimer = time.NewTimer(wait)
-					} else {
-						waitTimer.Reset(wait)
-					}
-					select {
-					case <-c.wake:
-					case <-waitTimer.C:
-					case <-c.ctx.Done():
-					}
-					waitTimer.Stop()
-					continue
-				}
-			}
-			c.q[c.head] = nil
-			c.head++
-			c.qbytes -= len(m.data)
-			if c.head == len(c.q) {
-				c.q, c.head = c.q[:0], 0
-			}
-			c.mu.Unlock()
-			signal(c.space)
-			if !ok {
-				continue // not subscribed: not sent, not missed
-			}
-			frame = append(frame[:0], 1) // Message Data
-			frame = binary.LittleEndian.AppendUint32(frame, sub)
-			frame = binary.LittleEndian.AppendUint64(frame, m.t)
-			frame = append(frame, m.data...)
-			if c.conn.Write(c.ctx, websocket.MessageBinary, frame) != nil {
-				return
-			}
-			c.st.mu.Lock()
-			c.st.sent++
-			c.st.mu.Unlock()
-			continue
-		}
-		if c.finishing {
-			c.mu.Unlock()
-			c.conn.Close(websocket.StatusNormalClosure, "the capture has ended")
-			return
-		}
-		c.mu.Unlock()
-		select {
-		case <-c.wake:
-		case <-c.ctx.Done():
-			return
-		}
-	}
 }

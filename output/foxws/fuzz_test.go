@@ -27,15 +27,15 @@ func FuzzRequest(f *testing.F) {
 	reg := registry(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s := &Server{o: Options{Queue: 4, QueueBytes: 1 << 10, Grace: time.Second, Decl: reg.Decl}, ctx: context.Background(),
-			connected: make(chan struct{}), subscribed: make(chan struct{})}
+			log: newRunLog(), topics: map[uint16]string{}}
 		c := newClient(s, nil, "fuzz")
 		defer c.cancel()
 		c.control(advertise([]advert{{id: 0, json: []byte(`{}`)}, {id: 1, json: []byte(`{}`)}}))
 		for range maxAnswers + 2 {
 			c.request(data)
 		}
-		c.mu.Lock()
-		defer c.mu.Unlock()
+		s.mu.Lock()
+		defer s.mu.Unlock()
 		for ch, sub := range c.subs {
 			if ch > 1 {
 				t.Fatalf("subscribed to channel %d, never advertised", ch)
@@ -58,7 +58,7 @@ func FuzzRequest(f *testing.F) {
 // queued (the client's goroutine sends it beside). MB/s of the records'
 // wire bytes.
 func BenchmarkRecord(b *testing.B) {
-	s, err := Listen(context.Background(), Options{Addr: "127.0.0.1:0", Decl: registry(b).Decl, Block: true})
+	s, err := Listen(context.Background(), Options{Addr: "127.0.0.1:0", Decl: registry(b).Decl})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,44 +1,74 @@
 // Package foxws serves records live to Foxglove and Lichtblick over the
-// Foxglove WebSocket protocol (subprotocol foxglove.websocket.v1,
-// https://github.com/foxglove/ws-protocol/blob/main/docs/spec.md), with
-// the topics, schemas and messages of -o mcap: an [mcapout.Writer] made
-// with [mcapout.NewEmitter] makes them, and the server advertises each
-// channel to every client and sends each message to the clients
+// Foxglove WebSocket protocol (subprotocols foxglove.websocket.v1 and
+// foxglove.sdk.v1, https://github.com/foxglove/ws-protocol/blob/main/docs/spec.md),
+// with the topics, schemas and messages of -o mcap: an [mcapout.Writer]
+// made with [mcapout.NewEmitter] makes them, and the server advertises
+// each channel to every client and sends each message to the clients
 // subscribed to its channel. The WebSocket is github.com/coder/websocket.
 //
-// # Clients and queues
+// # Time
 //
-// Each client has a queue of at most Options.Queue messages
-// (Options.QueueBytes bytes) and a goroutine that sends it. A record is
-// put on the queue of each client that wants its channel and the
-// capture goes on: a client whose queue is full misses the message,
-// which is counted, told to the client in a status message (level
-// warning) and returned by [Server.Notes] for the run's summary. With
-// Options.Block (a file played back as fast as the clients take it) the
-// server waits for room instead, and no client misses anything. The
-// kernel's send buffer of each connection is kept small (sendBuffer), so
-// that a slow client's backlog is in its queue, bounded and counted.
+// The server declares the capability "time" and sends each client a Time
+// message before a message of a later capture time, so a viewer's clock,
+// and the receive time it gives each message, is the capture time, for a
+// file played at any speed as for a live capture. A message's log time
+// (Message Data's timestamp) is its capture time too.
 //
-// Channels appear as their first record comes (a topic names its stream
-// and sender, which no declaration knows beforehand). A client is told
-// of the channels that exist when it connects and of each new one as it
-// appears; the messages of a channel it has just been told of wait, in
-// order with the rest of its queue, until it subscribes or
-// Options.Grace has passed since it answered a ping sent after the
-// advertisement (so a busy client is given the time it needs), so a client
-// that subscribes to what it is told of gets every message, the first
-// included. Advertisements and status messages are never dropped.
+// # The run's log
 //
-// # Files
+// Every message goes into one log that all clients read, each at its own
+// place (its cursor): a client's queue is its part of the log, and the
+// log's cost (the messages' JSON and msgOverhead each) is bounded by
+// Options.Budget for all clients together.
 //
-// With Options.Playback (records from a file), the first record waits
-// for a client; the clock of the playback starts when a client has
-// subscribed to a channel (or Options.Start after the first client
-// connected), and each record is then sent at its capture time scaled by
-// 1/Options.Speed. Speed 0 sends as fast as the clients take them.
+// A file (Options.Playback) is played as by a player, to each client on
+// its own: the log keeps the file's messages, and a client's playback
+// starts from the file's start once it has subscribed (Options.Settle
+// later, so that its first subscriptions all count), at
+// Options.Speed times capture time (0: as fast as it takes them). A
+// client that subscribes to a topic whose messages its playback has
+// passed is played the file again from the start: its clock goes back
+// to the first message's time (Foxglove and Lichtblick take that as a
+// seek and clear their panels), and the messages up to where it was are
+// sent as fast as it takes them, then in time again; so every panel gets
+// every message of its topic, in capture order. When the file's messages
+// cost more than the budget, the oldest are dropped once no playing
+// client needs them (reading waits for the slowest); a client that
+// starts later misses them, counted.
+//
+// A live capture (or a pipe) sends each message as it comes: a client
+// starts at the log's end when it connects, and the log keeps only what a
+// client has not sent. A client that falls more than Options.Queue
+// messages or Options.QueueBytes behind misses the oldest: the capture
+// is never slowed. The messages of a channel just advertised to a client
+// wait for its subscription until Options.Grace after it answered a ping
+// sent after the advertisement, so a client that subscribes to what it
+// is told of gets every message from the first.
+//
+// # Latched context
+//
+// The last message of each context channel (the records of a type
+// declared Context or with a Polyline, and their pictures: VRPN's
+// descriptions, the Deltarobot's curve) and the last transform to each
+// frame on /tf are kept, and sent at once to a client that subscribes
+// after they went by (live, or dropped from a file's log).
+//
+// # Losses
+//
+// Every message a client never gets of a channel it subscribed to (it
+// fell behind, subscribed late to a live capture, or the file's log had
+// dropped it) is counted per client and channel, told to the client in a
+// status message (level warning) and returned by [Server.Notes] for the
+// run's summary.
+//
+// # Safety
+//
+// See guard.go: the origins and hosts accepted, the bounds on
+// connections before and after the upgrade, and what closes a client.
 package foxws
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -50,23 +80,31 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/coder/websocket"
 	"github.com/foxglove/mcap/go/mcap"
 
 	"github.com/dissect-tools/dissect/dissect"
 	"github.com/dissect-tools/dissect/output/mcapout"
 )
 
-// maxClients bounds the clients connected at once (each may hold a
-// queue of Options.QueueBytes).
+// maxClients bounds the clients connected at once.
 const maxClients = 64
 
-// Subprotocol is the WebSocket subprotocol spoken: Foxglove WebSocket v1.
+// Subprotocols are the WebSocket subprotocols spoken, the one chosen
+// first when a client offers both: Foxglove WebSocket v1 and its new name
+// in the Foxglove SDK (the same messages for what dissect serves).
+var Subprotocols = []string{"foxglove.websocket.v1", "foxglove.sdk.v1"}
+
+// Subprotocol is the first of Subprotocols.
 const Subprotocol = "foxglove.websocket.v1"
 
 // DefaultAddr is where the server listens when Options.Addr is empty:
 // loopback only.
 const DefaultAddr = "127.0.0.1:8765"
+
+// DefaultBudget is the default Options.Budget: the run's log for every
+// client together, within the 256 MB a run stays under
+// (docs/performance.md).
+const DefaultBudget = 64 << 20
 
 // Options configures a [Server]. The zero value serves on DefaultAddr.
 type Options struct {
@@ -78,73 +116,68 @@ type Options struct {
 	// Decl and MaxTopics are those of mcapout.Options.
 	Decl      func(*dissect.Record) *dissect.TypeDecl
 	MaxTopics int
-	// Queue and QueueBytes bound each client's queue of messages
-	// (default 8192 messages, 16 MiB).
+	// Budget bounds the cost of the run's log, all clients' queues
+	// together (default DefaultBudget).
+	Budget int
+	// Queue and QueueBytes bound how far a client of a live capture may
+	// fall behind (default 8192 messages, 16 MiB).
 	Queue, QueueBytes int
-	// Block makes a full queue wait for room instead of dropping the
-	// message: for files, where waiting loses nothing upstream.
-	Block bool
-	// Playback paces the records as a file's (see the package's doc):
-	// the first waits for a client, then Speed scales capture time.
+	// Playback plays the records as a file's to each client (see the
+	// package's doc) at Speed times capture time (0: as fast as the
+	// client takes them).
 	Playback bool
-	// Speed is the playback's speed (1 is capture time); 0 or less, as
-	// fast as the clients take the messages.
-	Speed float64
+	Speed    float64
+	// Settle is how long after its first subscription a client's
+	// playback starts (default 300 ms).
+	Settle time.Duration
 	// Grace is how long the messages of a channel just advertised to a
-	// client wait for its subscription (default 1 s).
+	// client of a live capture wait for its subscription (default 1 s).
 	Grace time.Duration
-	// Start is how long after the first client connects a playback
-	// starts without a subscription (default 2 s).
-	Start time.Duration
+	// AllowOrigins are patterns of the Origin headers accepted beside
+	// those of guard.go (path.Match patterns over the whole origin,
+	// "https://*.example.com").
+	AllowOrigins []string
+	// Stall is how long a client may take none of what is sent, or not
+	// answer a ping, before it is closed (default 30 s); Idle how long a
+	// client that has not subscribed keeps its place while the server is
+	// full (default 5 s).
+	Stall, Idle time.Duration
 }
 
 // Server is a Foxglove WebSocket server of records. Record is called
 // from one goroutine (a dissect.Sink); the clients are served on their
 // own goroutines.
 type Server struct {
-	o    Options
-	ctx  context.Context
-	ln   net.Listener
-	hs   *http.Server
-	w    *mcapout.Writer
-	em   emitter
-	wg   sync.WaitGroup // Serve and the clients' handlers
-	sess string
+	o       Options
+	ctx     context.Context
+	ln      net.Listener
+	hs      *http.Server
+	w       *mcapout.Writer
+	em      emitter
+	wg      sync.WaitGroup // Serve, the clients' handlers, the watchdog
+	sess    string
+	loop    bool          // listening on loopback: Host must be loopback
+	pending pendingConns  // connections before their upgrade
+	room    chan struct{} // a playing client moved on (a full log may drop)
+	stop    chan struct{} // closed by Close
 
 	mu         sync.Mutex
 	closed     bool
+	log        runLog
 	clients    []*client
-	nclients   atomic.Int32   // len(clients), read without the lock
-	stats      []*clientStats // every client served, for Notes
+	slots      int          // clients joined or joining (maxClients)
+	nclients   atomic.Int32 // len(clients), read without the lock
+	gone       goneClients  // the summary of the clients that have left
+	topics     map[uint16]string
 	schemas    map[uint16]*mcap.Schema
 	adverts    []advert
-	connected  chan struct{} // closed when the first client connects
-	subscribed chan struct{} // closed at the first subscription
-	firstConn  bool
-	firstSub   bool
-
-	// Playback's clock (Record's goroutine only).
-	waited       bool
-	clockSet     bool
-	t0           time.Time
-	wall0        time.Time
-	recordClosed bool
-}
-
-// sendBuffer is the kernel's send buffer of a client's connection: small,
-// so that what a slow client has not taken waits in its queue, where it
-// is bounded and counted, rather than in the kernel (where the automatic
-// sizing would hold megabytes, seconds behind the capture).
-const sendBuffer = 256 << 10
-
-type smallSendBuffers struct{ net.Listener }
-
-func (l smallSendBuffers) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if tc, ok := c.(*net.TCPConn); ok {
-		_ = tc.SetWriteBuffer(sendBuffer)
-	}
-	return c, err
+	advAll     []byte   // the advertise message of every channel, built once
+	advIDs     []uint16 // its channels
+	waitRoom   bool     // Record waits for room
+	played     bool     // a client has started playing the file
+	tfCh       uint16
+	hasTF      bool
+	recordDone bool
 }
 
 // An advert is one channel as advertised.
@@ -153,9 +186,8 @@ type advert struct {
 	json []byte // the channel's entry in an advertise message
 }
 
-// Listen starts serving on o.Addr. ctx ends the waits of a playback (for
-// a client, for the next record's time, for room in a queue); Close ends
-// the server.
+// Listen starts serving on o.Addr. ctx ends the waits of a file's reading
+// for room in its log; Close ends the server.
 func Listen(ctx context.Context, o Options) (*Server, error) {
 	if o.Addr == "" {
 		o.Addr = DefaultAddr
@@ -166,97 +198,87 @@ func Listen(ctx context.Context, o Options) (*Server, error) {
 	if o.QueueBytes <= 0 {
 		o.QueueBytes = 16 << 20
 	}
+	if o.Budget <= 0 {
+		o.Budget = DefaultBudget
+	}
 	if o.Grace <= 0 {
 		o.Grace = time.Second
 	}
-	if o.Start <= 0 {
-		o.Start = 2 * time.Second
+	if o.Settle <= 0 {
+		o.Settle = 300 * time.Millisecond
+	}
+	if o.Stall <= 0 {
+		o.Stall = 30 * time.Second
+	}
+	if o.Idle <= 0 {
+		o.Idle = 5 * time.Second
 	}
 	if o.Speed < 0 {
 		o.Speed = 0
+	}
+	for _, p := range o.AllowOrigins {
+		if err := checkPattern(p); err != nil {
+			return nil, err
+		}
 	}
 	tl, err := net.Listen("tcp", o.Addr)
 	if err != nil {
 		return nil, fmt.Errorf("-o foxglove: listening on %s: %w", o.Addr, err)
 	}
-	ln := smallSendBuffers{tl}
 	s := &Server{
-		o: o, ctx: ctx, ln: ln, schemas: map[uint16]*mcap.Schema{},
-		connected: make(chan struct{}), subscribed: make(chan struct{}),
+		o: o, ctx: ctx, ln: smallSendBuffers{tl}, schemas: map[uint16]*mcap.Schema{}, topics: map[uint16]string{},
+		log: newRunLog(), room: make(chan struct{}, 1), stop: make(chan struct{}),
 		sess: strconv.FormatInt(time.Now().UnixNano(), 10),
+		loop: isLoopback(tl.Addr()),
 	}
 	s.em.s = s
 	s.w = mcapout.NewEmitter(&s.em, mcapout.Options{Decl: o.Decl, MaxTopics: o.MaxTopics})
-	s.hs = &http.Server{Handler: http.HandlerFunc(s.serveHTTP), ReadHeaderTimeout: 10 * time.Second}
-	s.wg.Add(1)
+	s.hs = &http.Server{
+		Handler: http.HandlerFunc(s.serveHTTP), ConnState: s.pending.track,
+		ReadHeaderTimeout: headerTimeout, MaxHeaderBytes: maxHeaderBytes,
+	}
+	s.wg.Add(2)
 	go func() {
 		defer s.wg.Done()
-		_ = s.hs.Serve(ln) // ends with Close
+		_ = s.hs.Serve(s.ln) // ends with Close
 	}()
+	go s.watchdog()
 	return s, nil
 }
 
 // Addr is the address listened on.
 func (s *Server) Addr() net.Addr { return s.ln.Addr() }
 
-// URL is the ws:// URL to give Foxglove.
-func (s *Server) URL() string { return "ws://" + s.ln.Addr().String() }
+// URL is the ws:// URL to give Foxglove: on an address of every
+// interface, that of loopback (the URL to open on this machine).
+func (s *Server) URL() string {
+	a, ok := s.ln.Addr().(*net.TCPAddr)
+	if !ok {
+		return "ws://" + s.ln.Addr().String()
+	}
+	ip := a.IP
+	if ip.IsUnspecified() { // Go listens on both IPv4 and IPv6 then
+		ip = net.IPv4(127, 0, 0, 1)
+	}
+	return "ws://" + net.JoinHostPort(ip.String(), strconv.Itoa(a.Port))
+}
 
 // Record sends r on its record topic and derived topics (those of -o
 // mcap) to the clients subscribed to them.
 func (s *Server) Record(r *dissect.Record) error {
-	if s.recordClosed {
+	if s.recordDone {
 		return errors.New("foxglove: record after Close")
 	}
-	if s.o.Playback {
-		s.pace(r)
-	}
-	if err := s.w.Record(r); err != nil {
-		return err
-	}
-	if s.o.Playback && !s.clockSet {
-		// The first record's channels are advertised: wait for a
-		// subscription, then start the clock.
-		s.clockSet = true
-		t := time.NewTimer(s.o.Start)
-		select {
-		case <-s.subscribed:
-		case <-t.C:
-		case <-s.ctx.Done():
-		}
-		t.Stop()
-		s.t0, s.wall0 = r.Time, time.Now()
-	}
-	return nil
-}
-
-// pace waits, in a playback, for a client before the first record and
-// for the capture time of the others.
-func (s *Server) pace(r *dissect.Record) {
-	if !s.waited {
-		s.waited = true
-		select {
-		case <-s.connected:
-		case <-s.ctx.Done():
+	s.em.latch = false
+	if s.o.Decl != nil {
+		if d := s.o.Decl(r); d != nil {
+			s.em.latch = d.Context || d.Polyline != ""
 		}
 	}
-	if !s.clockSet || s.o.Speed <= 0 || s.ctx.Err() != nil {
-		return
-	}
-	at := s.wall0.Add(time.Duration(float64(r.Time.Sub(s.t0)) / s.o.Speed))
-	d := time.Until(at)
-	if d <= 0 {
-		return
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-s.ctx.Done():
-	}
+	return s.w.Record(r)
 }
 
-// Flush sends nothing: every message is on the clients' queues already.
+// Flush sends nothing: every message is in the log already.
 func (s *Server) Flush() error { return nil }
 
 // Clients is the number of clients connected now.
@@ -266,11 +288,12 @@ func (s *Server) Clients() int {
 	return len(s.clients)
 }
 
-// Close stops accepting clients, lets each send what its queue holds
-// (for at most 2 s), closes the connections and ends every goroutine the
-// server started.
+// Close stops accepting clients, lets each send what it has still to
+// send (a file's playback to its end, as fast as it takes it; for at
+// most 2 s), closes the connections and ends every goroutine the server
+// started.
 func (s *Server) Close() error {
-	s.recordClosed = true
+	s.recordDone = true
 	werr := s.w.Close()
 	s.mu.Lock()
 	if s.closed {
@@ -278,12 +301,14 @@ func (s *Server) Close() error {
 		return werr
 	}
 	s.closed = true
+	close(s.stop)
 	clients := append([]*client(nil), s.clients...)
-	s.mu.Unlock()
-	herr := s.hs.Close() // the listener; the WebSockets are the clients'
 	for _, c := range clients {
-		c.finish()
+		c.finishing = true
+		signal(c.wake)
 	}
+	s.mu.Unlock()
+	herr := s.hs.Close() // the listener and the connections not upgraded
 	deadline := time.NewTimer(2 * time.Second)
 	for _, c := range clients {
 		select {
@@ -302,93 +327,23 @@ func (s *Server) Close() error {
 	return errors.Join(werr, herr)
 }
 
-// serveHTTP accepts a WebSocket of the Foxglove subprotocol and serves
-// it until it ends.
-func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		http.Error(w, "dissect: the capture has ended", http.StatusServiceUnavailable)
-		return
-	}
-	if len(s.clients) >= maxClients {
-		s.mu.Unlock()
-		http.Error(w, fmt.Sprintf("dissect: %d clients are connected, the most it serves", maxClients), http.StatusServiceUnavailable)
-		return
-	}
-	s.wg.Add(1)
-	s.mu.Unlock()
-	defer s.wg.Done()
-	// Foxglove's web app connects from its own origin: any origin is
-	// accepted, as Foxglove's own servers do (hence loopback by default).
-	conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{Subprotocol}, InsecureSkipVerify: true})
-	if err != nil {
-		return // Accept answered the request
-	}
-	if conn.Subprotocol() != Subprotocol {
-		conn.Close(websocket.StatusPolicyViolation, "dissect speaks "+Subprotocol+" only")
-		return
-	}
-	conn.SetReadLimit(1 << 20)
-	c := newClient(s, conn, r.RemoteAddr)
-	if !s.join(c) {
-		conn.Close(websocket.StatusGoingAway, "the capture has ended")
-		return
-	}
-	go c.send()
-	c.receive()
-	s.leave(c)
-}
-
-// join tells c of the server and of every channel, and adds it to the
-// clients; false when the server is closing.
-func (s *Server) join(c *client) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return false
-	}
+// serverInfo is the serverInfo message.
+func (s *Server) serverInfo() []byte {
 	info, _ := json.Marshal(map[string]any{
-		"op": "serverInfo", "name": s.o.Name, "capabilities": []string{},
+		"op": "serverInfo", "name": s.o.Name, "capabilities": []string{"time"},
 		"supportedEncodings": []string{}, "metadata": map[string]string{}, "sessionId": s.sess,
 	})
-	c.control(info, nil)
-	c.control(advertise(s.adverts))
-	s.clients = append(s.clients, c)
-	s.nclients.Store(int32(len(s.clients)))
-	s.stats = append(s.stats, &c.st)
-	if !s.firstConn {
-		s.firstConn = true
-		close(s.connected)
-	}
-	return true
+	return info
 }
 
-// leave removes c from the clients once its connection has ended.
-func (s *Server) leave(c *client) {
-	c.abort()
-	<-c.done
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	// A new slice: publish reads the old one without the lock.
-	rest := make([]*client, 0, len(s.clients))
-	for _, x := range s.clients {
-		if x != c {
-			rest = append(rest, x)
-		}
+// advertiseAll returns the advertise message of every channel, built
+// once for every client that joins until a channel is added. s.mu is
+// held.
+func (s *Server) advertiseAll() ([]byte, []uint16) {
+	if s.advAll == nil {
+		s.advAll, s.advIDs = advertise(s.adverts)
 	}
-	s.clients = rest
-	s.nclients.Store(int32(len(rest)))
-}
-
-// gotSubscription notes that a client subscribed (a playback starts).
-func (s *Server) gotSubscription() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.firstSub {
-		s.firstSub = true
-		close(s.subscribed)
-	}
+	return s.advAll, s.advIDs
 }
 
 // advertise returns the advertise message of channels, and their ids.
@@ -405,42 +360,14 @@ func advertise(as []advert) ([]byte, []uint16) {
 	return append(b, "]}"...), ids
 }
 
-// Notes are the lines of the run's summary about the clients: what each
-// was sent and missed.
-func (s *Server) Notes() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var notes []string
-	var missed uint64
-	for i, st := range s.stats {
-		st.mu.Lock()
-		sent, drop := st.sent, st.missed
-		st.mu.Unlock()
-		missed += drop
-		if i < 20 {
-			line := fmt.Sprintf("-o foxglove: client %s: %d messages sent", st.addr, sent)
-			if drop > 0 {
-				line += fmt.Sprintf(", %d missed (its queue was full; the capture was not slowed)", drop)
-			}
-			notes = append(notes, line)
-		}
-	}
-	if n := len(s.stats); n > 20 {
-		notes = append(notes, fmt.Sprintf("-o foxglove: %d clients in all, %d messages missed", n, missed))
-	}
-	if len(s.stats) == 0 {
-		notes = append(notes, "-o foxglove: no client connected")
-	}
-	return notes
-}
-
 // emitter is the server's mcapout.Emitter: each channel is advertised,
-// each message offered to the clients.
+// each message put in the log.
 type emitter struct {
 	s       *Server
 	scratch []byte
 	ch      uint16
 	t       uint64
+	latch   bool // the record being written is context
 }
 
 func (e *emitter) Schema(sc *mcap.Schema) {
@@ -465,6 +392,11 @@ func (e *emitter) Channel(c *mcap.Channel) {
 	j, _ := json.Marshal(entry)
 	a := advert{id: c.ID, json: j}
 	s.adverts = append(s.adverts, a)
+	s.advAll, s.advIDs = nil, nil
+	s.topics[c.ID] = c.Topic
+	if c.Topic == "/tf" && sc.Name == "foxglove.FrameTransforms" {
+		s.tfCh, s.hasTF = c.ID, true
+	}
 	msg, ids := advertise([]advert{a})
 	for _, cl := range s.clients {
 		cl.control(msg, ids)
@@ -478,18 +410,113 @@ func (e *emitter) Begin(ch uint16, _ uint32, t uint64) []byte {
 
 func (e *emitter) End(b []byte) {
 	e.scratch = b
-	if e.s.nclients.Load() == 0 {
-		return // no client: no copy
-	}
-	e.s.publish(&message{ch: e.ch, t: e.t, data: append([]byte(nil), b...)})
+	e.s.add(e.ch, e.t, b, e.latch)
 }
 
-// publish offers m to every client.
-func (s *Server) publish(m *message) {
+// add puts a message in the log (a copy of b), keeps it as latched
+// context, and lets the clients take it.
+func (s *Server) add(ch uint16, t uint64, b []byte, latch bool) {
 	s.mu.Lock()
-	clients := s.clients // never changed in place (join appends, leave copies)
-	s.mu.Unlock()
-	for _, c := range clients {
-		c.offer(m, s.o.Block)
+	defer s.mu.Unlock()
+	l := &s.log
+	seq := l.note(ch, t)
+	tf := s.hasTF && ch == s.tfCh
+	if tf {
+		l.tf.add(b, t)
+	}
+	latch = latch && !tf && s.topics[ch] != "/dissect/events"
+	keep := s.o.Playback || len(s.clients) > 0
+	if !keep && !latch {
+		return // no client: no copy
+	}
+	m := &message{seq: seq, t: t, ch: ch, data: bytes.Clone(b)}
+	if latch {
+		l.latched[ch] = m
+	}
+	if !keep {
+		return
+	}
+	l.push(m)
+	if s.o.Playback {
+		s.trimFile()
+	} else {
+		s.trimLive()
+	}
+	for _, c := range s.clients {
+		if c.waiting {
+			c.waiting = false
+			signal(c.wake)
+		}
+	}
+}
+
+// trimLive makes each client that has fallen more than its queue behind
+// miss its oldest messages, and drops what every client has sent (or
+// what is over the budget). s.mu is held.
+func (s *Server) trimLive() {
+	l := &s.log
+	now := time.Now()
+	low := l.next
+	for _, c := range s.clients {
+		for {
+			n, b := l.backlog(c.cursor)
+			if n <= uint64(s.o.Queue) && b <= uint64(s.o.QueueBytes) {
+				break
+			}
+			c.skip(l.at(c.cursor), whyQueue, now)
+		}
+		low = min(low, c.cursor)
+	}
+	for l.start < len(l.msgs) && (l.base() < low || l.bytes > uint64(s.o.Budget)) {
+		m := l.evict()
+		for _, c := range s.clients {
+			if c.cursor == m.seq {
+				c.skip(m, whyQueue, now)
+			}
+		}
+	}
+}
+
+// trimFile drops a file's oldest messages while the log is over its
+// budget, once no playing client has still to send them, nor one about
+// to start, and one has started: Record waits for them (or for the run's
+// end, when they are dropped all the same).
+// s.mu is held; it is let go while waiting.
+func (s *Server) trimFile() {
+	l := &s.log
+	for l.bytes > uint64(s.o.Budget) && l.start < len(l.msgs) {
+		oldest := l.msgs[l.start].seq
+		held := false
+		if s.ctx.Err() == nil && !s.closed {
+			held = !s.played // the file's start waits for a first client
+			for _, c := range s.clients {
+				if c.started && c.cursor <= oldest || !c.started && !c.startAt.IsZero() {
+					held = true
+					break
+				}
+			}
+		}
+		if held {
+			s.waitRoom = true
+			s.mu.Unlock()
+			t := time.NewTimer(time.Second)
+			select {
+			case <-s.room:
+			case <-s.ctx.Done():
+			case <-s.stop:
+			case <-t.C:
+			}
+			t.Stop()
+			s.mu.Lock()
+			s.waitRoom = false
+			continue
+		}
+		m := l.evict()
+		now := time.Now()
+		for _, c := range s.clients {
+			if c.started && c.cursor == m.seq {
+				c.skip(m, whyBudget, now)
+			}
+		}
 	}
 }

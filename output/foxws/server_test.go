@@ -86,10 +86,11 @@ func listen(t *testing.T, o Options) *Server {
 
 // tclient is a test's client: it reads the server's messages in order.
 type tclient struct {
-	t    *testing.T
-	c    *websocket.Conn
-	ctx  context.Context
-	stop context.CancelFunc
+	t      *testing.T
+	c      *websocket.Conn
+	ctx    context.Context
+	stop   context.CancelFunc
+	clocks []uint64 // the Time messages read, in order
 }
 
 // got is one message from the server: a text message's JSON, or a
@@ -129,10 +130,16 @@ func (tc *tclient) next() got {
 	return g
 }
 
+// read returns the next message but a Time message, which it keeps in
+// clocks.
 func (tc *tclient) read() (got, error) {
 	typ, b, err := tc.c.Read(tc.ctx)
 	if err != nil {
 		return got{}, err
+	}
+	if typ == websocket.MessageBinary && len(b) == 9 && b[0] == 2 {
+		tc.clocks = append(tc.clocks, binary.LittleEndian.Uint64(b[1:]))
+		return tc.read()
 	}
 	if typ == websocket.MessageText {
 		var m map[string]any
@@ -208,8 +215,8 @@ func TestHandshake(t *testing.T) {
 	if info.text["name"] != "dissect test" || info.text["sessionId"] == "" {
 		t.Errorf("serverInfo %s", info.raw)
 	}
-	if caps, ok := info.text["capabilities"].([]any); !ok || len(caps) != 0 {
-		t.Errorf("capabilities %v, want [] (dissect only publishes)", info.text["capabilities"])
+	if caps, ok := info.text["capabilities"].([]any); !ok || len(caps) != 1 || caps[0] != "time" {
+		t.Errorf("capabilities %v, want [time] (dissect publishes, in capture time)", info.text["capabilities"])
 	}
 	if chs := channels(t, c.expectOp("advertise")); len(chs) != 0 {
 		t.Errorf("channels %v before any record", chs)
@@ -491,17 +498,19 @@ func TestSlowClientMissesCounted(t *testing.T) {
 	leakcheck.Settled(t, before, "Close")
 }
 
-// With Block (a file at --speed 0) a slow client slows the records
-// instead, and misses none.
-func TestBlockLosesNothing(t *testing.T) {
-	s := listen(t, Options{Queue: 2, Block: true})
+// A file whose messages cost more than the log's budget: reading waits
+// for the client playing it (at Speed 0, as fast as it takes them), and
+// it misses none.
+func TestFileOverBudgetLosesNothing(t *testing.T) {
+	s := listen(t, Options{Playback: true, Budget: 1 << 20})
 	defer s.Close()
 	c := dial(t, s)
-	subscribeFirst(t, c, s, plain(0, 100))
-	const n = 500
+	c.expectOp("serverInfo")
+	c.expectOp("advertise")
+	const n = 500 // 20 kB each: 10 MB, ten budgets
 	done := make(chan error, 1)
 	go func() {
-		for i := 1; i <= n; i++ {
+		for i := 0; i <= n; i++ {
 			if err := s.Record(plain(i, 20000)); err != nil {
 				done <- err
 				return
@@ -509,6 +518,8 @@ func TestBlockLosesNothing(t *testing.T) {
 		}
 		done <- nil
 	}()
+	ch := channels(t, c.expectOp("advertise"))[0]
+	c.send(map[string]any{"op": "subscribe", "subscriptions": []map[string]any{{"id": 1, "channelId": ch.ID}}})
 	for i := 0; i <= n; i++ {
 		g := c.next()
 		if !g.bin {
@@ -527,13 +538,14 @@ func TestBlockLosesNothing(t *testing.T) {
 	}
 }
 
-// A playback waits for a client before its first record, then sends
-// every record in capture order, as fast as the client takes them (Block)
-// or in capture time (Speed 20: 300 records 1 ms apart in 15 ms; the
-// queue holds them all, so none is missed); Close ends the clients with
-// a normal closure and leaves no goroutine behind.
+// A file is played to a client that connects after the records came:
+// every record in capture order, as fast as the client takes them
+// (Speed 0) or in capture time (Speed 20: 300 records 1 ms apart in
+// 15 ms); the viewer's clock (Time messages) is the capture time and
+// only goes back when the playback starts again from the start; Close
+// ends the clients with a normal closure and leaves no goroutine behind.
 func TestPlaybackAndClose(t *testing.T) {
-	t.Run("block", func(t *testing.T) { testPlayback(t, Options{Block: true}) })
+	t.Run("fast", func(t *testing.T) { testPlayback(t, Options{}) })
 	t.Run("speed", func(t *testing.T) { testPlayback(t, Options{Speed: 20}) })
 }
 
@@ -561,12 +573,21 @@ func testPlayback(t *testing.T, o Options) {
 	}()
 	c := dial(t, s)
 	c.expectOp("serverInfo")
-	c.expectOp("advertise")
 	sub := uint32(0)
 	var ns []uint64
+	clocks := 0
 	for len(ns) < n+n/3 { // every record, and the arms' poses
 		g := c.next()
+		for _, clock := range c.clocks[clocks:] {
+			if clocks > 0 && clock < c.clocks[clocks-1] {
+				ns = ns[:0] // played again from the start, as a viewer's seek
+			}
+			clocks++
+		}
 		if g.bin {
+			if len(c.clocks) == 0 || g.ns > c.clocks[len(c.clocks)-1] {
+				t.Fatalf("message at %d, after the clock at %v", g.ns, c.clocks)
+			}
 			ns = append(ns, g.ns)
 			continue
 		}
@@ -585,6 +606,9 @@ func testPlayback(t *testing.T, o Options) {
 		if ns[i] < ns[i-1] {
 			t.Fatalf("message %d at %d after %d: not in capture order", i, ns[i], ns[i-1])
 		}
+	}
+	if ns[0] != uint64(t0.UnixNano()) || c.clocks[0] != uint64(t0.UnixNano()) {
+		t.Errorf("first message at %d, first clock %d; want the capture's start %d", ns[0], c.clocks[0], t0.UnixNano())
 	}
 	if err := <-done; err != nil {
 		t.Fatal(err)
