@@ -11,7 +11,9 @@
 // opens with the layout "empty" of layout.json (no panels: it subscribes
 // to nothing); once it has connected, and --delay seconds later, it is
 // switched to the layout "panels" (a 3D panel following "world", a Plot
-// of an actuator position, Raw Messages), whose panels subscribe then.
+// of an actuator position, Raw Messages), whose panels subscribe then
+// ("panels subscribed" on stderr once they have subscribed to every
+// --expect topic that exists or that they take before it exists).
 // The script then waits (at most --timeout seconds) until, for each
 // --expect TOPIC=N, a panel subscribed to TOPIC has N of its messages
 // since the last seek, every Plot draws N points of its topic, and every
@@ -19,7 +21,7 @@
 // duplicates), and prints a JSON report on stdout (the page's
 // __probe.report(), plus timings, the console's warnings and errors,
 // and whether it timed out, each panel's text). Screenshots of the page
-// and of each panel go to --out.
+// and of each panel, and the report (report.json), go to --out.
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -111,7 +113,19 @@ try {
   await sleep(Number(opt.delay) * 1000);
   await page.evaluate(() => window.__probe.show('panels'));
   const shownAt = Date.now();
-  log('panels shown');
+  // The panels' code loads as they appear: wait until they have
+  // subscribed to each expected topic (which, for a topic not yet
+  // advertised, Studio subscribes to as it comes).
+  for (;;) {
+    r = await report();
+    if ([...expect.keys()].every((topic) => r.subscribers.some((s) => s.topics.includes(topic)))) break;
+    if (Date.now() > deadline) {
+      log(`the panels did not subscribe to every topic of ${[...expect.keys()]} in ${opt.timeout} s`);
+      break;
+    }
+    await sleep(100);
+  }
+  log('panels subscribed');
 
   const topicOfPath = (p) => p.split('.')[0];
   const done = (r) => {
@@ -167,5 +181,7 @@ try {
   server.close();
   fs.rmSync(userDataDir, { recursive: true, force: true });
 }
-process.stdout.write(JSON.stringify(result, null, 1) + '\n');
+const json = JSON.stringify(result, null, 1) + '\n';
+if (opt.out) fs.writeFileSync(path.join(opt.out, 'report.json'), json);
+process.stdout.write(json);
 process.exit(result.error ? 1 : 0);

@@ -199,7 +199,7 @@ func Start(t testing.TB, o Options) *Studio {
 			s.mu.Lock()
 			s.stderr.WriteString(sc.Text() + "\n")
 			s.mu.Unlock()
-			if strings.HasSuffix(sc.Text(), ": panels shown") {
+			if strings.HasSuffix(sc.Text(), ": panels subscribed") {
 				once.Do(func() { close(s.shown) })
 			}
 		}
@@ -217,16 +217,19 @@ func (s *Studio) Stderr() string {
 	return s.stderr.String()
 }
 
-// WaitShown waits until Studio has connected and shown its panels.
+// WaitShown waits until Studio has connected, shown its panels and they
+// have subscribed to the expected topics (those not yet advertised
+// included, for the Plot and Raw Messages panels, which take a topic by
+// name; a 3D panel subscribes only to topics it has seen).
 func (s *Studio) WaitShown(t testing.TB, timeout time.Duration) {
 	t.Helper()
 	select {
 	case <-s.shown:
 	case err := <-s.done:
 		s.done <- err
-		t.Fatalf("drive.mjs ended before the panels were shown: %v\n%s%s", err, s.Stderr(), s.stdout.String())
+		t.Fatalf("drive.mjs ended before the panels subscribed: %v\n%s%s", err, s.Stderr(), s.stdout.String())
 	case <-time.After(timeout):
-		t.Fatalf("Studio had not connected and shown its panels after %v:\n%s", timeout, s.Stderr())
+		t.Fatalf("Studio had not connected and its panels subscribed after %v:\n%s", timeout, s.Stderr())
 	}
 }
 

@@ -50,7 +50,8 @@ func liveZ(i int) float32 { return -0.25 - float32(i)/64 }
 // kernel separately (a few microseconds apart), so times agree within
 // 1 ms, far below the 150 ms between packets; Studio's own clock (what it
 // uses without the server's time) counts whole milliseconds, so at least
-// one point must have a finer time.
+// one point must have a finer time. Studio's time axis must start and end
+// within the capture.
 func TestStudioLiveCaptureTime(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("live capture is Linux only")
@@ -72,6 +73,7 @@ func TestStudioLiveCaptureTime(t *testing.T) {
 	port := ln.Addr().(*net.TCPAddr).Port
 	filter := fmt.Sprintf("tcp port %d", port)
 
+	began := time.Now() // the capture's clock is the kernel's real-time clock, as time.Now
 	pcapFile := filepath.Join(t.TempDir(), "lo.pcap")
 	td := startTcpdump(t, tcpdump, pcapFile, filter)
 	run := startDissect(t, bin, "-i", "lo", "-f", filter, "-d", fmt.Sprintf("tcp.port==%d,deltarobot", port), "-o", "foxglove", "--out", freeAddr(t))
@@ -80,6 +82,7 @@ func TestStudioLiveCaptureTime(t *testing.T) {
 	liveSession(t, ln)
 	r := s.Wait(t, 120*time.Second)
 	summary := run.stop(t)
+	ended := time.Now()
 	td.stop(t)
 	t.Logf("Studio: panels filled (or timed out) %d ms after shown; %d seeks; screenshots in %s\ndissect:\n%s", r.Waited.ShowToDoneMs, r.Seeks, t.ArtifactDir(), summary)
 	if r.TimedOut {
@@ -117,6 +120,19 @@ func TestStudioLiveCaptureTime(t *testing.T) {
 		t.Errorf("every plotted time is a whole millisecond: Studio's own clock, not the capture's")
 	}
 	t.Logf("plotted times differ from tcpdump's by at most %v", worst)
+	// Studio's time axis (every panel's, the Plot's x axis) runs from its
+	// start time: within the capture, not before it began (not 1970).
+	if len(pts) > 0 {
+		start, end := fmt.Sprint(began.UnixNano()), fmt.Sprint(ended.UnixNano())
+		if r.StartTime == "" || nsLess(r.StartTime, start) || nsLess(pts[0].ReceiveTime, r.StartTime) {
+			t.Errorf("Studio's start time is %s (%s); want one within the capture, from %s (dissect started) to the first point %s",
+				r.StartTime, nsDate(r.StartTime), nsDate(start), nsDate(pts[0].ReceiveTime))
+		}
+		if r.EndTime == "" || nsLess(r.EndTime, pts[len(pts)-1].ReceiveTime) || nsLess(end, r.EndTime) {
+			t.Errorf("Studio's end time is %s (%s); want one from the last point %s to %s (dissect stopped)",
+				r.EndTime, nsDate(r.EndTime), nsDate(pts[len(pts)-1].ReceiveTime), nsDate(end))
+		}
+	}
 }
 
 // liveSession plays both ends of a Deltarobot connection to ln: the
