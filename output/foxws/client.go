@@ -44,6 +44,7 @@ type client struct {
 	subscribed bool                 // it has subscribed once
 	cursor     uint64               // the seq of the next message of the log to send
 	clock      uint64               // the time last sent in a Time message
+	clockAt    time.Time            // ... when, if not before a message
 	startAt    time.Time            // a file: when its playback starts (zero: no subscription yet)
 	started    bool                 // a file: its playback has started
 	wall0      time.Time            // ... when
@@ -300,6 +301,7 @@ func (c *client) caughtUp(ch uint16, now time.Time) {
 	}
 	if s.hasTF && ch == s.tfCh {
 		c.pri = append(c.pri, l.tf.message(ch))
+		before-- // the latest of every frame stands for them
 	} else if m, ok := l.latched[ch]; ok && m.seq < c.cursor {
 		c.pri = append(c.pri, m)
 		before--
@@ -320,6 +322,7 @@ func (c *client) dropped(ch uint16) {
 	}
 	if c.s.hasTF && ch == c.s.tfCh {
 		c.pri = append(c.pri, l.tf.message(ch))
+		n--
 	} else if m, ok := l.latched[ch]; ok && m.seq < l.base() {
 		c.pri = append(c.pri, m)
 		n--

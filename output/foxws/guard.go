@@ -153,16 +153,7 @@ func (s *Server) reserve() bool {
 			s.mu.Unlock()
 			return true
 		}
-		var idle *client
-		now := time.Now()
-		for _, c := range s.clients {
-			if !c.subscribed && !c.gone && now.Sub(c.joined) >= s.o.Idle && (idle == nil || c.joined.Before(idle.joined)) {
-				idle = c
-			}
-		}
-		if idle != nil {
-			idle.why = fmt.Sprintf("closed: the server was full and it had subscribed to nothing in %v", s.o.Idle)
-		}
+		idle := s.idlest(time.Now())
 		s.mu.Unlock()
 		wait := time.Until(deadline)
 		if idle == nil || wait <= 0 {
@@ -176,6 +167,33 @@ func (s *Server) reserve() bool {
 		}
 		t.Stop()
 	}
+}
+
+// idlest is the client to close for a new one when the server is full:
+// the one that has subscribed to nothing for longest, at least
+// Options.Idle, or else one that has taken nothing of a message for as
+// long; nil when none has. s.mu is held.
+func (s *Server) idlest(now time.Time) *client {
+	var idle, stalled *client
+	for _, c := range s.clients {
+		if c.gone {
+			continue
+		}
+		if !c.subscribed && now.Sub(c.joined) >= s.o.Idle && (idle == nil || c.joined.Before(idle.joined)) {
+			idle = c
+		}
+		if at := c.writing.Load(); at != 0 && now.Sub(time.Unix(0, at)) >= s.o.Idle && stalled == nil {
+			stalled = c
+		}
+	}
+	switch {
+	case idle != nil:
+		idle.why = fmt.Sprintf("closed: the server was full and it had subscribed to nothing in %v", s.o.Idle)
+		return idle
+	case stalled != nil:
+		stalled.why = fmt.Sprintf("closed: the server was full and it had taken nothing of what was sent for %v", s.o.Idle)
+	}
+	return stalled
 }
 
 // release gives back a place reserve took, of a client that did not join.
@@ -201,8 +219,10 @@ func (l smallSendBuffers) Accept() (net.Conn, error) {
 	return c, err
 }
 
-// pendingConns are the connections not upgraded yet, oldest first: at
-// most maxPending (http.Server's ConnState).
+// pendingConns are the connections whose request's headers are not
+// read yet (or that wait for another request), oldest first: at most
+// maxPending (http.Server's ConnState). A connection whose headers are
+// read (active) is in a handler, soon upgraded or answered.
 type pendingConns struct {
 	mu    sync.Mutex
 	conns []net.Conn
@@ -211,21 +231,20 @@ type pendingConns struct {
 func (p *pendingConns) track(c net.Conn, st http.ConnState) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	switch st {
-	case http.StateNew:
-		p.conns = append(p.conns, c)
-		if len(p.conns) > maxPending {
-			old := p.conns[0]
-			p.conns = append(p.conns[:0], p.conns[1:]...)
-			old.Close()
+	for i, x := range p.conns {
+		if x == c {
+			p.conns = append(p.conns[:i], p.conns[i+1:]...)
+			break
 		}
-	case http.StateHijacked, http.StateClosed:
-		for i, x := range p.conns {
-			if x == c {
-				p.conns = append(p.conns[:i], p.conns[i+1:]...)
-				break
-			}
-		}
+	}
+	if st != http.StateNew && st != http.StateIdle {
+		return
+	}
+	p.conns = append(p.conns, c)
+	if len(p.conns) > maxPending {
+		old := p.conns[0]
+		p.conns = append(p.conns[:0], p.conns[1:]...)
+		old.Close()
 	}
 }
 

@@ -66,11 +66,50 @@ func (c *client) step(now time.Time) action {
 	if b := c.miss.report(s, now, true); b != nil {
 		return action{ctrls: []ctrl{{data: b}}}
 	}
+	if t := c.target(now); t > c.clock && !c.finishing {
+		d := tick - now.Sub(c.clockAt)
+		if d <= 0 {
+			c.clock, c.clockAt = t, now
+			return action{ctrls: []ctrl{{data: timeMessage(t), bin: true}}}
+		}
+		if wait == 0 || d < wait {
+			wait = d
+		}
+	}
 	if c.finishing && wait == 0 {
 		return action{close: true}
 	}
-	c.waiting = wait == 0
+	// A new message may change what to do, but not a playback's wait
+	// for its time.
+	c.waiting = wait == 0 || !s.o.Playback
 	return action{wait: wait}
+}
+
+// tick is how often the clock of a client that has nothing to send is
+// moved on.
+const tick = 100 * time.Millisecond
+
+// target is where c's clock is due when it has nothing to send: the
+// capture time of the last message its cursor passed; in a file played
+// in time, the playback's time (up to the next message's). s.mu is
+// held.
+func (c *client) target(now time.Time) uint64 {
+	s, l := c.s, &c.s.log
+	if !l.started || s.o.Playback && !c.started {
+		return 0
+	}
+	var passed uint64
+	switch {
+	case c.cursor >= l.next:
+		passed = l.last
+	case c.cursor > l.base():
+		passed = l.at(c.cursor - 1).t
+	}
+	if !s.o.Playback || s.o.Speed <= 0 || c.cursor >= l.next {
+		return passed
+	}
+	played := l.t0 + uint64(float64(now.Sub(c.wall0))*s.o.Speed)
+	return max(passed, min(played, l.at(max(c.cursor, l.base())).t))
 }
 
 // next returns the message c sends next, or how long until it may
@@ -102,6 +141,11 @@ func (c *client) next(now time.Time) (*message, time.Duration) {
 					return nil, d
 				}
 			}
+			if _, ok := c.subs[m.ch]; !ok && !c.finishing {
+				if d, held := c.grace(m.ch, now); held {
+					return nil, d
+				}
+			}
 			c.cursor++
 			if s.waitRoom {
 				signal(s.room)
@@ -121,17 +165,29 @@ func (c *client) next(now time.Time) (*message, time.Duration) {
 			c.cursor++
 			return m, 0
 		}
-		if at, ok := c.advertised[m.ch]; ok && !c.finishing {
-			if at.IsZero() {
-				return nil, 0 // the advertisement is being sent
-			}
-			if d := s.o.Grace - now.Sub(at); d > 0 {
+		if !c.finishing {
+			if d, held := c.grace(m.ch, now); held {
 				return nil, d
 			}
 		}
 		c.cursor++ // not subscribed: not sent, not missed
 	}
 	return nil, 0
+}
+
+// grace says whether a message of ch, not subscribed to, waits for c's
+// subscription: its advertisement is being sent, or was read less than
+// Grace ago (d is how long; 0: until it is read). s.mu is held.
+func (c *client) grace(ch uint16, now time.Time) (d time.Duration, held bool) {
+	at, ok := c.advertised[ch]
+	if !ok {
+		return 0, false
+	}
+	if at.IsZero() {
+		return 0, true
+	}
+	d = c.s.o.Grace - now.Sub(at)
+	return d, d > 0
 }
 
 // begin starts a file's playback to c, from the log's start. s.mu is

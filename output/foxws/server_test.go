@@ -42,6 +42,7 @@ func registry(t testing.TB) *dissect.Registry {
 	types := []dissect.TypeDecl{
 		{Type: "plain", Fields: []dissect.FieldDecl{fd("n", dissect.KindUint), fd("s", dissect.KindString)}},
 		{Type: "arm", Fields: []dissect.FieldDecl{fd("x", dissect.KindFloat), fd("y", dissect.KindFloat), fd("z", dissect.KindFloat)}, Pose: &dissect.Pose{}},
+		{Type: "hello", Context: true, Fields: []dissect.FieldDecl{fd("s", dissect.KindString)}},
 	}
 	reg, err := dissect.NewRegistry(describer{dissect.Info{Name: "p", Proto: "p", Types: types}})
 	if err != nil {
