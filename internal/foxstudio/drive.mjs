@@ -5,7 +5,7 @@
 // received and show.
 //
 //   node drive.mjs --url ws://127.0.0.1:8765 [--delay 6] [--expect TOPIC=N ...]
-//                  [--out DIR] [--timeout 90] [--chromium /usr/bin/chromium]
+//                  [--out DIR] [--timeout 90] [--chromium /usr/bin/chromium] [--hold]
 //
 // The page is served from a loopback HTTP server of this script. Studio
 // opens with the layout "empty" of layout.json (no panels: it subscribes
@@ -17,11 +17,13 @@
 // The script then waits (at most --timeout seconds) until, for each
 // --expect TOPIC=N, a panel subscribed to TOPIC has N of its messages
 // since the last seek, every Plot draws N points of its topic, and every
-// 3D panel renders in its followed frame (with --expect /tf=N); then 2 s more (to see
-// duplicates), and prints a JSON report on stdout (the page's
-// __probe.report(), plus timings, the console's warnings and errors,
-// and whether it timed out, each panel's text). Screenshots of the page
-// and of each panel, and the report (report.json), go to --out.
+// 3D panel renders in its followed frame (with --expect /tf=N); or, with
+// --hold, until its standard input ends. Meanwhile it says on stderr, as
+// they change, the first Plot's points and last value ("plot N Y"). It
+// waits 2 s more (to see duplicates) and prints a JSON report on stdout
+// (the page's __probe.report(), plus timings, the console's warnings and
+// errors, whether it timed out, each panel's text). Screenshots of the
+// page and of each panel, and the report (report.json), go to --out.
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -40,6 +42,7 @@ const { values: opt } = parseArgs({
     timeout: { type: 'string', default: '90' },
     chromium: { type: 'string', default: '/usr/bin/chromium' },
     layout: { type: 'string', default: path.join(dir, 'layout.json') },
+    hold: { type: 'boolean', default: false },
   },
 });
 if (!opt.url) {
@@ -50,6 +53,13 @@ const expect = new Map(opt.expect.map((e) => {
   const i = e.lastIndexOf('=');
   return [e.slice(0, i), Number(e.slice(i + 1))];
 }));
+// With --hold the report waits for the end of standard input instead of
+// the --expect counts: the caller says when it has seen enough.
+let stdinEnded = false;
+if (opt.hold) {
+  process.stdin.resume();
+  process.stdin.on('end', () => { stdinEnded = true; });
+}
 const log = (...a) => console.error(`drive.mjs ${new Date().toISOString()}:`, ...a);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -139,9 +149,14 @@ try {
     if (!expect.has('/tf')) return true;
     return r.threeDees.length > 0 && r.threeDees.every((t) => t.renderFrameId !== null && t.renderFrameId === t.followFrameId);
   };
+  let said = '';
   for (;;) {
     r = await report();
-    if (done(r)) break;
+    // Progress, when it changed: the first Plot's points and last value.
+    const pts = r.plots[0]?.datasets[0]?.points ?? [];
+    const now = `plot ${pts.length} ${pts.length > 0 ? pts[pts.length - 1].y : 'none'}`;
+    if (now !== said) log((said = now));
+    if (opt.hold ? stdinEnded : done(r)) break;
     if (Date.now() > deadline) {
       result.timedOut = true;
       log('timed out waiting for the panels');

@@ -75,12 +75,8 @@ type Report struct {
 		Paths    []string `json:"paths"`
 		XAxisVal string   `json:"xAxisVal"`
 		Datasets []struct {
-			Label  string `json:"label"`
-			Points []struct {
-				X           float64 `json:"x"` // seconds since StartTime
-				Y           float64 `json:"y"`
-				ReceiveTime string  `json:"receiveTime"` // decimal nanoseconds since 1970
-			} `json:"points"`
+			Label  string  `json:"label"`
+			Points []point `json:"points"`
 		} `json:"datasets"`
 	} `json:"plots"`
 	ThreeDees []struct {
@@ -94,6 +90,13 @@ type Report struct {
 		} `json:"errors"`
 	} `json:"threeDees"`
 	Console []string `json:"console"` // the page's warnings and errors
+}
+
+// point is a point a Plot draws.
+type point struct {
+	X           float64 `json:"x"` // seconds since the player's start time
+	Y           float64 `json:"y"`
+	ReceiveTime string  `json:"receiveTime"` // decimal nanoseconds since 1970
 }
 
 // panelText is a panel as Studio shows it.
@@ -118,17 +121,23 @@ type Options struct {
 	// from the page's load.
 	Timeout time.Duration
 	Out     string // where the screenshots go
+	// Hold: the report waits for [Studio.Release] instead of Expect's
+	// counts.
+	Hold bool
 }
 
 // Studio is a running drive.mjs.
 type Studio struct {
 	cmd    *exec.Cmd
+	stdin  io.WriteCloser
 	stdout bytes.Buffer
 	shown  chan struct{}
 	done   chan error
 
-	mu     sync.Mutex
-	stderr bytes.Buffer
+	mu       sync.Mutex
+	stderr   bytes.Buffer
+	plotN    int    // the first Plot's points, as drive.mjs last said
+	plotLast string // and its last value
 }
 
 // Available reports why Studio cannot run here (nil when it can).
@@ -183,8 +192,15 @@ func Start(t testing.TB, o Options) *Studio {
 	if o.Out != "" {
 		args = append(args, "--out", o.Out)
 	}
+	if o.Hold {
+		args = append(args, "--hold")
+	}
 	s := &Studio{cmd: exec.Command(node, args...), shown: make(chan struct{}), done: make(chan error, 1)}
 	s.cmd.Stdout = &s.stdout
+	s.stdin, err = s.cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	errPipe, err := s.cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -198,6 +214,11 @@ func Start(t testing.TB, o Options) *Studio {
 		for sc.Scan() {
 			s.mu.Lock()
 			s.stderr.WriteString(sc.Text() + "\n")
+			if _, p, ok := strings.Cut(sc.Text(), ": plot "); ok {
+				n, last, _ := strings.Cut(p, " ")
+				s.plotN, _ = strconv.Atoi(n)
+				s.plotLast = last
+			}
 			s.mu.Unlock()
 			if strings.HasSuffix(sc.Text(), ": panels subscribed") {
 				once.Do(func() { close(s.shown) })
@@ -232,6 +253,17 @@ func (s *Studio) WaitShown(t testing.TB, timeout time.Duration) {
 		t.Fatalf("Studio had not connected and its panels subscribed after %v:\n%s", timeout, s.Stderr())
 	}
 }
+
+// Plot is what drive.mjs last said of the first Plot: how many points it
+// draws, and the last one's value (as JavaScript writes it; "none").
+func (s *Studio) Plot() (points int, last string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.plotN, s.plotLast
+}
+
+// Release lets a Studio started with Options.Hold make its report.
+func (s *Studio) Release() { s.stdin.Close() }
 
 // Wait waits for drive.mjs's report.
 func (s *Studio) Wait(t testing.TB, timeout time.Duration) *Report {

@@ -63,7 +63,7 @@ func TestStudioFilePanelsLate(t *testing.T) {
 			s := Start(t, Options{URL: run.url, Delay: 6 * time.Second, Expect: expect, Timeout: 75 * time.Second, Out: t.ArtifactDir()})
 			r := s.Wait(t, 120*time.Second)
 			summary := run.stop(t)
-			t.Logf("Studio: connected %d ms before its panels; they were filled (or timed out) %d ms later; %d seeks; screenshots in %s\ndissect:\n%s",
+			t.Logf("Studio: connected %d ms before its panels were shown, reported %d ms after; %d seeks; screenshots in %s\ndissect:\n%s",
 				r.Waited.ConnectToShowMs, r.Waited.ShowToDoneMs, r.Seeks, t.ArtifactDir(), summary)
 			if r.TimedOut {
 				t.Errorf("the panels were not filled in 75 s (see below what they got)")
