@@ -171,7 +171,7 @@ try {
   // and of each panel.
   if (opt.out) {
     fs.mkdirSync(opt.out, { recursive: true });
-    await page.screenshot({ path: path.join(opt.out, 'studio.png') });
+    await page.screenshot({ path: path.join(opt.out, 'studio.png'), captureBeyondViewport: false });
   }
   result.panels = [];
   for (const tile of await page.$$('.mosaic-window')) {
@@ -183,7 +183,9 @@ try {
     let file = null;
     if (opt.out) {
       file = path.join(opt.out, `${(panel ?? 'panel').replace(/[^A-Za-z0-9]+/g, '-')}.png`);
-      await tile.screenshot({ path: file });
+      // A clip of the page as it is (an element screenshot resizes the
+      // page, and the Plot's chart redraws blank in the meantime).
+      await page.screenshot({ path: file, clip: await tile.boundingBox(), captureBeyondViewport: false });
     }
     result.panels.push({ panel, text: text.slice(0, 4000), screenshot: file });
   }
