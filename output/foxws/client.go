@@ -120,6 +120,9 @@ func (s *Server) leave(c *client) {
 	s.nclients.Store(int32(len(rest)))
 	s.gone.add(c.summary())
 	s.slots--
+	if !s.o.Playback {
+		s.trimLive() // what only c had still to send
+	}
 	if s.waitRoom {
 		signal(s.room)
 	}
@@ -300,10 +303,10 @@ func (c *client) caughtUp(ch uint16, now time.Time) {
 		return
 	}
 	if s.hasTF && ch == s.tfCh {
-		c.pri = append(c.pri, l.tf.message(ch))
+		c.latch(l.tf.message(ch))
 		before-- // the latest of every frame stands for them
 	} else if m, ok := l.latched[ch]; ok && m.seq < c.cursor {
-		c.pri = append(c.pri, m)
+		c.latch(m)
 		before--
 	}
 	if before > 0 {
@@ -321,15 +324,27 @@ func (c *client) dropped(ch uint16) {
 		return
 	}
 	if c.s.hasTF && ch == c.s.tfCh {
-		c.pri = append(c.pri, l.tf.message(ch))
+		c.latch(l.tf.message(ch))
 		n--
 	} else if m, ok := l.latched[ch]; ok && m.seq < l.base() {
-		c.pri = append(c.pri, m)
+		c.latch(m)
 		n--
 	}
 	if n > 0 {
 		c.miss.add(c.s.topics[ch], ch, whyBudget, n)
 	}
+}
+
+// latch queues latched context to send at once, in the place of what
+// of its channel waits still (at most one a channel). s.mu is held.
+func (c *client) latch(m *message) {
+	for i, x := range c.pri {
+		if x.ch == m.ch {
+			c.pri[i] = m
+			return
+		}
+	}
+	c.pri = append(c.pri, m)
 }
 
 func (c *client) taken(id uint32) bool { _, ok := c.bySub[id]; return ok }

@@ -127,11 +127,37 @@ func (h *hostile) bounded(what string) {
 // dialRaw opens a WebSocket of the Foxglove subprotocol, or fails.
 func (h *hostile) dialRaw(ctx context.Context) (*websocket.Conn, error) {
 	c, _, err := websocket.Dial(ctx, h.url, &websocket.DialOptions{Subprotocols: []string{Subprotocol}})
+	if err == nil {
+		c.SetReadLimit(64 << 20) // an advertisement of many channels
+	}
 	return c, err
 }
 
+// subscribeAll reads a client's handshake and subscribes to every
+// channel it was told of.
+func subscribeAll(ctx context.Context, c *websocket.Conn) error {
+	for {
+		typ, b, err := c.Read(ctx)
+		if err != nil {
+			return err
+		}
+		var adv struct {
+			Op       string
+			Channels []struct{ ID int }
+		}
+		if typ != websocket.MessageText || json.Unmarshal(b, &adv) != nil || adv.Op != "advertise" {
+			continue
+		}
+		var subs []string
+		for i, ch := range adv.Channels {
+			subs = append(subs, fmt.Sprintf(`{"id":%d,"channelId":%d}`, i, ch.ID))
+		}
+		return c.Write(ctx, websocket.MessageText, []byte(`{"op":"subscribe","subscriptions":[`+strings.Join(subs, ",")+`]}`))
+	}
+}
+
 // realClient connects (trying again for up to 20 s while the server is
-// full), subscribes to the first channel and gets a message of it.
+// full), subscribes to every channel and gets a message.
 func (h *hostile) realClient(what string) {
 	h.t.Helper()
 	ctx, stop := context.WithTimeout(context.Background(), 30*time.Second)
@@ -147,8 +173,9 @@ func (h *hostile) realClient(what string) {
 		h.t.Fatalf("%s: a real client cannot connect: %v", what, err)
 	}
 	defer c.CloseNow()
-	c.SetReadLimit(64 << 20)
-	subscribed := false
+	if err := subscribeAll(ctx, c); err != nil {
+		h.t.Fatalf("%s: the real client: %v", what, err)
+	}
 	for {
 		typ, b, err := c.Read(ctx)
 		if err != nil {
@@ -156,17 +183,6 @@ func (h *hostile) realClient(what string) {
 		}
 		if typ == websocket.MessageBinary && b[0] == opMessageData {
 			return
-		}
-		var adv struct {
-			Op       string
-			Channels []struct{ ID int }
-		}
-		if typ == websocket.MessageText && json.Unmarshal(b, &adv) == nil && adv.Op == "advertise" && len(adv.Channels) > 0 && !subscribed {
-			sub := fmt.Sprintf(`{"op":"subscribe","subscriptions":[{"id":1,"channelId":%d}]}`, adv.Channels[0].ID)
-			if err := c.Write(ctx, websocket.MessageText, []byte(sub)); err != nil {
-				h.t.Fatal(err)
-			}
-			subscribed = true
 		}
 	}
 }
@@ -241,8 +257,7 @@ func TestHostileNonReading(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer c.CloseNow()
-		sub := `{"op":"subscribe","subscriptions":[{"id":1,"channelId":0}]}`
-		if err := c.Write(ctx, websocket.MessageText, []byte(sub)); err != nil {
+		if err := subscribeAll(ctx, c); err != nil {
 			t.Fatal(err)
 		}
 	}
