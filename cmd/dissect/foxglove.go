@@ -37,8 +37,9 @@ func (f *foxOpts) add(fs *pflag.FlagSet) {
 
 // foxgloveOutput starts the -o foxglove server (docs/foxglove.md) on
 // --out HOST:PORT, loopback by default, and says its URL on stderr.
-// Files (not pipes) are played back in capture time (--speed); live
-// captures, serial taps and pipes are sent as their records come.
+// Files (not pipes) are played to each client from their start in
+// capture time (--speed); live captures, serial taps and pipes are sent
+// as their records come.
 func (o *readOpts) foxgloveOutput(reg *dissect.Registry) (sink, error) {
 	f := &o.fox
 	if f.speed < 0 || f.speed > 1e6 {

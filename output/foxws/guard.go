@@ -16,14 +16,15 @@ import (
 
 // What a connection may hold before its upgrade: headers of at most
 // maxHeaderBytes sent within headerTimeout, and at most maxPending such
-// connections at once, the oldest closed when another comes (a client
-// sends its headers in a moment; one that trickles them is the one
-// closed). After the upgrade, a client's requests are at most
-// maxRequest bytes each.
+// connections at once: when another comes, the oldest is closed if it has
+// waited pendingAge (a client sends its headers in a moment; one that
+// trickles them is the one closed), else the new one. After the
+// upgrade, a client's requests are at most maxRequest bytes each.
 const (
 	maxHeaderBytes = 8 << 10
 	headerTimeout  = 5 * time.Second
-	maxPending     = 32
+	maxPending     = 256
+	pendingAge     = 500 * time.Millisecond
 	maxRequest     = 256 << 10
 )
 
@@ -225,14 +226,19 @@ func (l smallSendBuffers) Accept() (net.Conn, error) {
 // read (active) is in a handler, soon upgraded or answered.
 type pendingConns struct {
 	mu    sync.Mutex
-	conns []net.Conn
+	conns []pendingConn
+}
+
+type pendingConn struct {
+	c  net.Conn
+	at time.Time
 }
 
 func (p *pendingConns) track(c net.Conn, st http.ConnState) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for i, x := range p.conns {
-		if x == c {
+		if x.c == c {
 			p.conns = append(p.conns[:i], p.conns[i+1:]...)
 			break
 		}
@@ -240,12 +246,16 @@ func (p *pendingConns) track(c net.Conn, st http.ConnState) {
 	if st != http.StateNew && st != http.StateIdle {
 		return
 	}
-	p.conns = append(p.conns, c)
-	if len(p.conns) > maxPending {
-		old := p.conns[0]
+	now := time.Now()
+	if len(p.conns) >= maxPending {
+		if now.Sub(p.conns[0].at) < pendingAge {
+			c.Close() // a flood: the newest goes
+			return
+		}
+		p.conns[0].c.Close()
 		p.conns = append(p.conns[:0], p.conns[1:]...)
-		old.Close()
 	}
+	p.conns = append(p.conns, pendingConn{c, now})
 }
 
 // Pending is the number of connections not upgraded yet.

@@ -410,3 +410,51 @@ func TestHostileSlowloris(t *testing.T) {
 	wg.Wait()
 	h.bounded("a slowloris of 1,000 connections")
 }
+
+// 128 handshakes at once: exactly maxClients join, the others are
+// refused with 503 (before issue 30, concurrent handshakes slipped past
+// the cap).
+func TestClientCapConcurrent(t *testing.T) {
+	s := listen(t, Options{Idle: time.Hour})
+	defer s.Close()
+	ctx, stop := context.WithTimeout(context.Background(), time.Minute)
+	defer stop()
+	var wg sync.WaitGroup
+	var joined, refused atomic.Int32
+	var mu sync.Mutex
+	var conns []*websocket.Conn
+	start := make(chan struct{})
+	for range 2 * maxClients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			c, resp, err := websocket.Dial(ctx, s.URL(), &websocket.DialOptions{Subprotocols: []string{Subprotocol}})
+			if err != nil {
+				if resp != nil && resp.StatusCode == 503 {
+					refused.Add(1)
+				} else {
+					t.Error(err)
+				}
+				return
+			}
+			if _, _, err := c.Read(ctx); err != nil { // serverInfo: joined
+				t.Error(err)
+			}
+			joined.Add(1)
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}()
+	}
+	close(start)
+	wg.Wait()
+	defer func() {
+		for _, c := range conns {
+			c.CloseNow()
+		}
+	}()
+	if joined.Load() != maxClients || refused.Load() != maxClients || s.Clients() != maxClients {
+		t.Errorf("%d joined, %d refused, %d clients; want %d, %d, %d", joined.Load(), refused.Load(), s.Clients(), maxClients, maxClients, maxClients)
+	}
+}

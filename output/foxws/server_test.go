@@ -207,7 +207,8 @@ func mustRecord(t *testing.T, s *Server, r *dissect.Record) {
 }
 
 // A client is told who the server is, then of the channels (none yet); a
-// client that does not speak the subprotocol is refused.
+// client of either subprotocol is taken, foxglove.websocket.v1 when it
+// offers both; a client that speaks neither is refused.
 func TestHandshake(t *testing.T) {
 	s := listen(t, Options{})
 	defer s.Close()
@@ -225,6 +226,20 @@ func TestHandshake(t *testing.T) {
 
 	ctx, stop := context.WithTimeout(context.Background(), 10*time.Second)
 	defer stop()
+	// The Foxglove SDK's name alone (PlotJuggler), or both (Lichtblick).
+	for _, offer := range [][]string{{"foxglove.sdk.v1"}, {"foxglove.sdk.v1", "foxglove.websocket.v1"}} {
+		c, _, err := websocket.Dial(ctx, s.URL(), &websocket.DialOptions{Subprotocols: offer})
+		if err != nil {
+			t.Fatalf("offering %v: %v", offer, err)
+		}
+		if want := offer[len(offer)-1]; c.Subprotocol() != want {
+			t.Errorf("offering %v: subprotocol %q, want %q", offer, c.Subprotocol(), want)
+		}
+		if _, _, err := c.Read(ctx); err != nil { // serverInfo
+			t.Errorf("offering %v: %v", offer, err)
+		}
+		c.CloseNow()
+	}
 	other, _, err := websocket.Dial(ctx, s.URL(), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -496,138 +511,6 @@ func TestSlowClientMissesCounted(t *testing.T) {
 	}
 	slow.c.CloseNow()
 	fast.c.CloseNow()
-	leakcheck.Settled(t, before, "Close")
-}
-
-// A file whose messages cost more than the log's budget: reading waits
-// for the client playing it (at Speed 0, as fast as it takes them), and
-// it misses none.
-func TestFileOverBudgetLosesNothing(t *testing.T) {
-	s := listen(t, Options{Playback: true, Budget: 1 << 20})
-	defer s.Close()
-	c := dial(t, s)
-	c.expectOp("serverInfo")
-	c.expectOp("advertise")
-	const n = 500 // 20 kB each: 10 MB, ten budgets
-	done := make(chan error, 1)
-	go func() {
-		for i := 0; i <= n; i++ {
-			if err := s.Record(plain(i, 20000)); err != nil {
-				done <- err
-				return
-			}
-		}
-		done <- nil
-	}()
-	ch := channels(t, c.expectOp("advertise"))[0]
-	c.send(map[string]any{"op": "subscribe", "subscriptions": []map[string]any{{"id": 1, "channelId": ch.ID}}})
-	for i := 0; i <= n; i++ {
-		g := c.next()
-		if !g.bin {
-			t.Fatalf("got %s, want record %d", g.raw, i)
-		}
-		var rec struct{ Fields struct{ N int } }
-		if err := json.Unmarshal(g.data, &rec); err != nil || rec.Fields.N != i {
-			t.Fatalf("message %d is record %d (%v)", i, rec.Fields.N, err)
-		}
-	}
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	if notes := strings.Join(s.Notes(), "\n"); strings.Contains(notes, "missed") {
-		t.Errorf("notes: %s", notes)
-	}
-}
-
-// A file is played to a client that connects after the records came:
-// every record in capture order, as fast as the client takes them
-// (Speed 0) or in capture time (Speed 20: 300 records 1 ms apart in
-// 15 ms); the viewer's clock (Time messages) is the capture time and
-// only goes back when the playback starts again from the start; Close
-// ends the clients with a normal closure and leaves no goroutine behind.
-func TestPlaybackAndClose(t *testing.T) {
-	t.Run("fast", func(t *testing.T) { testPlayback(t, Options{}) })
-	t.Run("speed", func(t *testing.T) { testPlayback(t, Options{Speed: 20}) })
-}
-
-func testPlayback(t *testing.T, o Options) {
-	before := runtime.NumGoroutine()
-	o.Addr, o.Decl, o.Playback = "127.0.0.1:0", registry(t).Decl, true
-	s, err := Listen(context.Background(), o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	const n = 300
-	done := make(chan error, 1)
-	go func() {
-		for i := range n {
-			r := plain(i, 10)
-			if i%3 == 1 {
-				r = arm(i)
-			}
-			if err := s.Record(r); err != nil {
-				done <- err
-				return
-			}
-		}
-		done <- nil
-	}()
-	c := dial(t, s)
-	c.expectOp("serverInfo")
-	sub := uint32(0)
-	var ns []uint64
-	clocks := 0
-	for len(ns) < n+n/3 { // every record, and the arms' poses
-		g := c.next()
-		for _, clock := range c.clocks[clocks:] {
-			if clocks > 0 && clock < c.clocks[clocks-1] {
-				ns = ns[:0] // played again from the start, as a viewer's seek
-			}
-			clocks++
-		}
-		if g.bin {
-			if len(c.clocks) == 0 || g.ns > c.clocks[len(c.clocks)-1] {
-				t.Fatalf("message at %d, after the clock at %v", g.ns, c.clocks)
-			}
-			ns = append(ns, g.ns)
-			continue
-		}
-		if g.text["op"] != "advertise" {
-			t.Fatalf("got %s", g.raw)
-		}
-		for _, ch := range channels(t, g) {
-			if ch.Topic == "/tf" {
-				continue // not counted
-			}
-			c.send(map[string]any{"op": "subscribe", "subscriptions": []map[string]any{{"id": sub, "channelId": ch.ID}}})
-			sub++
-		}
-	}
-	for i := 1; i < len(ns); i++ {
-		if ns[i] < ns[i-1] {
-			t.Fatalf("message %d at %d after %d: not in capture order", i, ns[i], ns[i-1])
-		}
-	}
-	if ns[0] != uint64(t0.UnixNano()) || c.clocks[0] != uint64(t0.UnixNano()) {
-		t.Errorf("first message at %d, first clock %d; want the capture's start %d", ns[0], c.clocks[0], t0.UnixNano())
-	}
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	closed := make(chan error, 1)
-	go func() { closed <- s.Close() }()
-	for {
-		if _, err := c.read(); err != nil {
-			if websocket.CloseStatus(err) != websocket.StatusNormalClosure {
-				t.Errorf("after Close: %v, want a normal closure", err)
-			}
-			break
-		}
-	}
-	if err := <-closed; err != nil {
-		t.Fatal(err)
-	}
-	c.c.CloseNow()
 	leakcheck.Settled(t, before, "Close")
 }
 
