@@ -100,6 +100,7 @@ func (l *runLog) evict() *message {
 
 // backlog is the number and cost of the messages from seq on.
 func (l *runLog) backlog(seq uint64) (n, bytes uint64) {
+	seq = max(seq, l.base())
 	if seq >= l.next {
 		return 0, 0
 	}

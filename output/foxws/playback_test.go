@@ -3,7 +3,9 @@ package foxws
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -49,6 +51,29 @@ func TestFileOverBudgetLosesNothing(t *testing.T) {
 	}
 	if notes := strings.Join(s.Notes(), "\n"); strings.Contains(notes, "missed") {
 		t.Errorf("notes: %s", notes)
+	}
+	// A client that comes after the log dropped the file's start gets
+	// the rest, and is told it missed the start.
+	late := dial(t, s)
+	late.expectOp("serverInfo")
+	late.expectOp("advertise")
+	late.send(map[string]any{"op": "subscribe", "subscriptions": []map[string]any{{"id": 1, "channelId": ch.ID}}})
+	got, missed := 0, 0
+	for got+missed <= n {
+		g := late.next()
+		if g.bin {
+			got++
+			continue
+		}
+		m := missedRE.FindStringSubmatch(fmt.Sprint(g.text["message"]))
+		if m == nil || !strings.Contains(fmt.Sprint(g.text["message"]), "the file's log had dropped them") {
+			t.Fatalf("got %s, want a status of messages the log dropped", g.raw)
+		}
+		k, _ := strconv.Atoi(m[1])
+		missed += k
+	}
+	if missed == 0 || got+missed != n+1 {
+		t.Errorf("the late client got %d and missed %d, want %d together, some missed", got, missed, n+1)
 	}
 }
 

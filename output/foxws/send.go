@@ -105,7 +105,7 @@ func (c *client) target(now time.Time) uint64 {
 	case c.cursor > l.base():
 		passed = l.at(c.cursor - 1).t
 	}
-	if !s.o.Playback || s.o.Speed <= 0 || c.cursor >= l.next {
+	if !s.o.Playback || s.o.Speed <= 0 || c.cursor >= l.next || l.base() >= l.next {
 		return passed
 	}
 	played := l.t0 + uint64(float64(now.Sub(c.wall0))*s.o.Speed)
@@ -131,35 +131,35 @@ func (c *client) next(now time.Time) (*message, time.Duration) {
 				return nil, d
 			}
 			c.begin(now)
+			if len(c.pri) > 0 { // latched context the log has dropped
+				return c.next(now)
+			}
 		}
-		for c.cursor < l.next {
-			c.cursor = max(c.cursor, l.base())
+		for c.cursor = max(c.cursor, l.base()); c.cursor < l.next; c.cursor++ {
 			m := l.at(c.cursor)
-			if _, ok := c.subs[m.ch]; ok && s.o.Speed > 0 && !c.finishing {
+			_, sub := c.subs[m.ch]
+			if sub && s.o.Speed > 0 && !c.finishing {
 				due := c.wall0.Add(time.Duration(float64(dur(l.t0, m.t)) / s.o.Speed))
 				if d := due.Sub(now); d > 0 {
 					return nil, d
 				}
 			}
-			if _, ok := c.subs[m.ch]; !ok && !c.finishing {
+			if !sub && !c.finishing {
 				if d, held := c.grace(m.ch, now); held {
 					return nil, d
 				}
 			}
-			c.cursor++
 			if s.waitRoom {
-				signal(s.room)
+				signal(s.room) // Record may drop what c has passed
 			}
-			if _, ok := c.subs[m.ch]; ok {
+			if sub {
+				c.cursor++
 				return m, 0
 			}
 		}
-		if len(c.pri) > 0 { // begin sent latched context
-			return c.next(now)
-		}
 		return nil, 0
 	}
-	for c.cursor < l.next {
+	for c.cursor = max(c.cursor, l.base()); c.cursor < l.next; c.cursor++ {
 		m := l.at(c.cursor)
 		if _, ok := c.subs[m.ch]; ok {
 			c.cursor++
@@ -170,7 +170,7 @@ func (c *client) next(now time.Time) (*message, time.Duration) {
 				return nil, d
 			}
 		}
-		c.cursor++ // not subscribed: not sent, not missed
+		// not subscribed: not sent, not missed
 	}
 	return nil, 0
 }
