@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -61,7 +62,7 @@ func (o *readOpts) foxgloveOutput(reg *dissect.Registry) (sink, error) {
 	version, _, _ := strings.Cut(versionLine(), "\n")
 	srv, err := foxws.Listen(ctx, foxws.Options{
 		Addr: addr, Name: version, Decl: reg.Decl,
-		Playback: playback, Speed: f.speed, AllowOrigins: f.allow,
+		Playback: playback, Speed: f.speed, AllowOrigins: f.allow, Now: liveClock(f.files),
 	})
 	if err != nil {
 		if strings.Contains(err.Error(), "--allow-origin") {
@@ -161,4 +162,13 @@ func foxgloveNotes(out sink) []string {
 		return f.srv.Notes()
 	}
 	return nil
+}
+
+// liveClock is the clock of a live capture or serial tap (no files), which
+// stamps its packets with the real-time clock; nil for files and pipes.
+func liveClock(files []string) func() time.Time {
+	if len(files) > 0 {
+		return nil
+	}
+	return time.Now
 }

@@ -83,15 +83,14 @@ func (s *Server) join(c *client) bool {
 	}
 	c.joined = time.Now()
 	c.control(s.serverInfo(), nil)
-	c.control(s.advertiseAll())
-	if s.log.started {
-		t := s.log.last
-		if s.o.Playback {
-			t = s.log.t0
-		}
+	// The clock before any channel: a viewer (Foxglove Studio 1.48) takes
+	// its start time from the first state it publishes, which an
+	// advertisement sets off; told no time by then, it starts at 0 (1970).
+	if t, ok := s.joinClock(); ok {
 		c.clock = t
 		c.ctrls = append(c.ctrls, ctrl{data: timeMessage(t), bin: true})
 	}
+	c.control(s.advertiseAll())
 	c.cursor = s.log.next
 	if s.o.Playback {
 		c.cursor = s.log.base()
@@ -99,6 +98,21 @@ func (s *Server) join(c *client) bool {
 	s.clients = append(s.clients, c)
 	s.nclients.Store(int32(len(s.clients)))
 	return true
+}
+
+// joinClock is the time a joining client's clock starts at: a file's
+// first record's, the latest record's of a live capture, or before any
+// record of a live capture Options.Now; false when none is known yet.
+func (s *Server) joinClock() (uint64, bool) {
+	switch {
+	case s.log.started && s.o.Playback:
+		return s.log.t0, true
+	case s.log.started:
+		return s.log.last, true
+	case s.o.Now != nil:
+		return uint64(s.o.Now().UnixNano()), true
+	}
+	return 0, false
 }
 
 // leave removes c from the clients once its connection has ended, keeps

@@ -127,6 +127,12 @@ type Options struct {
 	// client takes them).
 	Playback bool
 	Speed    float64
+	// Now is the clock of a live capture before its first record (the
+	// real-time clock the kernel stamps packets with), told to a client
+	// that joins before any record so that its viewer's clock starts at
+	// capture time, not at 0; nil (a pipe, whose records may be of any
+	// time, and a file) leaves the clock untold until the first record.
+	Now func() time.Time
 	// Settle is how long after its first subscription a client's
 	// playback starts (default 300 ms).
 	Settle time.Duration

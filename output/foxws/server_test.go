@@ -538,3 +538,28 @@ func TestTooManyClients(t *testing.T) {
 	c := dial(t, s)
 	c.expectOp("serverInfo")
 }
+
+// A client that joins a live capture before its first record is told the
+// live clock (Options.Now) before any channel, so that a viewer's start
+// time is capture time, not 0 (Foxglove Studio 1.48 takes it from its
+// first published state, which the advertisement sets off); one that
+// joins a pipe before its first record is told no time until it has one.
+func TestClockBeforeChannels(t *testing.T) {
+	at := time.Date(2026, 12, 2, 0, 30, 0, 123456789, time.UTC)
+	s := listen(t, Options{Now: func() time.Time { return at }})
+	defer s.Close()
+	c := dial(t, s)
+	c.expectOp("serverInfo")
+	c.expectOp("advertise")
+	if len(c.clocks) != 1 || c.clocks[0] != uint64(at.UnixNano()) {
+		t.Errorf("clocks before the channels %v, want [%d]", c.clocks, at.UnixNano())
+	}
+	pipe := listen(t, Options{})
+	defer pipe.Close()
+	p := dial(t, pipe)
+	p.expectOp("serverInfo")
+	p.expectOp("advertise")
+	if len(p.clocks) != 0 {
+		t.Errorf("a pipe's clock %v before any record, want none", p.clocks)
+	}
+}
