@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/dissect-tools/dissect/internal/longtest"
 	"net"
 	"net/http"
 	"os"
@@ -44,6 +45,7 @@ func fxClocks(t *testing.T, name string, rep *foxwscheck.Report) {
 // foxglove.websocket.v1. (Before issue 30, a client subscribing 6 s or
 // more after connecting got none.)
 func TestFoxgloveLateSubscribers(t *testing.T) {
+	longtest.Skip(t)
 	if err := foxwscheck.Available(); err != nil {
 		t.Skip(err)
 	}

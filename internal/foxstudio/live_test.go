@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/binary"
 	"fmt"
+	"github.com/dissect-tools/dissect/internal/longtest"
 	"io"
 	"math"
 	"math/big"
@@ -61,6 +62,7 @@ func warmUpZ(i int) float32 { return 0.25 + float32(i)/64 }
 // milliseconds, so at least one point must have a finer time. Studio's
 // time axis must start and end within the capture.
 func TestStudioLiveCaptureTime(t *testing.T) {
+	longtest.Skip(t)
 	if runtime.GOOS != "linux" {
 		t.Skip("live capture is Linux only")
 	}

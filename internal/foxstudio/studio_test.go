@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"github.com/dissect-tools/dissect/internal/longtest"
 	"io"
 	"math/big"
 	"net"
@@ -45,6 +46,7 @@ const (
 //   - the Raw Messages panels show the last record of their topic, at
 //     its capture time.
 func TestStudioFilePanelsLate(t *testing.T) {
+	longtest.Skip(t)
 	root := ModuleRoot(t)
 	bin := buildDissect(t, root)
 	pcap := filepath.Join(root, sessionPcap)
