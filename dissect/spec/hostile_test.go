@@ -1,0 +1,62 @@
+package spec
+
+import (
+	"bufio"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestHostileFiles loads every file of testdata/hostile: each must fail
+// with one line that names the file and where (FILE:LINE:COL, or
+// FILE:LINE when the YAML library gives only the line) and holds the
+// text of its "# want:" first line.
+func TestHostileFiles(t *testing.T) {
+	files, _ := filepath.Glob("testdata/hostile/*.yaml")
+	if len(files) < 30 {
+		t.Fatalf("only %d hostile files", len(files))
+	}
+	for _, f := range files {
+		want := firstLineWant(t, f)
+		_, err := LoadFile(f)
+		if err == nil {
+			t.Errorf("%s: loaded", f)
+			continue
+		}
+		msg := err.Error()
+		where := regexp.MustCompile(`^` + regexp.QuoteMeta(f) + `:\d+(:\d+)?: `)
+		switch {
+		case strings.ContainsAny(msg, "\n\r\x1b"):
+			t.Errorf("%s: error is not one clean line: %q", f, msg)
+		case !where.MatchString(msg):
+			t.Errorf("%s: error does not start with the file and its place: %q", f, msg)
+		case !strings.Contains(msg, want):
+			t.Errorf("%s: error %q does not say %q", f, msg, want)
+		}
+	}
+}
+
+func firstLineWant(t *testing.T, path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	s := bufio.NewScanner(f)
+	s.Scan()
+	want, ok := strings.CutPrefix(s.Text(), "# want: ")
+	if !ok {
+		t.Fatalf("%s: no # want: line", path)
+	}
+	return want
+}
+
+// TestFileTooLarge: a file over MaxFileSize is refused before parsing.
+func TestFileTooLarge(t *testing.T) {
+	_, err := Load("big.yaml", make([]byte, MaxFileSize+1))
+	if err == nil || !strings.Contains(err.Error(), "larger than") {
+		t.Errorf("%v", err)
+	}
+}
