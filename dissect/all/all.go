@@ -8,6 +8,7 @@ import (
 	"github.com/dissect-tools/dissect/dissect/handcontrol"
 	"github.com/dissect-tools/dissect/dissect/neptune"
 	"github.com/dissect-tools/dissect/dissect/roboid"
+	"github.com/dissect-tools/dissect/dissect/spec"
 	"github.com/dissect-tools/dissect/dissect/vrpn"
 )
 
@@ -22,24 +23,48 @@ type Options struct {
 	// VRPNNameBytes bounds the VRPN names all the run's connections hold
 	// (vrpn.Options.MaxNameBytes; 0: vrpn.DefaultMaxNameBytes).
 	VRPNNameBytes int64
+	// ProtocolFiles are protocol description files (--protocol), and
+	// ProtocolDirs directories of them (*.yaml, *.yml: the user's
+	// protocols directory); see package dissect/spec. Their protocols
+	// come first in detection order.
+	ProtocolFiles []string
+	ProtocolDirs  []string
 }
 
 // Protocols returns fresh instances of every protocol, for one run, in
-// detection order: the protocols that detect by content first. It fails
-// only when a user schema cannot be loaded.
+// detection order: the protocols described in the user's files, then
+// the built-ins that detect by content. It fails only when a user schema
+// or protocol file cannot be loaded.
 func Protocols(opt Options) ([]dissect.Protocol, error) {
 	hc, err := handcontrol.New(opt.HandControl)
 	if err != nil {
 		return nil, err
 	}
-	return []dissect.Protocol{
+	var described []dissect.Protocol
+	for _, d := range opt.ProtocolDirs {
+		ps, err := spec.LoadDir(d)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range ps {
+			described = append(described, p)
+		}
+	}
+	for _, f := range opt.ProtocolFiles {
+		p, err := spec.LoadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		described = append(described, p)
+	}
+	return append(described,
 		vrpn.NewWith(vrpn.Options{MaxNameBytes: opt.VRPNNameBytes}),
 		deltarobot.New(),
 		hc,
 		neptune.New(),
 		neptune.NewWiki(neptune.WikiOptions{Int16: opt.NeptuneInt16}),
 		roboid.New(),
-	}, nil
+	), nil
 }
 
 // Registry returns a registry of [Protocols].
