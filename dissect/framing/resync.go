@@ -10,12 +10,14 @@ import (
 // ends first; (0, err) when b cannot start one.
 type FrameFunc func(b []byte) (int, error)
 
-type verdict uint8
+// Verdict is the judgement of a resync candidate.
+type Verdict uint8
 
+// Verdicts of [Framer.Judge].
 const (
-	reject verdict = iota
-	wait
-	accept
+	Reject Verdict = iota // no message starts there
+	Wait                  // more bytes are needed to judge
+	Accept                // messages start there
 )
 
 // Resync looks for the first offset of b at which messages plausibly
@@ -23,8 +25,8 @@ const (
 // found; (k, false) when nothing starts before k and b[k:] must wait for
 // more bytes. A candidate is a place where the sync word is (every
 // offset when there is none); it is accepted when one message framed
-// there has a right check, or without a check when Confirm messages in a
-// row frame; rejected at the first that does not, and the search goes
+// there has a right check of 16 bits or more, else when Confirm messages
+// in a row frame; rejected at the first that does not, and the search goes
 // on from the next byte. last says no byte will follow b: a candidate
 // that would wait is judged now (accepted when the messages it has
 // reach the end of b whole, else passed over).
@@ -40,10 +42,10 @@ func (fr *Framer) Resync(b []byte, last bool, frame FrameFunc) (int, bool) {
 			}
 			i += j
 		}
-		switch fr.confirm(b[i:], last, frame) {
-		case accept:
+		switch fr.Judge(b[i:], last, frame) {
+		case Accept:
 			return i, true
-		case wait:
+		case Wait:
 			if !last {
 				return i, false
 			}
@@ -64,11 +66,11 @@ func partial(b, sync []byte) int {
 	return 0
 }
 
-// confirm judges the candidate at b[0].
-func (fr *Framer) confirm(b []byte, last bool, frame FrameFunc) verdict {
+// Judge judges the candidate at b[0], as Resync does.
+func (fr *Framer) Judge(b []byte, last bool, frame FrameFunc) Verdict {
 	want := fr.f.Confirm
-	if fr.HasCheck() {
-		want = 1
+	if fr.HasCheck() && fr.width >= 2 {
+		want = 1 // one chance in 65536 or less of a right check by accident
 	}
 	off := 0
 	for n := 0; n < want; n++ {
@@ -78,12 +80,12 @@ func (fr *Framer) confirm(b []byte, last bool, frame FrameFunc) verdict {
 			off += m
 		case errors.Is(err, ErrShort):
 			if last && n > 0 && off == len(b) {
-				return accept
+				return Accept
 			}
-			return wait
+			return Wait
 		default:
-			return reject
+			return Reject
 		}
 	}
-	return accept
+	return Accept
 }

@@ -145,3 +145,15 @@ func (f *cfield) docText() string {
 
 func (f *cfield) unit() string       { return f.unitName }
 func (f *cfield) role() dissect.Role { return f.roleOf }
+
+// Slot returns the index of type t's integer field named id, for
+// [Decoder.Raw], or -1.
+func (p *Plan) Slot(t int, id string) int {
+	for k := range p.types[t].fields {
+		f := &p.types[t].fields[k]
+		if f.id == id && f.isInt() {
+			return k
+		}
+	}
+	return -1
+}

@@ -30,6 +30,16 @@ type Decoder struct {
 	r      *dissect.Record
 	vals   []int64 // the integer values of the seqs being read, innermost last
 	values int     // values made by this Decode
+	top    []int64 // the raw values of the last Decode's type, by slot
+}
+
+// Raw returns the raw value of the integer field in slot k ([Plan.Slot])
+// of the type the last Decode read whole.
+func (d *Decoder) Raw(k int) int64 {
+	if k < len(d.top) {
+		return d.top[k]
+	}
+	return 0
 }
 
 // NewDecoder returns a decoder of p.
@@ -44,6 +54,7 @@ func (d *Decoder) Decode(r *dissect.Record, t int, b []byte) (int, error) {
 	d.r, d.values = r, 0
 	out := r.Extend(d.p.types[t].nOut)
 	n, err := d.seq(t, b, 0, out)
+	d.top = d.vals[:len(d.p.types[t].fields)]
 	d.vals = d.vals[:0]
 	return n, err
 }
