@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
+	"strconv"
 
 	"github.com/dissect-tools/dissect/dissect"
 )
@@ -72,12 +74,17 @@ func bad(off int, format string, args ...any) *DecodeError {
 func (d *Decoder) seq(ti int, b []byte, base int, out []dissect.Field) (int, error) {
 	t := &d.p.types[ti]
 	top := len(d.vals)
-	for range t.fields {
-		d.vals = append(d.vals, 0)
-	}
+	d.vals = slices.Grow(d.vals, len(t.fields))[:top+len(t.fields)]
 	pos, bit := 0, 0
+	var scratch dissect.Value // the value of a field not recorded
 	for k := range t.fields {
 		f := &t.fields[k]
+		dst := &scratch
+		if f.out >= 0 {
+			o := &out[f.out]
+			o.Key = f.id
+			dst = &o.Value
+		}
 		if f.kind == wBits {
 			need := (bit + f.width + 7) / 8
 			if pos+need > len(b) {
@@ -87,35 +94,27 @@ func (d *Decoder) seq(ti int, b []byte, base int, out []dissect.Field) (int, err
 			bit += f.width
 			pos, bit = pos+bit/8, bit%8
 			d.vals[top+k] = int64(raw)
-			v, err := d.intValue(f, raw, base+pos)
-			if err != nil {
+			if err := d.intValue(f, raw, base+pos, dst); err != nil {
 				return pos, err
-			}
-			if f.out >= 0 {
-				out[f.out] = dissect.Field{Key: f.id, Value: v}
 			}
 			continue
 		}
 		if bit > 0 {
 			pos, bit = pos+1, 0
 		}
-		var v dissect.Value
 		var n int
 		var err error
 		if f.repeat == Once {
 			var raw int64
-			v, n, raw, err = d.item(f, b[pos:], base+pos, top)
+			n, raw, err = d.item(f, b[pos:], base+pos, top, dst)
 			d.vals[top+k] = raw
 		} else {
-			v, n, err = d.array(f, b[pos:], base+pos, top)
+			n, err = d.array(f, b[pos:], base+pos, top, dst)
 		}
 		if err != nil {
 			return pos, err
 		}
 		pos += n
-		if f.out >= 0 {
-			out[f.out] = dissect.Field{Key: f.id, Value: v}
-		}
 	}
 	if bit > 0 {
 		pos++
@@ -141,7 +140,7 @@ func (d *Decoder) count(off int) error {
 }
 
 // array reads the items of a repeated field.
-func (d *Decoder) array(f *cfield, b []byte, base, top int) (dissect.Value, int, error) {
+func (d *Decoder) array(f *cfield, b []byte, base, top int, dst *dissect.Value) (int, error) {
 	least := int(d.p.minSize(f))
 	var items []dissect.Field
 	pos := 0
@@ -149,21 +148,21 @@ func (d *Decoder) array(f *cfield, b []byte, base, top int) (dissect.Value, int,
 	case RepeatExpr:
 		n := d.ref(f.count, top)
 		if n < 0 || n > int64(d.p.lim.MaxValues-d.values) {
-			return dissect.Value{}, 0, bad(base, "%q: %d items exceed the limit of %d values in a message", f.id, n, d.p.lim.MaxValues)
+			return 0, bad(base, "%q: %d items exceed the limit of %d values in a message", f.id, n, d.p.lim.MaxValues)
 		}
 		if int64(least)*n > int64(len(b)) {
-			return dissect.Value{}, 0, short(base, base+least*int(n), "the bytes end before the %d items of %q", n, f.id)
+			return 0, short(base, base+least*int(n), "the bytes end before the %d items of %q", n, f.id)
 		}
 		items = d.r.Alloc(int(n))
 		for i := range items {
-			v, k, _, err := d.item(f, b[pos:], base+pos, top)
+			k, _, err := d.item(f, b[pos:], base+pos, top, &items[i].Value)
 			if err != nil {
-				return dissect.Value{}, 0, err
+				return 0, err
 			}
-			items[i].Value = v
 			pos += k
 		}
-		return dissect.Array(items), pos, nil
+		*dst = dissect.Array(items)
+		return pos, nil
 	}
 	items = d.r.Alloc(8)[:0]
 	for {
@@ -171,68 +170,72 @@ func (d *Decoder) array(f *cfield, b []byte, base, top int) (dissect.Value, int,
 			break
 		}
 		if err := d.count(base + pos); err != nil {
-			return dissect.Value{}, 0, err
-		}
-		v, k, raw, err := d.item(f, b[pos:], base+pos, top)
-		if err != nil {
-			return dissect.Value{}, 0, err
+			return 0, err
 		}
 		if len(items) == cap(items) {
 			items = append(d.r.Alloc(2 * cap(items))[:0], items...)
 		}
-		items = append(items, dissect.Field{Value: v})
+		items = items[:len(items)+1]
+		k, raw, err := d.item(f, b[pos:], base+pos, top, &items[len(items)-1].Value)
+		if err != nil {
+			return 0, err
+		}
 		pos += k
 		if f.repeat == RepeatUntil && raw == f.until {
 			break
 		}
 	}
-	return dissect.Array(items), pos, nil
+	*dst = dissect.Array(items)
+	return pos, nil
 }
 
-// item reads one value of f from b. It returns the value, the bytes read
+// item reads one value of f from b into dst. It returns the bytes read
 // and, for an integer, its raw value.
-func (d *Decoder) item(f *cfield, b []byte, base, top int) (dissect.Value, int, int64, error) {
+func (d *Decoder) item(f *cfield, b []byte, base, top int, dst *dissect.Value) (int, int64, error) {
 	if err := d.count(base); err != nil {
-		return dissect.Value{}, 0, 0, err
+		return 0, 0, err
 	}
 	switch f.kind {
 	case wUint, wInt:
 		if len(b) < f.width {
-			return dissect.Value{}, 0, 0, short(base, base+f.width, "the bytes end before %q", f.id)
+			return 0, 0, short(base, base+f.width, "the bytes end before %q", f.id)
 		}
 		raw := readUint(b, f.width, f.order)
 		if f.kind == wInt {
 			sh := 64 - 8*uint(f.width)
 			raw = uint64(int64(raw<<sh) >> sh)
 		}
-		v, err := d.intValue(f, raw, base)
-		return v, f.width, int64(raw), err
+		return f.width, int64(raw), d.intValue(f, raw, base, dst)
 	case wFloat:
 		if len(b) < f.width {
-			return dissect.Value{}, 0, 0, short(base, base+f.width, "the bytes end before %q", f.id)
+			return 0, 0, short(base, base+f.width, "the bytes end before %q", f.id)
 		}
 		raw := readUint(b, f.width, f.order)
 		switch f.width {
 		case 2:
-			return dissect.Float32(halfToFloat32(uint16(raw))), 2, 0, nil
+			dst.SetFloat32(halfToFloat32(uint16(raw)))
 		case 4:
-			return dissect.Float32(math.Float32frombits(uint32(raw))), 4, 0, nil
+			dst.SetFloat32(math.Float32frombits(uint32(raw)))
+		default:
+			dst.SetFloat(math.Float64frombits(raw))
 		}
-		return dissect.Float(math.Float64frombits(raw)), 8, 0, nil
+		return f.width, 0, nil
 	case wBytes, wStr:
 		data, n, err := d.span(f, b, base, top)
 		if err != nil {
-			return dissect.Value{}, 0, 0, err
+			return 0, 0, err
 		}
 		if f.contents != nil {
 			if !bytes.Equal(data, f.contents) {
-				return dissect.Value{}, 0, 0, bad(base, "%q: want % x, have % x", fieldName(f), f.contents, data)
+				return 0, 0, bad(base, "%q: want % x, have % x", fieldName(f), f.contents, data)
 			}
 		}
 		if f.kind == wStr {
-			return dissect.Str(string(data)), n, 0, nil
+			dst.SetStr(string(data))
+		} else {
+			dst.SetBytes(data)
 		}
-		return dissect.Bytes(data), n, 0, nil
+		return n, 0, nil
 	}
 	// a nested type, chosen or not
 	sub := f.sub
@@ -241,7 +244,7 @@ func (d *Decoder) item(f *cfield, b []byte, base, top int) (dissect.Value, int, 
 		s, ok := f.cases[on]
 		if !ok {
 			if f.def < 0 {
-				return dissect.Value{}, 0, 0, bad(base, "%q: no type for %d", fieldName(f), on)
+				return 0, 0, bad(base, "%q: no type for %d", fieldName(f), on)
 			}
 			s = f.def
 		}
@@ -252,7 +255,7 @@ func (d *Decoder) item(f *cfield, b []byte, base, top int) (dissect.Value, int, 
 	case f.hasSize:
 		sz := d.ref(f.size, top)
 		if sz < 0 || sz > int64(len(b)) {
-			return dissect.Value{}, 0, 0, short(base, base+int(min(sz, math.MaxInt32)), "the bytes end before the %d of %q", sz, f.id)
+			return 0, 0, short(base, base+int(min(sz, math.MaxInt32)), "the bytes end before the %d of %q", sz, f.id)
 		}
 		in, n = b[:sz], int(sz)
 	case f.sizeEOS:
@@ -262,14 +265,15 @@ func (d *Decoder) item(f *cfield, b []byte, base, top int) (dissect.Value, int, 
 	k, err := d.seq(sub, in, base, out)
 	if err != nil {
 		if e, ok := err.(*DecodeError); ok && n >= 0 && e.Short {
-			return dissect.Value{}, 0, 0, bad(e.Offset, "%s (within the %d bytes of %q)", e.Msg, n, fieldName(f))
+			return 0, 0, bad(e.Offset, "%s (within the %d bytes of %q)", e.Msg, n, fieldName(f))
 		}
-		return dissect.Value{}, 0, 0, err
+		return 0, 0, err
 	}
 	if n < 0 {
 		n = k
 	}
-	return dissect.Object(out), n, 0, nil
+	*dst = dissect.Object(out)
+	return n, 0, nil
 }
 
 func fieldName(f *cfield) string {
@@ -312,7 +316,7 @@ func (d *Decoder) span(f *cfield, b []byte, base, top int) ([]byte, int, error) 
 }
 
 // intValue checks an integer and turns it into its recorded value.
-func (d *Decoder) intValue(f *cfield, raw uint64, off int) (dissect.Value, error) {
+func (d *Decoder) intValue(f *cfield, raw uint64, off int, dst *dissect.Value) error {
 	signed := f.kind == wInt
 	if f.valid != nil {
 		v := int64(raw)
@@ -328,24 +332,27 @@ func (d *Decoder) intValue(f *cfield, raw uint64, off int) (dissect.Value, error
 			ok = ok && found
 		}
 		if !ok {
-			return dissect.Value{}, bad(off, "%q: %d is not valid", fieldName(f), v)
+			return bad(off, "%q: %d is not valid", fieldName(f), v)
 		}
 	}
 	switch {
 	case f.enum != nil:
 		if name, ok := f.enum[int64(raw)]; ok {
-			return dissect.Str(name), nil
+			dst.SetStr(name)
+			return nil
 		}
 		d.r.Warnf("%s: %d is not a value its enum names", fieldName(f), int64(raw))
-		return dissect.Str(fmt.Sprint(int64(raw))), nil
+		dst.SetStr(strconv.FormatInt(int64(raw), 10))
 	case f.scale != 0 && signed:
-		return dissect.Float(float64(int64(raw))*f.scale + f.offset), nil
+		dst.SetFloat(float64(int64(raw))*f.scale + f.offset)
 	case f.scale != 0:
-		return dissect.Float(float64(raw)*f.scale + f.offset), nil
+		dst.SetFloat(float64(raw)*f.scale + f.offset)
 	case signed:
-		return dissect.Int(int64(raw)), nil
+		dst.SetInt(int64(raw))
+	default:
+		dst.SetUint(raw)
 	}
-	return dissect.Uint(raw), nil
+	return nil
 }
 
 // readUint reads an unsigned integer of width bytes.

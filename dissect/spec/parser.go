@@ -14,6 +14,8 @@ type parser struct {
 	p   *Protocol
 	dec *layout.Decoder
 	rec dissect.Record // for Sync's trial frames
+	// waiting: the requests not yet answered, by type and direction
+	waiting map[string]*[2][]inflight
 }
 
 // Parse decodes the message at b[0].
@@ -22,6 +24,7 @@ func (ps *parser) Parse(c *dissect.Ctx, b []byte) (int, error) {
 	if err != nil {
 		return n, err
 	}
+	ps.exchange(c, c.Rec)
 	if !c.Decode {
 		c.Rec.Fields = c.Rec.Fields[:0]
 	}
@@ -30,14 +33,19 @@ func (ps *parser) Parse(c *dissect.Ctx, b []byte) (int, error) {
 
 // Sync finds where frames start again.
 func (ps *parser) Sync(c *dissect.Ctx, b []byte) (int, bool) {
-	return ps.p.fr.Resync(b, c.Last, func(b []byte) (int, error) {
-		ps.rec.Reset()
-		n, err := ps.p.frameAt(ps.dec, &ps.rec, b, false)
+	return ps.p.fr.Resync(b, c.Last, ps.p.trial(ps.dec, &ps.rec))
+}
+
+// trial frames a candidate for Resync and Judge: into rec, thrown away.
+func (p *Protocol) trial(dec *layout.Decoder, rec *dissect.Record) framing.FrameFunc {
+	return func(b []byte) (int, error) {
+		rec.Reset()
+		n, err := p.frameAt(dec, rec, b, false)
 		if errors.Is(err, dissect.ErrNeedMore) {
 			return n, framing.ErrShort
 		}
 		return n, err
-	})
+	}
 }
 
 // frameAt frames and decodes the message at b[0] into rec: (n, nil);
@@ -46,13 +54,13 @@ func (ps *parser) Sync(c *dissect.Ctx, b []byte) (int, bool) {
 func (p *Protocol) frameAt(dec *layout.Decoder, rec *dissect.Record, b []byte, final bool) (int, error) {
 	name := p.s.Name
 	n, err := p.fr.Frame(b)
-	var bad *framing.Bad
-	switch {
-	case errors.Is(err, framing.ErrShort):
-		return n, dissect.ErrNeedMore
-	case errors.As(err, &bad):
-		return 0, dissect.Malformed(name, "bad_frame", bad.Offset, "%s", bad.Msg)
-	case err != nil:
+	if err != nil {
+		if err == framing.ErrShort {
+			return n, dissect.ErrNeedMore
+		}
+		if bad, ok := err.(*framing.Bad); ok {
+			return 0, dissect.Malformed(name, "bad_frame", bad.Offset, "%s", bad.Msg)
+		}
 		return 0, dissect.Malformed(name, "bad_frame", 0, "%v", err)
 	}
 	from := p.s.Body.From

@@ -61,6 +61,9 @@ type TypeMeta struct {
 	Heartbeat bool
 }
 
+// LatencyField is the field a reply gets: the time since its request.
+const LatencyField = "rtt_ms"
+
 // FrameType is the name of the type read from every frame first.
 const FrameType = "frame"
 
@@ -78,6 +81,7 @@ type Protocol struct {
 	def    int           // the default message type, -1: none
 	decls  []dissect.TypeDecl
 	detect string
+	keys   map[string]string // the request_key field of each type that has one
 }
 
 // New compiles a description. Its errors name where the description says
@@ -164,6 +168,16 @@ func New(s *Spec) (*Protocol, error) {
 	if err := dissect.Validate(s.Name, p.decls); err != nil {
 		return nil, fmt.Errorf("%s%v", at(s, "meta.id"), err)
 	}
+	p.keys = map[string]string{}
+	for i := range p.decls {
+		d := &p.decls[i]
+		if f := d.FieldWith(dissect.RoleRequestKey); f != nil {
+			p.keys[d.Type] = f.Name
+		}
+		if a := d.Exchange.Answers; a != "" && plan.Type(a) < 0 {
+			return nil, fmt.Errorf("%stype %q answers %q, which is not a type of this file", at(s, "types."+d.Type), d.Type, a)
+		}
+	}
 	p.detect = fr.Describe()
 	return p, nil
 }
@@ -172,6 +186,10 @@ func (p *Protocol) decl(name, doc string, fields []dissect.FieldDecl) dissect.Ty
 	m := p.s.Meta[name]
 	if doc == "" {
 		doc = name
+	}
+	if m.Exchange.Role == dissect.Reply && m.Exchange.Answers != "" {
+		fields = append(fields, dissect.FieldDecl{Name: LatencyField, Kind: dissect.KindFloat, Unit: "ms", Role: dissect.RoleLatency,
+			Doc: "capture time since the " + m.Exchange.Answers + " it answers (present when that was seen)"})
 	}
 	return dissect.TypeDecl{Type: name, Doc: doc, Fields: fields, Exchange: m.Exchange, Heartbeat: m.Heartbeat}
 }
@@ -232,9 +250,7 @@ const detectBound = 2 << 10
 // resync candidate does), Maybe while they may still.
 func (p *Protocol) Detect(s *dissect.StreamInfo, dir dissect.Dir, b []byte) dissect.Verdict {
 	b = b[:min(len(b), detectBound)]
-	dec := p.plan.NewDecoder()
-	var rec dissect.Record
-	switch p.fr.Judge(b, false, func(b []byte) (int, error) { return p.frameAt(dec, &rec, b, false) }) {
+	switch p.fr.Judge(b, false, p.trial(p.plan.NewDecoder(), &dissect.Record{})) {
 	case framing.Accept:
 		return dissect.Yes
 	case framing.Wait:

@@ -124,8 +124,10 @@ CUTS = [3, 1, 5, 2, 8, 4, 13, 6]
 
 def reads(ev):
     """Cut each unit into reads at places that cycle through CUTS: inside
-    the sync word, between the header bytes, before the CRC."""
-    out, k = [], 0
+    the sync word, between the header bytes, before the CRC. Returns the
+    reads and the time of each unit's last read (when dissect has it
+    whole)."""
+    out, ends, k = [], [], 0
     for ms, d, b, _ in ev:
         i = 0
         while i < len(b):
@@ -133,18 +135,42 @@ def reads(ev):
             k += 1
             out.append((ms, d, b[i:i + n]))
             i += n
+            last = ms
             ms += 0.25
-    return out
+        ends.append(last)
+    return out, ends
 
 
-def truth(ev, lost=None):
+def add_rtt(ev, ends, dirs_records):
+    """A pong's rtt_ms: from the end of the oldest unanswered ping of the
+    host with its token to the end of the pong."""
+    waiting = []
+    rtt = {}
+    for i, (_, d, b, r) in enumerate(ev):
+        if r["type"] == "ping":
+            waiting.append((r["fields"]["token"], ends[i]))
+        elif r["type"] == "pong":
+            for j, (tok, t) in enumerate(waiting):
+                if tok == r["fields"]["token"]:
+                    rtt[id(r)] = ends[i] - t
+                    del waiting[j]
+                    break
+    return rtt
+
+
+def truth(ev, ends, lost=None):
     """Per direction, the records in order with their offsets. lost maps a
     direction to (offset, length) of bytes never captured: a gap, then
-    the rest of the frame it cut is skipped up to the next sync word."""
+    the rest of the frame it cut is skipped up to the next sync word.
+    ends are the times the units are whole (for a pong's rtt_ms)."""
     dirs = {0: [], 1: []}
     off = {0: 0, 1: 0}
+    rtt = add_rtt(ev, ends, dirs)
     for _, d, b, r in ev:
+        key = id(r)
         r = dict(r)
+        if key in rtt:
+            r["fields"] = dict(r["fields"], rtt_ms=rtt[key])
         r["offset"] = off[d]
         off[d] += len(b)
         r.pop("why", None)
@@ -246,6 +272,7 @@ def pcap(ev, drop_index):
     put(-4.8, 0, 0x10)
     lost = None
     n = 0
+    done = []
     for ms, d, b, r in ev:
         parts = [b]
         if d == 1 and r["type"] == "status":
@@ -258,7 +285,9 @@ def pcap(ev, drop_index):
             else:
                 put(ms, d, 0x18, p)
             seq[d] += len(p)
+            last = ms
             ms += 0.1
+        done.append(last)
     put(200, 0, 0x11)
     seq[0] += 1
     put(200.1, 1, 0x11)
@@ -268,22 +297,23 @@ def pcap(ev, drop_index):
     for ms, p in pkts:
         us = T0 * 10**6 + int(round((ms + 10) * 1000))
         out.append(struct.pack("<IIII", us // 10**6, us % 10**6, len(p), len(p)) + p)
-    return b"".join(out), lost
+    return b"".join(out), lost, done
 
 
 def main():
     outdir = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
     ev = session()
-    serial = pcapng(reads(ev))
+    rd, serial_ends = reads(ev)
+    serial = pcapng(rd)
     # the 3rd controller segment: the first part of the first status report
-    tcp, lost = pcap(ev, 3)
+    tcp, lost, tcp_ends = pcap(ev, 3)
     expect = {
         "generator": "python3 pcaps/acme/gen.py pcaps/acme",
         "source": "records expected from this encoder's own bookkeeping; not produced by running dissect",
         "protocol": "docs/examples/acme-servo.yaml",
         "captures": {
-            "acme_servo_serial.pcapng": truth(ev),
-            "acme_servo_tcp.pcap": truth(ev, {1: lost}),
+            "acme_servo_serial.pcapng": truth(ev, serial_ends),
+            "acme_servo_tcp.pcap": truth(ev, tcp_ends, {1: lost}),
         },
     }
     with open(os.path.join(outdir, "acme_servo_serial.pcapng"), "wb") as f:
