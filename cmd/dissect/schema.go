@@ -30,15 +30,7 @@ func (o *protoFlags) add(cmd *cobra.Command) {
 	f.StringArrayVar(&o.protoFiles, "proto", nil, "handcontrol: decode payloads with this .proto file (messages replace the built-in ones by name; see docs/handcontrol.md); may be repeated")
 	f.StringArrayVar(&o.protoPaths, "proto-path", nil, "handcontrol: directory to resolve --proto imports from; may be repeated")
 	f.BoolVar(&o.hcRaw, "handcontrol-raw", false, "handcontrol: show payloads as raw protobuf wire fields (like protoc --decode_raw), without a schema")
-	f.StringArrayVar(&o.described, "protocol", nil, "decode a protocol of your own, described in this file (docs/your-protocol.md); may be repeated. Files in "+userDirHelp()+" are always loaded")
-}
-
-// userDirHelp names the user's protocols directory in --help.
-func userDirHelp() string {
-	if d := spec.UserDir(); d != "" {
-		return d
-	}
-	return "$XDG_CONFIG_HOME/dissect/protocols"
+	f.StringArrayVar(&o.described, "protocol", nil, "decode a protocol of your own, described in this file (docs/your-protocol.md); may be repeated. The files in $XDG_CONFIG_HOME/dissect/protocols (else ~/.config/dissect/protocols) are always loaded")
 }
 
 // options returns the protocol preferences the flags give.

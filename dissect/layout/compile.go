@@ -74,6 +74,9 @@ type cfield struct {
 	doc      string
 	unitName string
 	roleOf   dissect.Role
+	// plain: an integer read once, recorded as it is (no enum, valid
+	// or scale): the decoder's fast path
+	plain bool
 }
 
 // Error is a compile error: where the description says it and what is
@@ -504,6 +507,7 @@ func (p *Plan) compileField(s *Schema, f *Field, cf *cfield, prev []cfield, slot
 		}
 		cf.scale, cf.offset = f.Scale, f.Offset
 	}
+	cf.plain = (cf.kind == wUint || cf.kind == wInt) && cf.repeat == Once && cf.enum == nil && cf.valid == nil && cf.scale == 0
 	if f.Role == dissect.RoleLatency {
 		return errAt(f.At, "field %q: role latency is computed by dissect, not read from the wire", f.ID)
 	}

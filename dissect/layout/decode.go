@@ -102,6 +102,26 @@ func (d *Decoder) seq(ti int, b []byte, base int, out []dissect.Field) (int, err
 		if bit > 0 {
 			pos, bit = pos+1, 0
 		}
+		if f.plain { // the common case, without the calls of item
+			if len(b)-pos < f.width {
+				return pos, short(base+pos, base+pos+f.width, "the bytes end before %q", f.id)
+			}
+			d.values++
+			if d.values > d.p.lim.MaxValues {
+				return pos, bad(base+pos, "more than %d values in one message", d.p.lim.MaxValues)
+			}
+			raw := readUint(b[pos:], f.width, f.order)
+			if f.kind == wInt {
+				sh := 64 - 8*uint(f.width)
+				raw = uint64(int64(raw<<sh) >> sh)
+				dst.SetInt(int64(raw))
+			} else {
+				dst.SetUint(raw)
+			}
+			d.vals[top+k] = int64(raw)
+			pos += f.width
+			continue
+		}
 		var n int
 		var err error
 		if f.repeat == Once {

@@ -24,7 +24,9 @@ func (ps *parser) Parse(c *dissect.Ctx, b []byte) (int, error) {
 	if err != nil {
 		return n, err
 	}
-	ps.exchange(c, c.Rec)
+	if ps.p.exchanges {
+		ps.exchange(c, c.Rec)
+	}
 	if !c.Decode {
 		c.Rec.Fields = c.Rec.Fields[:0]
 	}
@@ -77,7 +79,13 @@ func (p *Protocol) frameAt(dec *layout.Decoder, rec *dissect.Record, b []byte, f
 	k, err := dec.Decode(rec, p.frame, body)
 	if err == nil && p.cases != nil {
 		on := dec.Raw(p.on)
-		t, ok := p.cases[on]
+		t, ok := -1, false
+		if on >= 0 && on < int64(len(p.small)) {
+			t = int(p.small[on])
+			ok = t >= 0
+		} else {
+			t, ok = p.cases[on]
+		}
 		if !ok {
 			if p.def < 0 {
 				return 0, dissect.Malformed(name, "unknown_type", from, "message type %d is not described", on)

@@ -82,6 +82,9 @@ type Protocol struct {
 	decls  []dissect.TypeDecl
 	detect string
 	keys   map[string]string // the request_key field of each type that has one
+	// small indexes cases 0 to 255 (-1: none), without the map
+	small     [256]int16
+	exchanges bool // a type is a request or a reply
 }
 
 // New compiles a description. Its errors name where the description says
@@ -167,6 +170,15 @@ func New(s *Spec) (*Protocol, error) {
 	}
 	if err := dissect.Validate(s.Name, p.decls); err != nil {
 		return nil, fmt.Errorf("%s%v", at(s, "meta.id"), err)
+	}
+	for i := range p.small {
+		p.small[i] = -1
+		if t, ok := p.cases[int64(i)]; ok {
+			p.small[i] = int16(t)
+		}
+	}
+	for _, m := range s.Meta {
+		p.exchanges = p.exchanges || m.Exchange.Role != dissect.NoExchange
 	}
 	p.keys = map[string]string{}
 	for i := range p.decls {
