@@ -80,9 +80,12 @@ func BenchmarkPerMessage(b *testing.B) {
 	}
 }
 
-func benchInfo() dissect.StreamInfo {
+func benchInfo() dissect.StreamInfo { return benchInfoPort(4000) }
+
+// benchInfoPort is a TCP stream from a client to port.
+func benchInfoPort(port uint16) dissect.StreamInfo {
 	info := dissect.StreamInfo{StreamID: dissect.StreamID{ID: 1, Transport: dissect.TCP}}
-	info.Addr = [2]netip.AddrPort{netip.MustParseAddrPort("198.51.100.7:50123"), netip.MustParseAddrPort("192.0.2.1:4000")}
+	info.Addr = [2]netip.AddrPort{netip.MustParseAddrPort("198.51.100.7:50123"), netip.AddrPortFrom(netip.MustParseAddr("192.0.2.1"), port)}
 	info.Name = [2]string{info.Addr[0].String(), info.Addr[1].String()}
 	return info
 }

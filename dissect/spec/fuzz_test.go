@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/dissect-tools/dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect/dissecttest"
 )
 
 // FuzzLoad loads a protocol file: it must fail with one line naming the
@@ -55,6 +56,40 @@ func FuzzLoad(f *testing.F) {
 				k, _ := ps.Sync(c, in[i+1:])
 				i += 1 + k
 			}
+		}
+	})
+}
+
+// FuzzExampleStream decodes bytes with the example protocol through
+// dissect.Stream, cut in two places: no panic, and every byte in exactly
+// one record of its direction.
+func FuzzExampleStream(f *testing.F) {
+	_, whole := serialUnits(f)
+	f.Add(whole[0], 3, 7)
+	f.Add(whole[1], 1, 40)
+	f.Add([]byte{0xa5, 0x5a, 0xff, 0, 1}, 2, 2)
+	p := loadExample(f)
+	f.Fuzz(func(t *testing.T, b []byte, i, j int) {
+		reg := dissecttest.Registry(t, []string{"tcp.port==5600,acme-servo"}, p)
+		var sink dissecttest.Collector
+		st := dissect.NewStream(benchInfoPort(5600), reg, &sink, dissect.StreamOptions{Decode: true})
+		i, j = min(max(i, 0), len(b)), min(max(j, 0), len(b))
+		i, j = min(i, j), max(i, j)
+		at := time.Unix(0, 0)
+		st.Data(1, at, b[:i])
+		st.Data(1, at, b[i:j])
+		st.Data(1, at, b[j:])
+		st.End(0, at)
+		st.End(1, at)
+		next := int64(0)
+		for _, r := range sink.Records {
+			if r.Offset != next {
+				t.Fatalf("record %s at %d, want %d", r.Type, r.Offset, next)
+			}
+			next += r.Length
+		}
+		if next != int64(len(b)) {
+			t.Fatalf("records cover %d of %d bytes", next, len(b))
 		}
 	})
 }
