@@ -2,6 +2,7 @@ package spec
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -58,5 +59,34 @@ func TestFileTooLarge(t *testing.T) {
 	_, err := Load("big.yaml", make([]byte, MaxFileSize+1))
 	if err == nil || !strings.Contains(err.Error(), "larger than") {
 		t.Errorf("%v", err)
+	}
+}
+
+// TestHostileGenerated: files too large to keep in testdata, made here.
+func TestHostileGenerated(t *testing.T) {
+	head := "meta: {id: h}\nseq:\n  - id: v\n    type: u1\n"
+	var many strings.Builder
+	many.WriteString(head + "types:\n")
+	for i := range 300 {
+		fmt.Fprintf(&many, "  t%d:\n    seq: []\n", i)
+	}
+	var fields strings.Builder
+	fields.WriteString("meta: {id: h}\nseq:\n")
+	for i := range 5000 {
+		fmt.Fprintf(&fields, "  - {id: f%d, type: u1}\n", i)
+	}
+	cases := map[string]string{
+		many.String():   "more than 256 types",
+		fields.String(): "more than 4096 fields",
+		"meta: {id: h}\nframe: {sync: [" + strings.Repeat("1, ", 64) + "1]}\n" + head[len("meta: {id: h}\n"):]: "frame.sync: 65 bytes: at most 64",
+	}
+	for text, want := range cases {
+		s, err := Load("gen.yaml", []byte(text))
+		if err == nil {
+			_, err = New(s)
+		}
+		if err == nil || !strings.Contains(err.Error(), want) || !strings.HasPrefix(err.Error(), "gen.yaml:") {
+			t.Errorf("%.40q…: %v, want %q", text, err, want)
+		}
 	}
 }
