@@ -22,12 +22,9 @@ type inflight struct {
 	t     time.Time
 }
 
-// exchange notes a request, or matches a reply and adds its rtt_ms.
-func (ps *parser) exchange(c *dissect.Ctx, rec *dissect.Record) {
-	m, ok := ps.p.s.Meta[rec.Type]
-	if !ok || m.Exchange.Role == dissect.NoExchange {
-		return
-	}
+// exchange notes a request, or matches a reply and adds its rtt_ms; m
+// is the record type's meaning.
+func (ps *parser) exchange(c *dissect.Ctx, rec *dissect.Record, m *TypeMeta) {
 	key, keyed := dissect.Value{}, false
 	if name := ps.p.keys[rec.Type]; name != "" {
 		key, keyed = rec.Fields.Get(name)

@@ -20,12 +20,12 @@ type parser struct {
 
 // Parse decodes the message at b[0].
 func (ps *parser) Parse(c *dissect.Ctx, b []byte) (int, error) {
-	n, err := ps.p.frameAt(ps.dec, c.Rec, b, c.Final)
+	n, t, err := ps.p.frameAt(ps.dec, c.Rec, b, c.Final)
 	if err != nil {
 		return n, err
 	}
-	if ps.p.exchanges {
-		ps.exchange(c, c.Rec)
+	if m := &ps.p.meta[t]; m.Exchange.Role != dissect.NoExchange {
+		ps.exchange(c, c.Rec, m)
 	}
 	if !c.Decode {
 		c.Rec.Fields = c.Rec.Fields[:0]
@@ -42,7 +42,7 @@ func (ps *parser) Sync(c *dissect.Ctx, b []byte) (int, bool) {
 func (p *Protocol) trial(dec *layout.Decoder, rec *dissect.Record) framing.FrameFunc {
 	return func(b []byte) (int, error) {
 		rec.Reset()
-		n, err := p.frameAt(dec, rec, b, false)
+		n, _, err := p.frameAt(dec, rec, b, false)
 		if errors.Is(err, dissect.ErrNeedMore) {
 			return n, framing.ErrShort
 		}
@@ -50,20 +50,21 @@ func (p *Protocol) trial(dec *layout.Decoder, rec *dissect.Record) framing.Frame
 	}
 }
 
-// frameAt frames and decodes the message at b[0] into rec: (n, nil);
-// (need, dissect.ErrNeedMore); or (0, *dissect.Error). final: b ends
-// where the transport ends a unit (a datagram).
-func (p *Protocol) frameAt(dec *layout.Decoder, rec *dissect.Record, b []byte, final bool) (int, error) {
+// frameAt frames and decodes the message at b[0] into rec: (n, the
+// layout type of the message, nil); (need, 0, dissect.ErrNeedMore); or
+// (0, 0, *dissect.Error). final: b ends where the transport ends a unit
+// (a datagram).
+func (p *Protocol) frameAt(dec *layout.Decoder, rec *dissect.Record, b []byte, final bool) (int, int, error) {
 	name := p.s.Name
 	n, err := p.fr.Frame(b)
 	if err != nil {
 		if err == framing.ErrShort {
-			return n, dissect.ErrNeedMore
+			return n, 0, dissect.ErrNeedMore
 		}
 		if bad, ok := err.(*framing.Bad); ok {
-			return 0, dissect.Malformed(name, "bad_frame", bad.Offset, "%s", bad.Msg)
+			return 0, 0, dissect.Malformed(name, "bad_frame", bad.Offset, "%s", bad.Msg)
 		}
-		return 0, dissect.Malformed(name, "bad_frame", 0, "%v", err)
+		return 0, 0, dissect.Malformed(name, "bad_frame", 0, "%v", err)
 	}
 	from := p.s.Body.From
 	sized := n > 0
@@ -71,15 +72,15 @@ func (p *Protocol) frameAt(dec *layout.Decoder, rec *dissect.Record, b []byte, f
 	if sized {
 		body = b[from : n+p.s.Body.To]
 	} else if len(b) < from {
-		return 0, dissect.ErrNeedMore
+		return 0, 0, dissect.ErrNeedMore
 	} else {
 		body = b[from:]
 	}
-	typ := MessageType
+	typ, t := MessageType, p.frame
 	k, err := dec.Decode(rec, p.frame, body)
 	if err == nil && p.cases != nil {
 		on := dec.Raw(p.on)
-		t, ok := -1, false
+		ok := false
 		if on >= 0 && on < int64(len(p.small)) {
 			t = int(p.small[on])
 			ok = t >= 0
@@ -88,7 +89,7 @@ func (p *Protocol) frameAt(dec *layout.Decoder, rec *dissect.Record, b []byte, f
 		}
 		if !ok {
 			if p.def < 0 {
-				return 0, dissect.Malformed(name, "unknown_type", from, "message type %d is not described", on)
+				return 0, 0, dissect.Malformed(name, "unknown_type", from, "message type %d is not described", on)
 			}
 			t = p.def
 		}
@@ -106,28 +107,28 @@ func (p *Protocol) frameAt(dec *layout.Decoder, rec *dissect.Record, b []byte, f
 	if err != nil {
 		de, ok := err.(*layout.DecodeError)
 		if !ok {
-			return 0, dissect.Malformed(name, "bad_body", from, "%v", err)
+			return 0, 0, dissect.Malformed(name, "bad_body", from, "%v", err)
 		}
 		if !sized && de.Short && !final {
 			need := 0
 			if de.Need > 0 {
 				need = from + de.Need
 			}
-			return need, dissect.ErrNeedMore
+			return need, 0, dissect.ErrNeedMore
 		}
-		return 0, dissect.Malformed(name, "bad_body", from+de.Offset, "%s", de.Msg)
+		return 0, 0, dissect.Malformed(name, "bad_body", from+de.Offset, "%s", de.Msg)
 	}
 	if !sized {
 		n = from + k
 		if n == 0 {
-			return 0, dissect.Malformed(name, "empty", 0, "a message of no bytes")
+			return 0, 0, dissect.Malformed(name, "empty", 0, "a message of no bytes")
 		}
 		if err := p.fr.Verify(b[:n]); err != nil {
-			return 0, dissect.Malformed(name, "bad_frame", 0, "%v", err)
+			return 0, 0, dissect.Malformed(name, "bad_frame", 0, "%v", err)
 		}
 	} else if extra := len(body) - k; extra > 0 {
 		rec.Warnf("%d bytes after the last field of %s", extra, typ)
 	}
 	rec.Type = typ
-	return n, nil
+	return n, t, nil
 }

@@ -83,8 +83,8 @@ type Protocol struct {
 	detect string
 	keys   map[string]string // the request_key field of each type that has one
 	// small indexes cases 0 to 255 (-1: none), without the map
-	small     [256]int16
-	exchanges bool // a type is a request or a reply
+	small [256]int16
+	meta  []TypeMeta // by layout type
 }
 
 // New compiles a description. Its errors name where the description says
@@ -177,8 +177,11 @@ func New(s *Spec) (*Protocol, error) {
 			p.small[i] = int16(t)
 		}
 	}
-	for _, m := range s.Meta {
-		p.exchanges = p.exchanges || m.Exchange.Role != dissect.NoExchange
+	p.meta = make([]TypeMeta, len(s.Schema.Types))
+	for name, m := range s.Meta {
+		if t := plan.Type(name); t >= 0 {
+			p.meta[t] = m
+		}
 	}
 	p.keys = map[string]string{}
 	for i := range p.decls {
