@@ -2,12 +2,16 @@ package spec
 
 import (
 	"bufio"
+	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/dissect-tools/dissect/dissect"
 )
 
 // TestHostileFiles loads every file of testdata/hostile: each must fail
@@ -88,5 +92,33 @@ func TestHostileGenerated(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) || !strings.HasPrefix(err.Error(), "gen.yaml:") {
 			t.Errorf("%.40q…: %v, want %q", text, err, want)
 		}
+	}
+}
+
+// TestUnsizedFrameBounded: a protocol whose frames end where their fields
+// do reads at most frame.max bytes for one: a text with no terminator in
+// sight is malformed there, not waited on.
+func TestUnsizedFrameBounded(t *testing.T) {
+	s, err := Load("u.yaml", []byte("meta: {id: u}\nframe: {sync: [0x55], max: 64}\nseq:\n  - id: text\n    type: strz\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := New(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info := benchInfo()
+	ps := p.NewParser(&info)
+	var rec dissect.Record
+	c := &dissect.Ctx{Stream: &info, Decode: true, Rec: &rec}
+	long := append([]byte{0x55}, bytes.Repeat([]byte{'a'}, 200)...)
+	if n, err := ps.Parse(c, long[:40]); !errors.Is(err, dissect.ErrNeedMore) {
+		t.Errorf("40 bytes: %d, %v; want need more", n, err)
+	}
+	if _, err := ps.Parse(c, long); err == nil || errors.Is(err, dissect.ErrNeedMore) {
+		t.Errorf("200 bytes without a NUL: %v; want malformed", err)
+	}
+	if n, err := ps.Parse(c, []byte{0x55, 'h', 'i', 0, 0x55}); n != 4 || err != nil || rec.Type != MessageType {
+		t.Errorf("a frame: %d, %v, %q", n, err, rec.Type)
 	}
 }

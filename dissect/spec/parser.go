@@ -74,7 +74,9 @@ func (p *Protocol) frameAt(dec *layout.Decoder, rec *dissect.Record, b []byte, f
 	} else if len(b) < from {
 		return 0, 0, dissect.ErrNeedMore
 	} else {
-		body = b[from:]
+		// a frame its fields size is at most max bytes: reading is
+		// bounded by it, and so is each resync candidate's work
+		body = b[from:min(len(b), p.max)]
 	}
 	typ, t := MessageType, p.frame
 	k, err := dec.Decode(rec, p.frame, body)
@@ -109,7 +111,7 @@ func (p *Protocol) frameAt(dec *layout.Decoder, rec *dissect.Record, b []byte, f
 		if !ok {
 			return 0, 0, dissect.Malformed(name, "bad_body", from, "%v", err)
 		}
-		if !sized && de.Short && !final {
+		if !sized && de.Short && !final && len(body) < p.max-from {
 			need := 0
 			if de.Need > 0 {
 				need = from + de.Need

@@ -85,6 +85,7 @@ type Protocol struct {
 	// small indexes cases 0 to 255 (-1: none), without the map
 	small [256]int16
 	meta  []TypeMeta // by layout type
+	max   int        // the largest frame (framing's Max)
 }
 
 // New compiles a description. Its errors name where the description says
@@ -114,7 +115,10 @@ func New(s *Spec) (*Protocol, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Protocol{s: s, fr: fr, plan: plan, frame: plan.Type(FrameType), def: -1}
+	p := &Protocol{s: s, fr: fr, plan: plan, frame: plan.Type(FrameType), def: -1, max: fr.Framing().Max}
+	if p.max <= s.Body.From {
+		return nil, fmt.Errorf("%sframe.max: %d leaves nothing after body.from", at(s, "max"), p.max)
+	}
 	if p.frame < 0 {
 		return nil, fmt.Errorf("%sno frame fields (seq)", at(s, "seq"))
 	}
