@@ -51,6 +51,17 @@ func TestProtocolsCheck(t *testing.T) {
 	if code == 0 || strings.Count(strings.TrimSpace(errOut), "\n") != 0 || !strings.Contains(errOut, "crc_width.yaml:6:18: frame.check.crc.width: 4096") {
 		t.Errorf("exit %d: %q", code, errOut)
 	}
+	// a name or a default port already taken, with its place
+	dir0 := t.TempDir()
+	b0, _ := os.ReadFile(exampleProtocol)
+	clash := filepath.Join(dir0, "clash.yaml")
+	os.WriteFile(clash, []byte(strings.Replace(string(b0), "ports: [tcp/5600]", "ports: [tcp/3883]", 1)), 0o644)
+	for _, args := range [][]string{{"protocols", "--check", clash}, {"--protocol", clash, filepath.Join(pcapDir, "acme", "acme_servo_tcp.pcap")}} {
+		_, errOut, code = cli(t, args...)
+		if code == 0 || !strings.Contains(errOut, "clash.yaml:16:10: meta.ports: tcp/3883 is already a default port of vrpn") {
+			t.Errorf("%v: exit %d: %q", args, code, errOut)
+		}
+	}
 	// the file's protocol in the schema, and the user's directory read
 	dir := t.TempDir()
 	t.Setenv("XDG_CONFIG_HOME", dir)

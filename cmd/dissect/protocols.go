@@ -142,8 +142,14 @@ func checkProtocolFile(w io.Writer, path string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := dissect.NewRegistry(p); err != nil {
-		return fmt.Errorf("%s: %v", path, err)
+	builtin, err := all.Protocols(all.Options{})
+	if err != nil {
+		return err
+	}
+	// beside the built-ins: a name or default port taken is an error here
+	// rather than in the first run
+	if err := p.Beside(builtin); err != nil {
+		return err
 	}
 	in := p.Info()
 	fmt.Fprintf(w, "%s: protocol %s, %d record types, detection: %s\n\n", output.Escape(path), output.Escape(in.Name), len(in.Types), output.Escape(in.Detection))

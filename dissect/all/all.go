@@ -3,6 +3,8 @@
 package all
 
 import (
+	"slices"
+
 	"github.com/dissect-tools/dissect/dissect"
 	"github.com/dissect-tools/dissect/dissect/deltarobot"
 	"github.com/dissect-tools/dissect/dissect/handcontrol"
@@ -33,21 +35,39 @@ type Options struct {
 
 // Protocols returns fresh instances of every protocol, for one run, in
 // detection order: the protocols described in the user's files, then
-// the built-ins that detect by content. It fails only when a user schema
-// or protocol file cannot be loaded.
+// the built-ins that detect by content. It fails when a user schema or
+// protocol file cannot be loaded, or a file's protocol takes the name or
+// a default port of another.
 func Protocols(opt Options) ([]dissect.Protocol, error) {
 	hc, err := handcontrol.New(opt.HandControl)
 	if err != nil {
 		return nil, err
 	}
+	builtin := []dissect.Protocol{
+		vrpn.NewWith(vrpn.Options{MaxNameBytes: opt.VRPNNameBytes}),
+		deltarobot.New(),
+		hc,
+		neptune.New(),
+		neptune.NewWiki(neptune.WikiOptions{Int16: opt.NeptuneInt16}),
+		roboid.New(),
+	}
 	var described []dissect.Protocol
+	add := func(p *spec.Protocol) error {
+		if err := p.Beside(slices.Concat(described, builtin)); err != nil {
+			return err
+		}
+		described = append(described, p)
+		return nil
+	}
 	for _, d := range opt.ProtocolDirs {
 		ps, err := spec.LoadDir(d)
 		if err != nil {
 			return nil, err
 		}
 		for _, p := range ps {
-			described = append(described, p)
+			if err := add(p); err != nil {
+				return nil, err
+			}
 		}
 	}
 	for _, f := range opt.ProtocolFiles {
@@ -55,16 +75,11 @@ func Protocols(opt Options) ([]dissect.Protocol, error) {
 		if err != nil {
 			return nil, err
 		}
-		described = append(described, p)
+		if err := add(p); err != nil {
+			return nil, err
+		}
 	}
-	return append(described,
-		vrpn.NewWith(vrpn.Options{MaxNameBytes: opt.VRPNNameBytes}),
-		deltarobot.New(),
-		hc,
-		neptune.New(),
-		neptune.NewWiki(neptune.WikiOptions{Int16: opt.NeptuneInt16}),
-		roboid.New(),
-	), nil
+	return append(described, builtin...), nil
 }
 
 // Registry returns a registry of [Protocols].

@@ -320,3 +320,21 @@ func (p *Protocol) Encode(typ string, fields []dissect.Field) ([]byte, error) {
 	}
 	return frame, nil
 }
+
+// Beside checks p against the protocols it will run with: a decode-as
+// name or a default port already taken is an error naming where the file
+// says it.
+func (p *Protocol) Beside(others []dissect.Protocol) error {
+	for _, o := range others {
+		in := o.Info()
+		if in.Name == p.s.Name {
+			return fmt.Errorf("%smeta.id: %q is already the name of a protocol (%s)", at(p.s, "meta.id"), p.s.Name, in.Title)
+		}
+		for _, mine := range p.s.Ports {
+			if slices.Contains(in.Ports, mine) {
+				return fmt.Errorf("%smeta.ports: %s/%d is already a default port of %s", at(p.s, "meta.ports"), mine.Transport, mine.Port, in.Name)
+			}
+		}
+	}
+	return nil
+}
