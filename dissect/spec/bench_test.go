@@ -9,6 +9,8 @@ import (
 	"github.com/dissect-tools/dissect/dissect"
 	"github.com/dissect-tools/dissect/dissect/deltarobot"
 	"github.com/dissect-tools/dissect/dissect/dissecttest"
+	"github.com/dissect-tools/dissect/dissect/handcontrol"
+	"github.com/dissect-tools/dissect/internal/testenc/handcontrolenc"
 )
 
 type countSink struct{ n int }
@@ -16,9 +18,10 @@ type countSink struct{ n int }
 func (s *countSink) Record(*dissect.Record) error { s.n++; return nil }
 
 // BenchmarkPerMessage compares the per-message cost of the example
-// protocol, loaded from its file, with a built-in of similar shape:
+// protocol, loaded from its file, with built-ins of similar shape:
 // Deltarobot's actuator_position (an id, a size and four float32 in 18
-// bytes, protocols.md §4.3) against ACME heartbeats (sync word, length,
+// bytes, protocols.md §4.3) and HandControl's StartTelemetry (an 8-byte
+// SFD, a header, a CRC-8 and a one-field protobuf payload) against ACME heartbeats (sync word, length,
 // three header fields, three payload fields, an enum and a scaled value,
 // and a CRC-16 in 14 bytes) and against the ACME capture's mix. Both
 // through dissect.Stream in 1448-byte chunks, decoding; see
@@ -31,6 +34,12 @@ func BenchmarkPerMessage(b *testing.B) {
 	}
 	position := dissecttest.Hex("03 40 00 00 80 3f 00 00 00 40 00 00 40 40 00 00 00 00")
 	handshake := dissecttest.Hex("01 30 44 65 6c 74 61 52 56 72 02 20 01 00 00 00")
+	hc, err := handcontrol.New(handcontrol.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	// StartTelemetry {1: 100}: SFD, header, CRC-8, a one-field protobuf
+	startTelemetry := handcontrolenc.MustFrame(handcontrolenc.CodeStartTelemetry, []byte{0x08, 0x64})
 	cases := []struct {
 		name  string
 		proto dissect.Protocol
@@ -40,6 +49,7 @@ func BenchmarkPerMessage(b *testing.B) {
 		msgs  int // per unit
 	}{
 		{"builtin/deltarobot_position", deltarobot.New(), "tcp.port==4000,deltarobot", handshake, position, 1},
+		{"builtin/handcontrol_start_telemetry", hc, "tcp.port==4000,handcontrol", nil, startTelemetry, 1},
 		{"described/acme_heartbeat", loadExample(b), "tcp.port==4000,acme-servo", nil, heartbeat, 1},
 		{"described/acme_capture_mix", loadExample(b), "tcp.port==4000,acme-servo", nil, whole[1], 0},
 	}
