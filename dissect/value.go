@@ -63,6 +63,26 @@ func (v *Value) SetFloat32(x float32) {
 	v.sub = nil
 }
 
+// SetUint, SetInt, SetFloat, SetStr and SetBytes make v the value the
+// constructor of the same name returns, in place, as SetFloat32 does.
+func (v *Value) SetUint(x uint64) { v.kind, v.num, v.str, v.sub = KindUint, x, "", nil }
+
+// SetInt: see SetUint.
+func (v *Value) SetInt(x int64) { v.kind, v.num, v.str, v.sub = KindInt, uint64(x), "", nil }
+
+// SetFloat: see SetUint.
+func (v *Value) SetFloat(x float64) {
+	v.kind, v.num, v.str, v.sub = KindFloat, math.Float64bits(x), "", nil
+}
+
+// SetStr: see SetUint.
+func (v *Value) SetStr(s string) { v.kind, v.num, v.str, v.sub = KindString, 0, s, nil }
+
+// SetBytes: see SetUint; v keeps b, as Bytes does.
+func (v *Value) SetBytes(b []byte) {
+	v.kind, v.num, v.str, v.sub = KindBytes, 0, unsafe.String(unsafe.SliceData(b), len(b)), nil
+}
+
 // Bool returns a boolean value.
 func Bool(v bool) Value {
 	if v {

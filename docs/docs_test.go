@@ -75,7 +75,7 @@ func TestDocs(t *testing.T) {
 }
 
 // workspace is the directory the commands run in: the placeholders of the
-// documents, symbolic links to the repository's pcaps/ and scale/, a bin/
+// documents, symbolic links to the repository's pcaps/, scale/ and docs/, a bin/
 // with the dissect built from this tree, and a HOME of its own. Go
 // commands run in the repository (so that the build cache serves them),
 // their relative outputs redirected to the workspace.
@@ -93,7 +93,7 @@ func newWorkspace(t *testing.T, root string) *workspace {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	for _, name := range []string{"pcaps", "scale"} {
+	for _, name := range []string{"pcaps", "scale", "docs"} {
 		if err := os.Symlink(filepath.Join(root, name), filepath.Join(dir, name)); err != nil {
 			t.Fatal(err)
 		}

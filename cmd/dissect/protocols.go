@@ -10,11 +10,13 @@ import (
 
 	"github.com/dissect-tools/dissect/dissect"
 	"github.com/dissect-tools/dissect/dissect/all"
+	"github.com/dissect-tools/dissect/dissect/spec"
 	"github.com/dissect-tools/dissect/output"
 )
 
 func newProtocolsCmd() *cobra.Command {
 	var fields, schema bool
+	var check string
 	var po protoFlags
 	cmd := &cobra.Command{
 		Use:   "protocols [--fields | --schema] [PROTOCOL]",
@@ -33,15 +35,24 @@ whole -o json record of that type. T "*" stands for the types a protocol
 names on the wire but does not know (VRPN); P "*" for the records any
 stream may carry (gap, skipped). Every record dissect writes validates
 against its line: look up (proto, type), else ("*", type), else
-(proto, "*"). Give the same --proto, --proto-path, --handcontrol-raw and
---neptune-int16 flags as the run whose records you check.`,
+(proto, "*"). Give the same --proto, --proto-path, --handcontrol-raw,
+--neptune-int16 and --protocol flags as the run whose records you check.
+
+--check FILE reads a protocol file (docs/your-protocol.md) and shows the
+record types and fields it declares, or the first thing wrong with it as
+FILE:LINE:COL: WHAT (and a non-zero exit status).`,
 		Example: `  dissect protocols
   dissect protocols --fields vrpn
   dissect protocols --schema > schema.jsonl
-  dissect protocols --schema handcontrol | jq -c '{proto, type}'`,
+  dissect protocols --schema handcontrol | jq -c '{proto, type}'
+  dissect protocols --check docs/examples/acme-servo.yaml
+  dissect protocols --protocol docs/examples/acme-servo.yaml --schema acme-servo`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if fields && schema {
 				return usageError{fmt.Errorf("--fields and --schema: give one")}
+			}
+			if check != "" && (fields || schema || len(args) > 0) {
+				return usageError{fmt.Errorf("--check FILE takes no other argument")}
 			}
 			if !fields && !schema && len(args) > 0 {
 				return usageError{fmt.Errorf("unexpected argument %q (a protocol is named only with --fields or --schema)", args[0])}
@@ -52,6 +63,9 @@ against its line: look up (proto, type), else ("*", type), else
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if check != "" {
+				return checkProtocolFile(cmd.OutOrStdout(), check)
+			}
 			reg, err := all.Registry(po.options())
 			if err != nil {
 				return err
@@ -114,9 +128,36 @@ against its line: look up (proto, type), else ("*", type), else
 		},
 	}
 	cmd.Flags().BoolVar(&fields, "fields", false, "list the field names of each protocol, for -Y and -e (optionally of one protocol: --fields deltarobot)")
+	cmd.Flags().StringVar(&check, "check", "", "check a protocol file (FILE:LINE:COL of the first error) and list the fields it declares")
 	cmd.Flags().BoolVar(&schema, "schema", false, "print the JSON Schema of every record type as JSON Lines (optionally of one protocol: --schema vrpn)")
 	po.add(cmd)
 	return cmd
+}
+
+// checkProtocolFile loads one protocol file and lists its fields; a bad
+// file is an error of one line naming where.
+func checkProtocolFile(w io.Writer, path string) error {
+	p, err := spec.LoadFile(path)
+	if err != nil {
+		return err
+	}
+	builtin, err := all.Protocols(all.Options{})
+	if err != nil {
+		return err
+	}
+	// beside the built-ins: a name or default port taken is an error here
+	// rather than in the first run
+	if err := p.Beside(builtin); err != nil {
+		return err
+	}
+	in := p.Info()
+	fmt.Fprintf(w, "%s: protocol %s, %d record types, detection: %s\n\n", output.Escape(path), output.Escape(in.Name), len(in.Types), output.Escape(in.Detection))
+	tt := terminalOf(w, os.Getenv)
+	width := tt.width
+	if width <= 0 {
+		width = defaultWidth
+	}
+	return writeFields(w, []dissect.Protocol{p}, "", width, output.Escape)
 }
 
 // recordKeys are the names of the envelope's keys (dissect.Envelope): the

@@ -11,6 +11,7 @@ import (
 	"github.com/dissect-tools/dissect/dissect"
 	"github.com/dissect-tools/dissect/dissect/all"
 	"github.com/dissect-tools/dissect/dissect/handcontrol"
+	"github.com/dissect-tools/dissect/dissect/spec"
 )
 
 // protoFlags are the flags that change what protocols decode, and so
@@ -20,6 +21,7 @@ type protoFlags struct {
 	protoPaths   []string
 	protoFiles   []string
 	hcRaw        bool
+	described    []string // --protocol FILE
 }
 
 func (o *protoFlags) add(cmd *cobra.Command) {
@@ -28,13 +30,16 @@ func (o *protoFlags) add(cmd *cobra.Command) {
 	f.StringArrayVar(&o.protoFiles, "proto", nil, "handcontrol: decode payloads with this .proto file (messages replace the built-in ones by name; see docs/handcontrol.md); may be repeated")
 	f.StringArrayVar(&o.protoPaths, "proto-path", nil, "handcontrol: directory to resolve --proto imports from; may be repeated")
 	f.BoolVar(&o.hcRaw, "handcontrol-raw", false, "handcontrol: show payloads as raw protobuf wire fields (like protoc --decode_raw), without a schema")
+	f.StringArrayVar(&o.described, "protocol", nil, "decode a protocol of your own, described in this file (docs/your-protocol.md); may be repeated. The files in $XDG_CONFIG_HOME/dissect/protocols (else ~/.config/dissect/protocols) are always loaded")
 }
 
 // options returns the protocol preferences the flags give.
 func (o *protoFlags) options() all.Options {
 	return all.Options{
-		NeptuneInt16: o.neptuneInt16,
-		HandControl:  handcontrol.Options{ProtoPaths: o.protoPaths, ProtoFiles: o.protoFiles, Raw: o.hcRaw},
+		NeptuneInt16:  o.neptuneInt16,
+		HandControl:   handcontrol.Options{ProtoPaths: o.protoPaths, ProtoFiles: o.protoFiles, Raw: o.hcRaw},
+		ProtocolFiles: o.described,
+		ProtocolDirs:  userDirs(),
 	}
 }
 
@@ -86,4 +91,12 @@ func sameType(ts []*dissect.TypeDecl, typ string) bool {
 		}
 	}
 	return false
+}
+
+// userDirs is the user's protocols directory, if the system names one.
+func userDirs() []string {
+	if d := spec.UserDir(); d != "" {
+		return []string{d}
+	}
+	return nil
 }

@@ -24,7 +24,8 @@ type schemaRun struct {
 
 // sampleRuns returns a run per shipped capture with its sidecar's
 // decode-as rule and decoder options, per HandControl capture again with
-// --handcontrol-raw, and per real capture of ../shared when present.
+// --handcontrol-raw, per capture of the example protocol file with it,
+// and per real capture of ../shared when present.
 func sampleRuns(t *testing.T) []schemaRun {
 	var runs []schemaRun
 	for _, f := range pcaps(t) {
@@ -40,6 +41,10 @@ func sampleRuns(t *testing.T) []schemaRun {
 		if strings.Contains(f, "handcontrol") {
 			runs = append(runs, schemaRun{[]string{"--handcontrol-raw"}, append(args, f)})
 		}
+	}
+	// the example protocol file of docs/your-protocol.md, on its captures
+	for _, f := range []string{"acme_servo_serial.pcapng", "acme_servo_tcp.pcap"} {
+		runs = append(runs, schemaRun{[]string{"--protocol", exampleProtocol}, []string{filepath.Join(pcapDir, "acme", f)}})
 	}
 	real, _ := filepath.Glob("../../../shared/captures/*/*.pcap*")
 	if len(real) == 0 {
@@ -91,7 +96,7 @@ func TestSchemaValidatesEveryRecord(t *testing.T) {
 	sort.Strings(keys)
 	checked := 0
 	for _, k := range keys {
-		schema := filepath.Join(dir, "schema"+strings.ReplaceAll(k, " ", "")+".jsonl")
+		schema := filepath.Join(dir, "schema"+strings.NewReplacer(" ", "", "/", "_").Replace(k)+".jsonl")
 		args := append([]string{"protocols", "--schema"}, strings.Fields(k)...)
 		out, errOut, code := cli(t, args...)
 		if code != 0 {

@@ -3,11 +3,14 @@
 package all
 
 import (
+	"slices"
+
 	"github.com/dissect-tools/dissect/dissect"
 	"github.com/dissect-tools/dissect/dissect/deltarobot"
 	"github.com/dissect-tools/dissect/dissect/handcontrol"
 	"github.com/dissect-tools/dissect/dissect/neptune"
 	"github.com/dissect-tools/dissect/dissect/roboid"
+	"github.com/dissect-tools/dissect/dissect/spec"
 	"github.com/dissect-tools/dissect/dissect/vrpn"
 )
 
@@ -22,24 +25,61 @@ type Options struct {
 	// VRPNNameBytes bounds the VRPN names all the run's connections hold
 	// (vrpn.Options.MaxNameBytes; 0: vrpn.DefaultMaxNameBytes).
 	VRPNNameBytes int64
+	// ProtocolFiles are protocol description files (--protocol), and
+	// ProtocolDirs directories of them (*.yaml, *.yml: the user's
+	// protocols directory); see package dissect/spec. Their protocols
+	// come first in detection order.
+	ProtocolFiles []string
+	ProtocolDirs  []string
 }
 
 // Protocols returns fresh instances of every protocol, for one run, in
-// detection order: the protocols that detect by content first. It fails
-// only when a user schema cannot be loaded.
+// detection order: the protocols described in the user's files, then
+// the built-ins that detect by content. It fails when a user schema or
+// protocol file cannot be loaded, or a file's protocol takes the name or
+// a default port of another.
 func Protocols(opt Options) ([]dissect.Protocol, error) {
 	hc, err := handcontrol.New(opt.HandControl)
 	if err != nil {
 		return nil, err
 	}
-	return []dissect.Protocol{
+	builtin := []dissect.Protocol{
 		vrpn.NewWith(vrpn.Options{MaxNameBytes: opt.VRPNNameBytes}),
 		deltarobot.New(),
 		hc,
 		neptune.New(),
 		neptune.NewWiki(neptune.WikiOptions{Int16: opt.NeptuneInt16}),
 		roboid.New(),
-	}, nil
+	}
+	var described []dissect.Protocol
+	add := func(p *spec.Protocol) error {
+		if err := p.Beside(slices.Concat(described, builtin)); err != nil {
+			return err
+		}
+		described = append(described, p)
+		return nil
+	}
+	for _, d := range opt.ProtocolDirs {
+		ps, err := spec.LoadDir(d)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range ps {
+			if err := add(p); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, f := range opt.ProtocolFiles {
+		p, err := spec.LoadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		if err := add(p); err != nil {
+			return nil, err
+		}
+	}
+	return append(described, builtin...), nil
 }
 
 // Registry returns a registry of [Protocols].

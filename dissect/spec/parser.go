@@ -1,0 +1,136 @@
+package spec
+
+import (
+	"errors"
+
+	"github.com/dissect-tools/dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect/framing"
+	"github.com/dissect-tools/dissect/dissect/layout"
+)
+
+// parser frames and decodes one stream; it keeps only its decoder's
+// scratch space.
+type parser struct {
+	p   *Protocol
+	dec *layout.Decoder
+	rec dissect.Record // for Sync's trial frames
+	// waiting: the requests not yet answered, by type and direction
+	waiting map[string]*[2][]inflight
+}
+
+// Parse decodes the message at b[0].
+func (ps *parser) Parse(c *dissect.Ctx, b []byte) (int, error) {
+	n, t, err := ps.p.frameAt(ps.dec, c.Rec, b, c.Final)
+	if err != nil {
+		return n, err
+	}
+	if m := &ps.p.meta[t]; m.Exchange.Role != dissect.NoExchange {
+		ps.exchange(c, c.Rec, m)
+	}
+	if !c.Decode {
+		c.Rec.Fields = c.Rec.Fields[:0]
+	}
+	return n, nil
+}
+
+// Sync finds where frames start again.
+func (ps *parser) Sync(c *dissect.Ctx, b []byte) (int, bool) {
+	return ps.p.fr.Resync(b, c.Last, ps.p.trial(ps.dec, &ps.rec))
+}
+
+// trial frames a candidate for Resync and Judge: into rec, thrown away.
+func (p *Protocol) trial(dec *layout.Decoder, rec *dissect.Record) framing.FrameFunc {
+	return func(b []byte) (int, error) {
+		rec.Reset()
+		n, _, err := p.frameAt(dec, rec, b, false)
+		if errors.Is(err, dissect.ErrNeedMore) {
+			return n, framing.ErrShort
+		}
+		return n, err
+	}
+}
+
+// frameAt frames and decodes the message at b[0] into rec: (n, the
+// layout type of the message, nil); (need, 0, dissect.ErrNeedMore); or
+// (0, 0, *dissect.Error). final: b ends where the transport ends a unit
+// (a datagram).
+func (p *Protocol) frameAt(dec *layout.Decoder, rec *dissect.Record, b []byte, final bool) (int, int, error) {
+	name := p.s.Name
+	n, err := p.fr.Frame(b)
+	if err != nil {
+		if err == framing.ErrShort {
+			return n, 0, dissect.ErrNeedMore
+		}
+		if bad, ok := err.(*framing.Bad); ok {
+			return 0, 0, dissect.Malformed(name, "bad_frame", bad.Offset, "%s", bad.Msg)
+		}
+		return 0, 0, dissect.Malformed(name, "bad_frame", 0, "%v", err)
+	}
+	from := p.s.Body.From
+	sized := n > 0
+	var body []byte
+	if sized {
+		body = b[from : n+p.s.Body.To]
+	} else if len(b) < from {
+		return 0, 0, dissect.ErrNeedMore
+	} else {
+		// a frame its fields size is at most max bytes: reading is
+		// bounded by it, and so is each resync candidate's work
+		body = b[from:min(len(b), p.max)]
+	}
+	typ, t := MessageType, p.frame
+	k, err := dec.Decode(rec, p.frame, body)
+	if err == nil && p.cases != nil {
+		on := dec.Raw(p.on)
+		ok := false
+		if on >= 0 && on < int64(len(p.small)) {
+			t = int(p.small[on])
+			ok = t >= 0
+		} else {
+			t, ok = p.cases[on]
+		}
+		if !ok {
+			if p.def < 0 {
+				return 0, 0, dissect.Malformed(name, "unknown_type", from, "message type %d is not described", on)
+			}
+			t = p.def
+		}
+		typ = p.plan.Name(t)
+		var m int
+		m, err = dec.Decode(rec, t, body[k:])
+		if de, ok := err.(*layout.DecodeError); ok {
+			de.Offset += k
+			if de.Need > 0 {
+				de.Need += k
+			}
+		}
+		k += m
+	}
+	if err != nil {
+		de, ok := err.(*layout.DecodeError)
+		if !ok {
+			return 0, 0, dissect.Malformed(name, "bad_body", from, "%v", err)
+		}
+		if !sized && de.Short && !final && len(body) < p.max-from {
+			need := 0
+			if de.Need > 0 {
+				need = from + de.Need
+			}
+			return need, 0, dissect.ErrNeedMore
+		}
+		return 0, 0, dissect.Malformed(name, "bad_body", from+de.Offset, "%s", de.Msg)
+	}
+	if !sized {
+		n = from + k
+		if n == 0 {
+			return 0, 0, dissect.Malformed(name, "empty", 0, "a message of no bytes")
+		}
+		if err := p.fr.Verify(b[:n]); err != nil {
+			return 0, 0, dissect.Malformed(name, "bad_frame", 0, "%v", err)
+		}
+	} else if extra := len(body) - k; extra > 0 {
+		rec.Warnf("%d bytes after the last field of %s", extra, typ)
+	}
+	rec.Type = typ
+	return n, t, nil
+}
