@@ -349,10 +349,11 @@ func (w *Writer) table(r *dissect.Record, d *dissect.TypeDecl) (*table, error) {
 		}
 	}
 	k := tkey{proto: r.Proto, decl: d}
+	typ := output.ValidUTF8(r.Type) // the wire's name, as JSON writes it
 	if wireNamed(d) {
-		k.typ, k.long = keyType(r.Type)
+		k.typ, k.long = keyType(typ)
 	} else {
-		k.typ = r.Type
+		k.typ = typ
 	}
 	t := w.tables[k]
 	if t == nil && wireNamed(d) && w.wire >= w.o.MaxPartitions {
@@ -361,7 +362,7 @@ func (w *Writer) table(r *dissect.Record, d *dissect.TypeDecl) (*table, error) {
 	}
 	if t == nil {
 		var err error
-		if t, err = w.newTable(k, r.Type); err != nil {
+		if t, err = w.newTable(k, typ); err != nil {
 			return nil, err
 		}
 	}

@@ -153,7 +153,7 @@ func scalar(b *batch, n *node, v *dissect.Value) {
 		b.size += c.addStr(v.Str())
 	case dissect.KindBytes:
 		p := v.Raw()
-		b.size += c.addStr(unsafe.String(unsafe.SliceData(p), len(p))) // only read
+		b.size += c.addBytes(unsafe.String(unsafe.SliceData(p), len(p))) // only read
 	}
 }
 
