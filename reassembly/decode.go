@@ -75,6 +75,7 @@ type packet struct {
 	frag     bool   // the IP payload is the start of a datagram that was fragmented
 	tunnels  int    // tunnels entered so far
 	short    bool   // an IP header declares more bytes than were captured (snap-cut, or a lying length)
+	tso      bool   // an IPv4 header with total length 0: the captured length was taken
 	other    otherKey
 	fr       fragInfo // outFragment
 }
@@ -260,6 +261,14 @@ func (pk *packet) ipv4(b []byte) outcome {
 	}
 	ihl := int(b[0]&0x0f) * 4
 	total := int(be16(b[2:4]))
+	if total == 0 && len(b) > ihl {
+		// A segment given to the NIC whole (TCP segmentation offload,
+		// BIG TCP) and captured on the sending host before it was cut
+		// says no length; take what was captured, as for IPv6's payload
+		// length 0 (and as tshark does). No padding can be told apart.
+		total = len(b)
+		pk.tso = true
+	}
 	if ihl < 20 || total < ihl || len(b) < ihl {
 		return outMalformed
 	}
