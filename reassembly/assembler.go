@@ -28,7 +28,7 @@ type Stats struct {
 	// before the NIC cut them (TCP segmentation offload, BIG TCP), read
 	// to the captured length.
 	TSOSegments int64
-	Fragments int64 // IP fragments seen
+	Fragments   int64 // IP fragments seen
 
 	// IP fragment reassembly: datagrams reassembled and decoded whole;
 	// fragment sets that never completed (timed out, evicted, lost
