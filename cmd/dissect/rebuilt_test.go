@@ -128,28 +128,21 @@ func zeroIPv4Length(p *capture.Packet) {
 	binary.BigEndian.PutUint16(ip[10:12], pktbuild.Checksum(ip[:ihl]))
 }
 
-// TestTSOCapture: the real VRPN connection of vrpn_tcp_only.pcap, its
-// server's data sent in segments of up to four of the original ones with
-// IPv4 total length 0 (TSO, captured on the sending host), decodes to
-// the records of the original, every message, no gap; the summary counts
-// the TSO segments. Before, each such segment was malformed and its
-// bytes "never captured".
-func TestTSOCapture(t *testing.T) {
-	orig := filepath.Join(pcapDir, "vrpn_tcp_only.pcap")
-	d := readTCPData(t, orig)
+// rebuild makes d's connection again with pktbuild: a handshake, each
+// data segment of d (up to merge consecutive ones of the server in one,
+// sent with IPv4 total length 0 as TSO does, when merge > 1) acknowledged
+// by the peer, after the i-th the segments extra(c, i) gives (nil: none),
+// then FINs. It returns the packets and the number of merged segments.
+func rebuild(d *tcpData, merge int, extra func(c *pktbuild.Conn, i int) []pktbuild.Segment) ([]*capture.Packet, int) {
 	c := pktbuild.NewConn(d.client, d.server, 1000, 5000)
-	var segs []pktbuild.Segment
-	segs = append(segs, c.Handshake()...)
-	var tso []bool // per segment: sent with total length 0
-	for range segs {
-		tso = append(tso, false)
-	}
+	segs := c.Handshake()
+	tso := make([]bool, len(segs)) // per segment: sent with total length 0
 	n := 0
 	for i := 0; i < len(d.data); {
 		from := d.from[i]
 		var data []byte
 		j := i
-		for ; j < len(d.data) && j < i+4 && d.from[j] == from; j++ {
+		for ; j < len(d.data) && j < i+merge && d.from[j] == from; j++ {
 			data = append(data, d.data[j]...)
 			if from == pktbuild.Client {
 				j++
@@ -162,6 +155,11 @@ func TestTSOCapture(t *testing.T) {
 			n++
 		}
 		tso = append(tso, big, false)
+		if extra != nil {
+			more := extra(c, i)
+			segs = append(segs, more...)
+			tso = append(tso, make([]bool, len(more))...)
+		}
 		i = j
 	}
 	segs = append(segs, c.Fin(pktbuild.Client), c.Fin(pktbuild.Server), c.Ack(pktbuild.Client))
@@ -172,6 +170,19 @@ func TestTSOCapture(t *testing.T) {
 			zeroIPv4Length(p)
 		}
 	}
+	return pkts, n
+}
+
+// TestTSOCapture: the real VRPN connection of vrpn_tcp_only.pcap, its
+// server's data sent in segments of up to four of the original ones with
+// IPv4 total length 0 (TSO, captured on the sending host), decodes to
+// the records of the original, every message, no gap; the summary counts
+// the TSO segments. Before, each such segment was malformed and its
+// bytes "never captured".
+func TestTSOCapture(t *testing.T) {
+	orig := filepath.Join(pcapDir, "vrpn_tcp_only.pcap")
+	d := readTCPData(t, orig)
+	pkts, n := rebuild(d, 4, nil)
 	if n < 3 {
 		t.Fatalf("only %d TSO segments: a useless case", n)
 	}
@@ -202,4 +213,52 @@ func sameRecords(t *testing.T, what string, got, want []string) {
 			return
 		}
 	}
+}
+
+// TestResetOutsideWindow: the real VRPN connection of vrpn_tcp_only.pcap
+// rebuilt, its client advertising a window of 8192 bytes, and after half
+// of its data a reset forged in the server's name, 30,000 past the
+// server's next sequence number: within 64 KiB, outside the window the
+// client advertised. It is ignored and counted (RFC 5961), and every
+// record of the original comes out, every message of the client too.
+// Before, the connection ended there.
+func TestResetOutsideWindow(t *testing.T) {
+	orig := filepath.Join(pcapDir, "vrpn_tcp_only.pcap")
+	d := readTCPData(t, orig)
+	pkts, _ := rebuild(d, 1, func(c *pktbuild.Conn, i int) []pktbuild.Segment {
+		if i != len(d.data)/2 {
+			return nil
+		}
+		return []pktbuild.Segment{c.Segment(pktbuild.Server, pktbuild.RST, c.Next[pktbuild.Server]+30000, nil)}
+	})
+	for _, p := range pkts {
+		// The client's window: 8192 (the TCP header's field, bytes 14-15
+		// after the Ethernet and IPv4 headers), checksum made again.
+		ip := p.Data[14:]
+		tcp := ip[int(ip[0]&15)*4 : binary.BigEndian.Uint16(ip[2:4])]
+		if netip.AddrFrom4([4]byte(ip[12:16])) == d.client.Addr() && binary.BigEndian.Uint16(tcp[0:2]) == d.client.Port() {
+			binary.BigEndian.PutUint16(tcp[14:16], 8192)
+			binary.BigEndian.PutUint16(tcp[16:18], 0)
+			binary.BigEndian.PutUint16(tcp[16:18], tcpChecksum(ip, tcp))
+		}
+	}
+	in := writePcap(t, "rst.pcap", pkts)
+	want, got := recordsWithoutTime(t, orig), recordsWithoutTime(t, in)
+	sameRecords(t, "the capture with a reset outside the window", got, want)
+	clientMsgs := 0
+	for _, r := range got {
+		if strings.Contains(r, `"src":"`+d.client.String()+`"`) {
+			clientMsgs++
+		}
+	}
+	_, stderr, _ := cli(t, "-q", in)
+	if clientMsgs < 10 || !strings.Contains(stderr, "1 TCP resets outside the window") || strings.Contains(stderr, "after FIN/RST") {
+		t.Errorf("%d client messages; summary:\n%s\nwant at least 10, one reset ignored, no bytes after it", clientMsgs, stderr)
+	}
+}
+
+// tcpChecksum is the TCP checksum of segment tcp in IPv4 packet ip.
+func tcpChecksum(ip, tcp []byte) uint16 {
+	pseudo := append(append([]byte(nil), ip[12:20]...), 0, 6, byte(len(tcp)>>8), byte(len(tcp)))
+	return pktbuild.Checksum(pseudo, tcp)
 }
