@@ -431,3 +431,34 @@ func TestCutMemoryByRuns(t *testing.T) {
 		t.Errorf("a cut of %d packets with one passing record took %d MB; want under 100 MB", n+55, peak>>20)
 	}
 }
+
+// TestWriteCountsWhatReachedTheFile: the count of packets -w wrote is of
+// those that reached the file, not those handed to its buffer: on
+// /dev/full none (before: "55 of 55 packets written"), with the write
+// error and exit status 1, for a copy and a cut; on a file system that
+// fills up (a 256 KiB tmpfs, root only) the packets before it, as many as
+// the file holds whole.
+func TestWriteCountsWhatReachedTheFile(t *testing.T) {
+	in := filepath.Join(pcapDir, "vrpn_tcp_only.pcap")
+	if _, err := os.Stat("/dev/full"); err == nil {
+		for _, args := range [][]string{{"-r", in, "-w", "/dev/full"}, {"-r", in, "-Y", `type == "vrpn_Base pong_message"`, "-w", "/dev/full"}} {
+			_, stderr, code := cli(t, args...)
+			if code != exitError || !strings.Contains(stderr, "dissect: /dev/full: 0 of 55 packets written\n") || !strings.Contains(stderr, "no space left on device") {
+				t.Errorf("%q: exit %d, stderr:\n%s\nwant exit 1, 0 of 55 packets written and the error", args, code, stderr)
+			}
+		}
+	}
+	t.Run("a file system that fills up", func(t *testing.T) {
+		dir := tinyFS(t)
+		out := filepath.Join(dir, "copy.pcapng")
+		_, stderr, code := cli(t, "-r", bigInput(t), "-w", out)
+		m := regexp.MustCompile(`: (\d+) of (\d+) packets written`).FindStringSubmatch(stderr)
+		if code != exitError || m == nil || m[1] == "0" || m[1] == m[2] {
+			t.Fatalf("exit %d, stderr:\n%s\nwant exit 1 and some of the packets written", code, stderr)
+		}
+		_, back, _ := cli(t, "-q", out)
+		if n := summaryPackets(t, back); strconv.Itoa(n) != m[1] {
+			t.Errorf("%s packets counted written, the file holds %d whole", m[1], n)
+		}
+	})
+}
