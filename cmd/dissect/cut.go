@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -113,29 +114,9 @@ func runCut(cmd *cobra.Command, o *readOpts, lo *liveOpts, files []string, stdin
 	cfg.Cut = cut
 	sum, err := pipeline.Run(ctx, src, cfg)
 	o.interrupted = caught()
-	var cutNote string // what became of the cut, when not made
+	var cutNote string // why the cut was not made ("": it was)
 	if cut != nil {
-		if o.interrupted == nil {
-			cerr := pipeline.CopyCut(ctx, src.Files, keep, cut, pw)
-			o.interrupted = caught()
-			var oe *pipeline.OutputError
-			var ce *pipeline.ChangedError
-			switch {
-			case o.interrupted != nil:
-				cutNote = fmt.Sprintf("stopped by %s during the copy, after %d of %d marked packets", signalName(o.interrupted), pw.Written(), cut.Kept())
-			case errors.As(cerr, &ce):
-				cutNote = "the input changed"
-				if err == nil {
-					err = cerr // the line that says how
-				} else {
-					cutNote += ": " + ce.Err.Error() // after the first reading's error
-				}
-			case errors.As(cerr, &oe) && err == nil:
-				err = cerr // read errors were the first reading's
-			}
-		} else {
-			cutNote = fmt.Sprintf("stopped by %s while the input was read, before the copy", signalName(o.interrupted))
-		}
+		cutNote, err = o.copyCut(ctx, caught, src.Files, keep, cut, pw, err)
 		if n := cut.Forgotten(); n > 0 {
 			fmt.Fprintf(stderr, "dissect: %s: %d packets were forgotten over the memory bounds (docs/display-filters.md); records may lack some of their packets or context\n", lo.write, n)
 		}
@@ -158,6 +139,31 @@ func runCut(cmd *cobra.Command, o *readOpts, lo *liveOpts, files []string, stdin
 		}
 	}
 	return o.endRun(stderr, out, sum, err)
+}
+
+// copyCut makes the cut after the first reading (whose error is err):
+// the second reading copies the marked packets, unless a signal stopped
+// the first. It returns why the cut was not made ("": it was; a signal,
+// the input changed) and the run's error.
+func (o *readOpts) copyCut(ctx context.Context, caught func() os.Signal, read *pipeline.Files, keep pipeline.KeepFunc, cut *pipeline.Cut, pw *pipeline.PacketWriter, err error) (string, error) {
+	if o.interrupted != nil {
+		return fmt.Sprintf("stopped by %s while the input was read, before the copy", signalName(o.interrupted)), err
+	}
+	cerr := pipeline.CopyCut(ctx, read, keep, cut, pw)
+	o.interrupted = caught()
+	var oe *pipeline.OutputError
+	var ce *pipeline.ChangedError
+	switch {
+	case o.interrupted != nil:
+		return fmt.Sprintf("stopped by %s during the copy, after %d of %d marked packets", signalName(o.interrupted), pw.Written(), cut.Kept()), err
+	case errors.As(cerr, &ce) && err == nil:
+		return "the input changed", cerr // its line says how
+	case errors.As(cerr, &ce):
+		return "the input changed: " + ce.Err.Error(), err // after the first reading's error
+	case errors.As(cerr, &oe) && err == nil:
+		return "", cerr // read errors were the first reading's
+	}
+	return "", err
 }
 
 // readableTwice refuses an input of a cut (-Y with -w) that cannot be
