@@ -399,9 +399,13 @@ const longCutTime = 30 * time.Minute
 // capture alone holds. The capture has 2 G packets (749 MB
 // before, a bit a packet doubled by append): with DISSECT_LONG=1 (.ci/run
 // sets it) and a test timeout of at least longCutTime, 2^31 packets;
-// otherwise (and under the race detector) 20 M.
+// otherwise 20 M. Under the race detector (its shadow memory doubles a
+// process's) 2 M, the cut checked, not the peak.
 func TestCutMemoryByRuns(t *testing.T) {
 	n := int64(20_000_000)
+	if raceDetector {
+		n = 2_000_000
+	}
 	if os.Getenv("DISSECT_LONG") == "1" && !raceDetector {
 		if d, ok := t.Deadline(); ok && time.Until(d) < longCutTime {
 			t.Logf("DISSECT_LONG=1, but less than %v left before the test timeout: 20 M packets (go test -timeout 60m -run TestCutMemoryByRuns for 2^31)", longCutTime)
@@ -436,7 +440,7 @@ func TestCutMemoryByRuns(t *testing.T) {
 	peak, _ := strconv.ParseInt(string(m[1]), 10, 64)
 	peak <<= 10
 	t.Logf("%d packets cut, peak resident size %d MB", n+55, peak>>20)
-	if peak >= 100<<20 {
+	if peak >= 100<<20 && !raceDetector {
 		t.Errorf("a cut of %d packets with one passing record took %d MB; want under 100 MB", n+55, peak>>20)
 	}
 }
