@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"net/netip"
@@ -97,8 +99,10 @@ func hostileNamesCapture(t *testing.T, names []string) []byte {
 // whose file name is invalid UTF-8) is read whole by DuckDB, a reader
 // that refuses invalid UTF-8 in a string column. Every directory name is
 // valid UTF-8, and each record's type (coalesce(record_type, type)) and
-// capture are the ones -o json writes. Before, DuckDB refused every query
-// over the lake ("Invalid unicode").
+// capture are the ones -o json writes. With -x, the raw column holds each
+// record's bytes as JSON's raw does: the names as they came. Before,
+// DuckDB refused every query over the lake ("Invalid unicode"), and -x
+// added nothing to it.
 func TestLakeHostileNames(t *testing.T) {
 	if err := duckdb.Available(); err != nil {
 		t.Skip(err)
@@ -108,16 +112,26 @@ func TestLakeHostileNames(t *testing.T) {
 	if err := os.WriteFile(in, hostileNamesCapture(t, hostileNames), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	stdout, stderr, code := cli(t, "-o", "json", "--no-summary", "-r", in, "-Y", `proto == "vrpn"`)
+	stdout, stderr, code := cli(t, "-o", "json", "-x", "--no-summary", "-r", in, "-Y", `proto == "vrpn"`)
 	if code != exitOK {
 		t.Fatalf("-o json: exit %d: %s", code, stderr)
 	}
 	var want []string
-	for _, r := range parseJSONL(t, stdout) {
+	wantRaw := map[string]string{} // offset -> the record's bytes in hex
+	for _, line := range strings.Split(strings.TrimSpace(stdout), "\n") {
+		var r struct {
+			Type   string
+			Offset int64
+			Raw    string
+		}
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatal(err)
+		}
 		want = append(want, r.Type)
+		wantRaw[fmt.Sprint(r.Offset)] = r.Raw
 	}
 	lake := filepath.Join(dir, "lake")
-	if _, stderr, code := cli(t, "-o", "parquet", "--out", lake, "--no-summary", "-r", in, "-Y", `proto == "vrpn"`); code != exitOK {
+	if _, stderr, code := cli(t, "-o", "parquet", "-x", "--out", lake, "--no-summary", "-r", in, "-Y", `proto == "vrpn"`); code != exitOK {
 		t.Fatalf("-o parquet: exit %d: %s", code, stderr)
 	}
 	filepath.WalkDir(lake, func(path string, d fs.DirEntry, err error) error {
@@ -126,13 +140,27 @@ func TestLakeHostileNames(t *testing.T) {
 		}
 		return nil
 	})
-	_, rows := duckdb.Query(t, "SELECT coalesce(record_type, type), capture FROM read_parquet("+
+	_, rows := duckdb.Query(t, "SELECT coalesce(record_type, type), capture, \"offset\"::VARCHAR, lower(hex(raw)) FROM read_parquet("+
 		duckdb.Quote(filepath.Join(lake, "**", "*.parquet"))+", hive_partitioning = true, union_by_name = true)")
 	var got []string
 	captures := map[any]bool{}
 	for _, r := range rows {
 		got = append(got, fmt.Sprint(r[0]))
 		captures[r[1]] = true
+		if off := fmt.Sprint(r[2]); r[3] != wantRaw[off] {
+			t.Errorf("offset %s: raw %v in the lake, %q in JSON", off, r[3], wantRaw[off])
+		}
+	}
+	// The names' bytes, as they came, are in the raw column of their
+	// descriptions, as in JSON's raw.
+	for _, n := range hostileNames {
+		found := false
+		for _, raw := range wantRaw {
+			found = found || strings.Contains(raw, hex.EncodeToString([]byte(n+"\x00")))
+		}
+		if !found {
+			t.Errorf("no record's raw holds the name %q", n)
+		}
 	}
 	if want := strings.ToValidUTF8(filepath.Base(in), "\ufffd"); len(captures) != 1 || !captures[want] {
 		t.Errorf("captures %v, want %q", captures, want)

@@ -35,6 +35,13 @@ func (rb *rowBuilder) build(b *batch, p *plan, r *dissect.Record, capture string
 		sz += 8 + cols[p.rtype].addStr(r.Type)
 	}
 	b.size += 6*8 + sz
+	if p.raw >= 0 {
+		if r.Raw == nil {
+			b.null(p.raw, 0, 0)
+		} else {
+			b.raw(p.raw, r.Raw, 1, 0)
+		}
+	}
 	if len(r.Warnings) == 0 {
 		b.null(p.warnings, 0, 0)
 	}
