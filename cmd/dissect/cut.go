@@ -19,7 +19,8 @@ const writeUsage = "save packets to this pcapng file. Live (-i): every packet ca
 	"Files (-r), instead of printing the records: without -Y a copy of the packets (those -f lets through), as " +
 	"tshark -r IN -w OUT does; with -Y the packets that carried the records the filter passes, with what they need " +
 	"to decode the same again (their streams' handshakes, VRPN's cookie and names), so that 'dissect -Y FILTER OUT' " +
-	"shows the same records (docs/display-filters.md)"
+	"shows the same records; the input is read twice, so it must be a regular file that does not change meanwhile " +
+	"(else nothing is written), and a signal leaves no cut (docs/display-filters.md)"
 
 // addFileCutFlags adds -w and -f to a command that reads files only
 // ('dissect read'); the root command has them as live flags.
