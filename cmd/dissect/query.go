@@ -36,7 +36,7 @@ func addQueryFlags(cmd *cobra.Command, o *queryOpts) {
 	f.StringArrayVarP(&o.stats, "statistics", "z", nil, "print statistics after the records (only them with -q): rtt, rate, conv[,tcp|udp], io,stat,SECONDS[,FILTER], follow,STREAM, follow,tcp|udp,ascii|hex|raw,N (N as tshark's tcp.stream); may be repeated (docs/statistics.md)")
 	f.StringVar(&o.graph, "graph", "auto", "draw a bar per interval in -z io,stat and a sparkline of each row's messages over the run in -z rate: auto (when the output is a terminal), always, never; Unicode blocks, '#' and '.-=#' under LANG=C")
 	_ = cmd.RegisterFlagCompletionFunc("graph", cobra.FixedCompletions([]string{"auto", "always", "never"}, cobra.ShellCompDirectiveNoFileComp))
-	f.BoolVarP(&o.hex, "hex", "x", false, "show the bytes of each message: a hex and ASCII dump under its table row; \"raw\" (hex) in JSON")
+	f.BoolVarP(&o.hex, "hex", "x", false, "show the bytes of each message: a hex and ASCII dump under its table row; \"raw\" (hex) in JSON; a raw column in -o parquet")
 	_ = cmd.RegisterFlagCompletionFunc("statistics", cobra.FixedCompletions([]string{"rtt", "rate", "conv", "conv,tcp", "conv,udp", "io,stat,1", "follow,0", "follow,tcp,ascii,0", "follow,udp,ascii,0"}, cobra.ShellCompDirectiveNoFileComp))
 }
 

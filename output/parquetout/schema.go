@@ -23,6 +23,7 @@ type plan struct {
 	capture, time, transport, stream, src, dst int
 	offset, length, warnings, extra            int
 	rtype                                      int // record_type, or -1
+	raw                                        int // raw (Options.Raw), or -1
 }
 
 // node is a declared field in the schema: where each of its values goes.
@@ -44,8 +45,9 @@ type node struct {
 
 // newPlan returns the plan of d; nil d (a record no declaration matches)
 // has the common columns only. typed adds the record_type column, for
-// partitions that do not say the type (overflow, shortened names).
-func newPlan(d *dissect.TypeDecl, typed bool) (*plan, error) {
+// partitions that do not say the type (overflow, shortened names); raw
+// the raw column, the record's bytes (-x: the "raw" of JSON).
+func newPlan(d *dissect.TypeDecl, typed, raw bool) (*plan, error) {
 	g := parquet.Group{
 		"capture":    parquet.String(),
 		"time":       timestamp(),
@@ -68,14 +70,24 @@ func newPlan(d *dissect.TypeDecl, typed bool) (*plan, error) {
 	if typed {
 		g[typeColumn] = parquet.String()
 	}
+	if raw {
+		g[rawColumn] = parquet.Optional(parquet.Leaf(parquet.ByteArrayType))
+	}
 	s := parquet.NewSchema("record", g)
-	p := &plan{schema: s, ncols: len(s.Columns()), rtype: -1}
-	if typed {
-		lc, ok := s.Lookup(typeColumn)
-		if !ok {
-			return nil, fmt.Errorf("parquetout: no column %s", typeColumn)
+	p := &plan{schema: s, ncols: len(s.Columns()), rtype: -1, raw: -1}
+	for _, c := range []struct {
+		on   bool
+		col  *int
+		name string
+	}{{typed, &p.rtype, typeColumn}, {raw, &p.raw, rawColumn}} {
+		if !c.on {
+			continue
 		}
-		p.rtype = lc.ColumnIndex
+		lc, ok := s.Lookup(c.name)
+		if !ok {
+			return nil, fmt.Errorf("parquetout: no column %s", c.name)
+		}
+		*c.col = lc.ColumnIndex
 	}
 	for _, c := range []struct {
 		col  *int
