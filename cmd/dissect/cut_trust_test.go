@@ -397,18 +397,18 @@ const longCutTime = 30 * time.Minute
 // one passing record at its end is cut in under 100 MB (the child's peak
 // resident size), and the cut holds the packets a cut of that record's
 // capture alone holds. The capture has 2 G packets (749 MB
-// before, a bit a packet doubled by append): with DISSECT_LONG=1 (.ci/run
-// sets it) and a test timeout of at least longCutTime, 2^31 packets;
-// otherwise 20 M. Under the race detector (its shadow memory doubles a
+// before, a bit a packet doubled by append): with DISSECT_FULL_CUT=1 (the
+// line of .ci/run that runs this test alone) and a test timeout of at
+// least longCutTime, 2^31 packets; otherwise 20 M. Under the race detector (its shadow memory doubles a
 // process's) 2 M, the cut checked, not the peak.
 func TestCutMemoryByRuns(t *testing.T) {
 	n := int64(20_000_000)
 	if raceDetector {
 		n = 2_000_000
 	}
-	if os.Getenv("DISSECT_LONG") == "1" && !raceDetector {
+	if os.Getenv("DISSECT_FULL_CUT") == "1" && !raceDetector {
 		if d, ok := t.Deadline(); ok && time.Until(d) < longCutTime {
-			t.Logf("DISSECT_LONG=1, but less than %v left before the test timeout: 20 M packets (go test -timeout 60m -run TestCutMemoryByRuns for 2^31)", longCutTime)
+			t.Logf("DISSECT_FULL_CUT=1, but less than %v left before the test timeout: 20 M packets (DISSECT_FULL_CUT=1 go test -timeout 60m -run TestCutMemoryByRuns for 2^31)", longCutTime)
 		} else {
 			n = 1 << 31
 		}
