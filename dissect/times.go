@@ -8,19 +8,25 @@ import (
 // This file holds the capture times of held bytes. A record's time is the
 // capture time of the unit (segment, read, datagram) that brought its last
 // byte, whatever held the bytes before the record was made: a resync that
-// waits for confirmation, content detection, the hunt for a protocol, an
-// unfinished message. Bytes decoded from the unit that brought them need
-// nothing: the record takes that unit's time. A byte-stream direction that
-// keeps bytes of a unit past the unit's call remembers the unit's time,
-// per range of stream offsets (dirState.times), until those bytes are in
-// records; a message framed from them is parsed (and stamped) with the
-// time of the unit that completed it, so what a parser computes from
-// Ctx.Time (round-trip times, request latencies) is right too.
+// waits for confirmation, content detection, the hunt for a protocol. A
+// skipped run keeps the time of its last byte too (dirState.skipT), and a
+// gap the time reassembly gives it. Bytes framed by the unit that brought
+// them need nothing: the record takes that unit's time. A byte-stream
+// direction that keeps bytes of a unit past the unit's call remembers the
+// unit's time, per range of stream offsets (dirState.times), until those
+// bytes are in records, unless the parser said that the message they start
+// is longer than what is held (that message, and all after it, are
+// completed by later units). A message framed from held bytes is parsed
+// with the time of the unit that completed it, so what a parser computes
+// from Ctx.Time (round-trip times, request latencies) is right too; a
+// parser that frames a message only once bytes after it confirm it (VRPN at
+// the start of a direction without its cookie) parses it at the time of
+// the confirming unit, but the record is still stamped with its own.
 //
-// Bounded: at most maxByteTimes ranges per direction (what the held bytes
-// cost is counted in the run's held-bytes budget, see heldNow); past it,
-// neighbouring ranges merge and keep the later time, so a record whose
-// bytes came in more units than that may be stamped a few units late.
+// Bounded: at most maxByteTimes ranges per direction, counted in the run's
+// held-bytes budget (heldNow); past it, neighbouring ranges merge and keep
+// the later time, so a record among more units than that may be stamped a
+// few units late.
 
 // maxByteTimes bounds the time ranges one direction keeps.
 const maxByteTimes = 4096

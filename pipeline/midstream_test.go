@@ -489,3 +489,67 @@ func TestMidstreamEveryOffset(t *testing.T) {
 		})
 	}
 }
+
+// TestMidstreamOutputOrder: within one run, records come out in
+// non-decreasing time, except a record whose bytes its stream held past
+// the packet that brought its last byte (docs/output.md, "JSON Lines"):
+// each record is stamped no later than the packet read when it came out,
+// times never decrease within one direction of a stream, and a record
+// earlier than one written before it is always such a held record. The
+// runs: whole captures with several streams, and cuts of each capture of
+// the sweep (every 20th of its first direction's bytes).
+func TestMidstreamOutputOrder(t *testing.T) {
+	caps := midstreamCaptures(t)
+	for _, f := range []string{"vrpn_multi_device.pcap", "deltarobot_midstream.pcap", "deltarobot_garbage.pcap", "handcontrol_tcp_bridge.pcap", "roboid_session.pcap"} {
+		caps = append(caps, loadMidstream(t, filepath.Join("..", "pcaps", f), nil))
+	}
+	held, runs := 0, 0
+	for _, mc := range caps {
+		var full []capture.Packet
+		for i := range mc.units {
+			full = append(full, mc.units[i].packet(0))
+		}
+		check := func(what string, recs []mRecord) {
+			runs++
+			var latest time.Time
+			last := map[string]time.Time{}
+			for i, r := range recs {
+				if r.t.After(r.emitted) {
+					t.Fatalf("%s: record %d (%s %s at %d) at %v, after the last packet read (%v)", what, i, r.key, r.typ, r.off, r.t, r.emitted)
+				}
+				if r.t.Before(last[r.key]) {
+					t.Fatalf("%s: record %d (%s %s at %d) at %v, before the direction's previous record (%v)", what, i, r.key, r.typ, r.off, r.t, last[r.key])
+				}
+				last[r.key] = r.t
+				if r.t.Before(latest) {
+					if !r.t.Before(r.emitted) {
+						t.Fatalf("%s: record %d (%s %s at %d) at %v, before a record written earlier (%v), and not held", what, i, r.key, r.typ, r.off, r.t, latest)
+					}
+					held++
+				}
+				if r.t.After(latest) {
+					latest = r.t
+				}
+			}
+		}
+		check(mc.name, runMidstream(t, full))
+		u := &mc.units[slices.IndexFunc(mc.units, func(u mUnit) bool { return len(u.payload) > 0 })]
+		arr := mc.arrival[u.key]
+		size := arr[len(arr)-1].end
+		for k := size / 20; k < size && u.kind != dissect.UDP; k += max(1, size/20) {
+			p := slices.IndexFunc(mc.units, func(v mUnit) bool {
+				return v.key == u.key && v.off <= k && k < v.off+int64(len(v.payload))
+			})
+			var pkts []capture.Packet
+			for i := p; i < len(mc.units); i++ {
+				from := 0
+				if i == p {
+					from = int(k - mc.units[i].off)
+				}
+				pkts = append(pkts, mc.units[i].packet(from))
+			}
+			check(fmt.Sprintf("%s cut at %d", mc.name, k), runMidstream(t, pkts))
+		}
+	}
+	t.Logf("%d runs, %d records written after a later one (held)", runs, held)
+}
