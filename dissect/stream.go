@@ -324,10 +324,13 @@ func (s *Stream) feed(dir Dir, t time.Time, data []byte) {
 		d.end += int64(len(data))
 	}
 	s.feedBytes(d, dir, t, data)
-	// Held bytes need their time unless the parser said the message they
-	// start is longer: that one, and every message after it, is completed
-	// by a later unit, whose time it takes.
-	if len(data) > 0 && (d.end > d.next || d.th < len(d.times)) && (d.needSync || s.hunt != nil || d.want <= d.end-d.next) {
+	// Held bytes need their time where a message may be whole in them: a
+	// resync or the hunt looking, or a direction's first message, which a
+	// parser may frame only once the messages after it confirm it (VRPN
+	// without its cookie) unless it said the message is longer. Else what
+	// is held starts an unfinished message: it, and every message after
+	// it, is completed by a later unit, whose time it takes.
+	if len(data) > 0 && (d.needSync || s.hunt != nil || d.th < len(d.times) || d.next == 0 && d.want <= d.end) {
 		d.noteTime(t)
 	}
 }
@@ -433,7 +436,6 @@ func (s *Stream) run(dir Dir, t time.Time, b []byte, final, last bool) int {
 	i := 0
 	for i < len(b) && s.err == nil {
 		rest := b[i:]
-		c.Time = t
 		if d.needSync {
 			c.Offset = d.next
 			k, ok := s.parser.Sync(c, rest)
@@ -462,8 +464,15 @@ func (s *Stream) run(dir Dir, t time.Time, b []byte, final, last bool) int {
 		c.Offset = d.next
 		var n int
 		var err error
+		mt := t // the time of the unit that completed the message
 		if d.th < len(d.times) {
-			n, err = s.parseTimed(d, rest, t) // sets c.Time
+			n, err = s.parseTimed(d, rest, t)
+			c.Time = t
+			if err == nil && n > 0 && n <= len(rest) {
+				// A parser may frame a message only once bytes after it
+				// confirm it: the message's own last byte says when.
+				mt = d.timeAt(d.next+int64(n)-1, t)
+			}
 		} else {
 			s.rec.Reset()
 			n, err = s.parser.Parse(c, rest)
@@ -473,12 +482,6 @@ func (s *Stream) run(dir Dir, t time.Time, b []byte, final, last bool) int {
 		case err == nil && n > 0 && n <= len(rest):
 			if d.skipLen > 0 {
 				s.flushSkip(dir, t)
-			}
-			mt := c.Time
-			if d.th < len(d.times) {
-				// A parser may frame a message only once bytes after it
-				// confirm it: the message's own last byte says when.
-				mt = d.timeAt(d.next+int64(n)-1, t)
 			}
 			s.emitMessage(dir, mt, d.next, rest[:n])
 			d.next += int64(n)
