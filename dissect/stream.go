@@ -324,14 +324,8 @@ func (s *Stream) feed(dir Dir, t time.Time, data []byte) {
 		d.end += int64(len(data))
 	}
 	s.feedBytes(d, dir, t, data)
-	// Held bytes need their time where a message may be whole in them: a
-	// resync or the hunt looking, or a direction's first message, which a
-	// parser may frame only once the messages after it confirm it (VRPN
-	// without its cookie) unless it said the message is longer. Else what
-	// is held starts an unfinished message: it, and every message after
-	// it, is completed by a later unit, whose time it takes.
-	if len(data) > 0 && (d.needSync || s.hunt != nil || d.th < len(d.times) || d.next == 0 && d.want <= d.end) {
-		d.noteTime(t)
+	if len(data) > 0 && (d.end > d.next || d.th < len(d.times)) {
+		d.noteTime(t) // the held bytes keep their time (times.go)
 	}
 }
 
@@ -486,6 +480,9 @@ func (s *Stream) run(dir Dir, t time.Time, b []byte, final, last bool) int {
 			s.emitMessage(dir, mt, d.next, rest[:n])
 			d.next += int64(n)
 			i += n
+			if d.th < len(d.times) {
+				d.dropTimes(d.next) // the next messages take the fast path
+			}
 		case needMore && final:
 			reason := fmt.Sprintf("%s: truncated message at offset %d: the datagram ends after %d of its bytes", s.pname, d.next, len(rest))
 			s.skip(d, rest, reason)
@@ -515,6 +512,7 @@ func (s *Stream) run(dir Dir, t time.Time, b []byte, final, last bool) int {
 			d.want = 0
 			if n > len(rest) {
 				d.want = int64(n)
+				d.shortAt, d.shortEnd = d.next, d.next+int64(n) // parseTimed starts there
 			}
 			return i
 		default:

@@ -14,9 +14,8 @@ import (
 // them need nothing: the record takes that unit's time. A byte-stream
 // direction that keeps bytes of a unit past the unit's call remembers the
 // unit's time, per range of stream offsets (dirState.times), until those
-// bytes are in records, while a resync or the hunt looks or the direction's
-// first message is not framed yet (else what is held is an unfinished
-// message: it, and all after it, are completed by later units). A message framed from held bytes is parsed
+// bytes are in records. (For an unfinished message whose length the parser
+// said, the parse goes straight to the unit that completes it.) A message framed from held bytes is parsed
 // with the time of the unit that completed it, so what a parser computes
 // from Ctx.Time (round-trip times, request latencies) is right too; a
 // parser that frames a message only once bytes after it confirm it (VRPN at
