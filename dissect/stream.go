@@ -459,7 +459,9 @@ func (s *Stream) run(dir Dir, t time.Time, b []byte, final, last bool) int {
 		var n int
 		var err error
 		mt := t // the time of the unit that completed the message
-		if d.th < len(d.times) {
+		// Held bytes with their times, unless they start a message the
+		// parser said ends in this unit's bytes.
+		if d.th < len(d.times) && (d.shortAt != d.next || d.shortEnd <= d.times[len(d.times)-1].end) {
 			n, err = s.parseTimed(d, rest, t)
 			c.Time = t
 			if err == nil && n > 0 && n <= len(rest) {
