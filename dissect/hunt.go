@@ -8,17 +8,22 @@ import (
 // This file holds the hunt: what a byte stream (TCP, serial) does when
 // detection found no protocol. Its bytes are skipped with reason
 // [ReasonUnknown], but each direction keeps its latest bytes, a window of
-// at most Limits.MaxDetect bytes plus the bytes just given, in which the
-// parsers of the protocols that detect by content look for a sync point.
+// at most Limits.MaxDetect bytes plus the bytes just given, or up to
+// Limits.MaxSync from the first place a candidate waits on (its messages
+// may be longer than MaxDetect), in which the parsers of the protocols
+// that detect by content look for a sync point.
 //
 // A candidate's sync point is chosen when the bytes from it parse, with a
 // fresh parser, as huntMessages whole messages without error (or, at the
-// end of the direction, at least one). The earliest such point of all
-// candidates wins (list order breaks ties); a point found while another
-// candidate still has undecided bytes before it waits for that candidate,
-// at most until it would leave the window. Bytes before the point stay
-// skipped (proto ""); the stream is decoded from it, and the other
-// direction's window is handed to the parser to resynchronise in.
+// end of the direction, fewer that end where it ends). The earliest such
+// point of all candidates wins (list order breaks ties); a point found
+// while another candidate still has undecided bytes before it waits for
+// that candidate, at most until it would leave the window. What left the
+// windows stays skipped (proto ""); the windows go to the chosen parser:
+// the bytes before the point get its last look (a message that parses
+// there is decoded, what it passes over is its skipped record), the
+// stream is decoded from the point, and the other direction's window is
+// handed to the parser to resynchronise in.
 //
 // Work stays bounded per byte: each candidate resumes its Sync where it
 // stopped, never rescanning what it ruled out, and a candidate that waits
