@@ -83,7 +83,10 @@ const (
 // [ReasonUnknown], but the latest MaxDetect bytes of each direction are
 // held while the content-detected protocols' parsers look for a sync point
 // in them; the first place where one finds a point followed by two whole
-// messages decides the protocol, and the stream is decoded from there.
+// messages decides the protocol, and the stream is decoded from there (the
+// bytes held before it go to the protocol's resync first). Every record
+// carries the capture time of the unit that brought its last byte, however
+// long the stream held it (times.go).
 //
 // Memory is bounded by [Limits] whatever the input; the work per byte is
 // bounded too (a constant times the number of protocols while looking).
