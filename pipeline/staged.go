@@ -40,7 +40,7 @@ type stageEvent struct {
 	kind   stageKind
 	dir    reassembly.Dir
 	noTime bool
-	joined bool // evData: the stream's Joined[dir] when it came
+	joined bool               // evData: the stream's Joined[dir] when it came
 	s      *reassembly.Stream // the second goroutine's copy of the stream
 	t      time.Time
 	off, n int64
