@@ -289,10 +289,14 @@ func (s *Stream) huntChoose(dir Dir, t time.Time, i int, at int64) {
 	d.buf = d.buf[:copy(d.buf, d.buf[h.dirs[dir].head:])]
 	od.buf = od.buf[:copy(od.buf, od.buf[h.dirs[o].head:])]
 	s.choose(h.cands[i])
-	// A window starts at no known boundary, unless it starts the
-	// direction (the parser then reads its start as it would any).
-	d.needSync = d.next > 0 || d.joined
-	od.needSync = od.next > 0 || od.joined
+	// A window starts at no known boundary: the protocol was found
+	// after content detection failed on the directions' first bytes, so
+	// even a window that starts a direction is searched (a true boundary
+	// there is confirmed by the resync as any other). Only the other
+	// direction's bytes not seen yet start at its first message, unless
+	// it was joined mid-way.
+	d.needSync = true
+	od.needSync = od.next > 0 || len(od.buf) > 0 || od.joined
 	if n := int(at - d.next); n > 0 {
 		used := s.run(dir, t, d.buf[:n], false, true)
 		s.ctx.Last = false
