@@ -27,6 +27,9 @@ func (s *Stream) skip(d *dirState, b []byte, reason string) {
 		d.skipReason = reason
 	}
 	d.skipLen += n
+	if n > 0 {
+		d.skipT = d.timeAt(d.next+n-1, d.lastT)
+	}
 	d.next += n
 }
 
@@ -43,7 +46,7 @@ func (s *Stream) flushSkip(dir Dir, t time.Time) {
 	off, n := d.skipOff, d.skipLen
 	d.skipLen = 0
 	d.skipReason = ""
-	s.emitEvent(dir, t, TypeSkipped, off, n, reason)
+	s.emitEvent(dir, d.skipT, TypeSkipped, off, n, reason)
 }
 
 // flushHeld turns everything held for direction dir into records: the
@@ -62,7 +65,7 @@ func (s *Stream) flushHeld(dir Dir, t time.Time, why string) {
 		d.buf = d.buf[:copy(d.buf, d.buf[n:])]
 	}
 	if d.discard > 0 {
-		s.emitEvent(dir, t, TypeSkipped, d.discardOff, d.next-d.discardOff, d.discardReason+" (cut short)")
+		s.emitEvent(dir, d.discardT, TypeSkipped, d.discardOff, d.next-d.discardOff, d.discardReason+" (cut short)")
 		d.discard = 0
 	}
 	if len(d.buf) > 0 {
@@ -85,6 +88,8 @@ func (s *Stream) gap(dir Dir, t time.Time, n int64) {
 	s.flushHeld(dir, t, ReasonBeforeGap)
 	s.emitEvent(dir, t, TypeGap, d.next, n, "")
 	d.next += n
+	d.end = d.next
+	d.dropTimes(d.next)
 	if s.parser != nil {
 		d.needSync = true
 	}
@@ -107,7 +112,7 @@ func (s *Stream) end(dir Dir, t time.Time) {
 	}
 	d.warn = nil
 	d.ended = true
-	d.buf, d.raw = nil, nil // never used again: release them (and their share of a budget)
+	d.buf, d.raw, d.times = nil, nil, nil // never used again: release them (and their share of a budget)
 	if e, ok := s.parser.(Ender); ok && s.dirs[dir^1].ended {
 		s.ctx.Dir, s.ctx.Time = dir, t
 		e.End(&s.ctx)
@@ -192,7 +197,7 @@ func (s *Stream) cutRaw(t time.Time) {
 			continue
 		}
 		if d.discard > 0 {
-			s.emitEvent(dir, t, TypeSkipped, d.discardOff, d.next-d.discardOff, d.discardReason)
+			s.emitEvent(dir, d.discardT, TypeSkipped, d.discardOff, d.next-d.discardOff, d.discardReason)
 			d.discardOff = d.next
 			continue
 		}

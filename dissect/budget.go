@@ -106,7 +106,7 @@ func (s *Stream) heldNow() int64 {
 	}
 	for i := range s.dirs {
 		d := &s.dirs[i]
-		n += int64(cap(d.buf) + cap(d.raw))
+		n += int64(cap(d.buf)+cap(d.raw)) + int64(cap(d.times))*byteTimeSize
 	}
 	return n
 }
@@ -272,10 +272,11 @@ func (s *Stream) giveWay(t time.Time) {
 		}
 		b.keep(d.buf)
 		d.buf = nil
+		d.times, d.th = nil, 0
 		if s.raw && len(d.raw) > 0 && s.err == nil {
 			// The bytes kept for Raw: sent now, as cutRaw does.
 			if d.discard > 0 {
-				s.emitEvent(dir, t, TypeSkipped, d.discardOff, d.next-d.discardOff, d.discardReason)
+				s.emitEvent(dir, d.discardT, TypeSkipped, d.discardOff, d.next-d.discardOff, d.discardReason)
 				d.discardOff = d.next
 			} else {
 				s.flushSkip(dir, t)
@@ -316,6 +317,7 @@ func (s *Stream) dropUnfinished(dir Dir, t time.Time) {
 	d.discardOff = d.next
 	d.discard = d.want - n
 	d.discardReason = reason + "; passed over undecoded"
+	d.discardT = d.timeAt(d.next+n-1, d.lastT)
 	d.next += n
 	d.want = 0
 }

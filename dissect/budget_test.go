@@ -256,8 +256,10 @@ func TestHeldBudgetIdleBuffersGoFirst(t *testing.T) {
 	if n, _ := b.Dropped(); n != 0 {
 		t.Fatalf("%d messages dropped, want none: A's empty buffer goes first%s", n, dump(sink.recs))
 	}
-	if b.Held() > b.Max() || b.Held() != 2*32768 {
-		t.Errorf("%d bytes held, want B's and C's 32 KiB buffers", b.Held())
+	// The buffers, and the capture times of what they hold (one time
+	// range each, some tens of bytes: dissect/times.go).
+	if b.Held() > b.Max() || b.Held() < 2*32768 || b.Held() > 2*32768+2*64 {
+		t.Errorf("%d bytes held, want B's and C's 32 KiB buffers and their time ranges", b.Held())
 	}
 	send(sb, mb[30000:])
 	send(sc, mc[30000:])

@@ -122,5 +122,10 @@ func (s *Stream) choose(e *entry) {
 		s.proto = e.p
 		s.pname = e.info.Proto
 		s.parser = e.p.NewParser(&s.Info)
+		for i := range s.dirs {
+			if d := &s.dirs[i]; d.joined && d.end == 0 {
+				d.needSync = true
+			}
+		}
 	}
 }

@@ -8,17 +8,22 @@ import (
 // This file holds the hunt: what a byte stream (TCP, serial) does when
 // detection found no protocol. Its bytes are skipped with reason
 // [ReasonUnknown], but each direction keeps its latest bytes, a window of
-// at most Limits.MaxDetect bytes plus the bytes just given, in which the
-// parsers of the protocols that detect by content look for a sync point.
+// at most Limits.MaxDetect bytes plus the bytes just given, or up to
+// Limits.MaxSync from the first place a candidate waits on (its messages
+// may be longer than MaxDetect), in which the parsers of the protocols
+// that detect by content look for a sync point.
 //
 // A candidate's sync point is chosen when the bytes from it parse, with a
 // fresh parser, as huntMessages whole messages without error (or, at the
-// end of the direction, at least one). The earliest such point of all
-// candidates wins (list order breaks ties); a point found while another
-// candidate still has undecided bytes before it waits for that candidate,
-// at most until it would leave the window. Bytes before the point stay
-// skipped (proto ""); the stream is decoded from it, and the other
-// direction's window is handed to the parser to resynchronise in.
+// end of the direction, fewer that end where it ends). The earliest such
+// point of all candidates wins (list order breaks ties); a point found
+// while another candidate still has undecided bytes before it waits for
+// that candidate, at most until it would leave the window. What left the
+// windows stays skipped (proto ""); the windows go to the chosen parser:
+// the bytes before the point get its last look (a message that parses
+// there is decoded, what it passes over is its skipped record), the
+// stream is decoded from the point, and the other direction's window is
+// handed to the parser to resynchronise in.
 //
 // Work stays bounded per byte: each candidate resumes its Sync where it
 // stopped, never rescanning what it ruled out, and a candidate that waits
@@ -116,9 +121,25 @@ func (s *Stream) huntScan(dir Dir, t time.Time, final bool) {
 		s.huntChoose(dir, t, best, bestAt)
 		return
 	}
-	if drop := end - int64(s.lim.MaxDetect) - base; drop > 0 {
+	// The window keeps its last MaxDetect bytes, and, up to MaxSync, the
+	// bytes from the first place a candidate waits on (a message longer
+	// than MaxDetect must be whole to be judged).
+	keep := max(int64(s.lim.MaxDetect), min(end-hd.waitsFrom(end), int64(s.lim.MaxSync)))
+	if drop := end - keep - base; drop > 0 {
 		s.huntDrop(dir, drop)
 	}
+}
+
+// waitsFrom returns the first offset a candidate waits on (no sync point
+// found yet, more bytes needed from there), or end.
+func (hd *huntDir) waitsFrom(end int64) int64 {
+	w := end
+	for _, a := range hd.at {
+		if a.found < 0 && a.pos < w {
+			w = a.pos
+		}
+	}
+	return w
 }
 
 // pendingBefore reports whether a candidate may still find a sync point
@@ -139,7 +160,10 @@ func (s *Stream) huntAdvance(i int, dir Dir, t time.Time, win []byte, base int64
 	h := s.hunt
 	a := &h.dirs[dir].at[i]
 	c := &h.ctx
-	c.Dir, c.Time, c.Final = dir, t, false
+	// At the end of the direction Sync judges what it would have waited
+	// on (Ctx.Last).
+	c.Dir, c.Time, c.Final, c.Last = dir, t, false, final
+	defer func() { c.Last = false }()
 	end := base + int64(len(win))
 	for a.pos < end {
 		b := win[a.pos-base:]
@@ -156,8 +180,8 @@ func (s *Stream) huntAdvance(i int, dir Dir, t time.Time, win []byte, base int64
 			}
 			break
 		}
-		// A sync point, or at the end of the direction the place Sync
-		// would have judged with more bytes: try it.
+		// A sync point, or at the end of the direction the place a Sync
+		// that does not judge at the end would have waited on: try it.
 		at := a.pos + int64(k)
 		v, need := s.trial(i, dir, win[at-base:], at, final)
 		switch v {
@@ -179,7 +203,8 @@ func (s *Stream) huntAdvance(i int, dir Dir, t time.Time, win []byte, base int64
 
 // trial parses b, the window from stream offset at, with a fresh parser of
 // candidate i: accept when huntMessages whole messages parse (at the end
-// of the direction, one is enough); undecided when more bytes are needed,
+// of the direction, fewer that end exactly where it ends: a message cut
+// short by the end proves nothing); undecided when more bytes are needed,
 // with the window end at which to look again (0: unknown); reject on an
 // error. Only the trial parser sees these bytes; a protocol's shared state
 // (see [Protocol]) may learn from them.
@@ -202,7 +227,7 @@ func (s *Stream) trial(i int, dir Dir, b []byte, at int64, final bool) (verdict,
 			n++
 		case errors.Is(err, ErrNeedMore) && m <= s.lim.MaxMessage:
 			switch {
-			case final && n > 0:
+			case final && n > 0 && off == len(b):
 				return accept, 0
 			case final:
 				return reject, 0
@@ -244,27 +269,43 @@ func (s *Stream) huntFlush(dir Dir) {
 	hd.head = 0
 }
 
-// huntChoose decodes the stream as candidate i from offset at of dir.
+// huntChoose decodes the stream as candidate i, found at offset at of
+// dir. The windows of both directions go to the protocol's parser to
+// resynchronise in: in dir, the bytes before at get a last look (as at
+// the end of the data: a message that parses before at is decoded), and
+// decoding goes on from at; the other direction's window is searched as
+// after a gap. The bytes the parser passes over are the protocol's
+// skipped records; what left the windows before is skipped with reason
+// [ReasonUnknown].
 func (s *Stream) huntChoose(dir Dir, t time.Time, i int, at int64) {
 	h := s.hunt
 	s.hunt = nil
 	o := dir ^ 1
 	d, od := &s.dirs[dir], &s.dirs[o]
-	if n := at - d.next; n > 0 {
-		head := h.dirs[dir].head
-		s.skip(d, d.buf[head:head+int(n)], ReasonUnknown)
-		h.dirs[dir].head += int(n)
-	}
-	// The bytes before the sync point, in both directions, are records of
-	// a stream whose protocol was unknown: flush them before choosing.
+	// The bytes that left the windows, in both directions, are records
+	// of a stream whose protocol was unknown: flush them before choosing.
 	s.flushSkip(dir, t)
 	s.flushSkip(o, t)
 	d.buf = d.buf[:copy(d.buf, d.buf[h.dirs[dir].head:])]
 	od.buf = od.buf[:copy(od.buf, od.buf[h.dirs[o].head:])]
 	s.choose(h.cands[i])
-	// The other direction's window starts at no known boundary, unless
-	// nothing of it was seen yet.
-	od.needSync = od.next > 0 || len(od.buf) > 0
+	// A window starts at no known boundary: the protocol was found
+	// after content detection failed on the directions' first bytes, so
+	// even a window that starts a direction is searched (a true boundary
+	// there is confirmed by the resync as any other). Only the other
+	// direction's bytes not seen yet start at its first message, unless
+	// it was joined mid-way.
+	d.needSync = true
+	od.needSync = od.next > 0 || len(od.buf) > 0 || od.joined
+	if n := int(at - d.next); n > 0 {
+		used := s.run(dir, t, d.buf[:n], false, true)
+		s.ctx.Last = false
+		if used < n {
+			s.skip(d, d.buf[used:n], "")
+		}
+		d.buf = d.buf[:copy(d.buf, d.buf[n:])]
+	}
+	d.needSync = false
 	s.feed(dir, t, nil)
 	if len(od.buf) > 0 && s.err == nil {
 		s.feed(o, t, nil)

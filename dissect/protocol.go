@@ -54,8 +54,13 @@ type StreamInfo struct {
 type Ctx struct {
 	Stream *StreamInfo
 	Dir    Dir
-	Offset int64     // stream offset of b[0] in this direction
-	Time   time.Time // capture time of the unit being processed
+	Offset int64 // stream offset of b[0] in this direction
+	// Time is the capture time of the unit being processed; in Parse, of
+	// the unit that brought the last byte of the bytes offered, which for
+	// bytes held from earlier units (a resync, the hunt) is offered up to
+	// the end of each unit in turn (times.go): a message is parsed with
+	// the time of the unit that completed it.
+	Time time.Time
 	// Final is true when b ends where the transport ends a unit: the end of a
 	// UDP datagram. A parser that reads "to the end" may use all of b.
 	Final bool

@@ -83,7 +83,10 @@ const (
 // [ReasonUnknown], but the latest MaxDetect bytes of each direction are
 // held while the content-detected protocols' parsers look for a sync point
 // in them; the first place where one finds a point followed by two whole
-// messages decides the protocol, and the stream is decoded from there.
+// messages decides the protocol, and the stream is decoded from there (the
+// bytes held before it go to the protocol's resync first). Every record
+// carries the capture time of the unit that brought its last byte, however
+// long the stream held it (times.go).
 //
 // Memory is bounded by [Limits] whatever the input; the work per byte is
 // bounded too (a constant times the number of protocols while looking).
@@ -137,15 +140,26 @@ type dirState struct {
 	skipOff    int64 // pending skipped run [skipOff, skipOff+skipLen)
 	skipLen    int64
 	skipReason string
+	skipT      time.Time // capture time of the unit that brought the run's last byte
+
+	end   int64      // stream offset past the last byte given
+	lastT time.Time  // capture time of the unit that brought the last byte given
+	times []byteTime // capture times of the held bytes of earlier units (times.go)
+	th    int        // times[:th] are spent
+	// shortEnd: a parse of the message at shortAt said it ends past
+	// shortEnd-1 (times.go)
+	shortAt, shortEnd int64
 
 	want int64 // with bytes in buf and no resync: the length the parser said the message has (0: unknown)
 
 	discard       int64 // bytes of an oversize message still to pass
 	discardOff    int64
 	discardReason string
+	discardT      time.Time // capture time of the unit that brought the last byte passed
 
 	needSync bool
 	ended    bool
+	joined   bool // Stream.Joined: the first byte need not start a message
 
 	// raw holds, with StreamOptions.Raw, the bytes of the pending skipped
 	// run or of the oversize message being passed over (never both: the
@@ -224,6 +238,22 @@ func (s *Stream) Counts() *TypeCounts {
 	return s.counts
 }
 
+// Joined tells that direction dir was joined mid-way (a capture that
+// started inside a TCP connection): its first byte need not start a
+// message, so its parser looks for one there as after a gap, and
+// decodes from the first place where messages parse. Call it before the
+// direction's first bytes; later it does nothing.
+func (s *Stream) Joined(dir Dir) {
+	d := &s.dirs[dir]
+	if d.end > 0 || d.ended || s.detecting && s.heldBytes[dir] > 0 {
+		return
+	}
+	d.joined = true
+	if s.parser != nil {
+		d.needSync = true
+	}
+}
+
 // Data gives the next contiguous bytes of direction dir. data is not kept.
 func (s *Stream) Data(dir Dir, t time.Time, data []byte) {
 	if s.err != nil || len(data) == 0 {
@@ -292,6 +322,19 @@ func (s *Stream) feed(dir Dir, t time.Time, data []byte) {
 	if d.ended {
 		return
 	}
+	if len(data) > 0 {
+		d.lastT = t
+		d.end += int64(len(data))
+	}
+	s.feedBytes(d, dir, t, data)
+	if len(data) > 0 && (d.end > d.next || d.th < len(d.times)) {
+		d.noteTime(t) // the held bytes keep their time (times.go)
+	}
+}
+
+// feedBytes is feed's framing: past an oversize message, then through
+// the parser or the hunt.
+func (s *Stream) feedBytes(d *dirState, dir Dir, t time.Time, data []byte) {
 	if d.discard > 0 {
 		k := min(int64(len(data)), d.discard)
 		if s.raw {
@@ -299,6 +342,7 @@ func (s *Stream) feed(dir Dir, t time.Time, data []byte) {
 		}
 		d.discard -= k
 		d.next += k
+		d.discardT = t
 		data = data[k:]
 		if d.discard == 0 {
 			s.emitEvent(dir, t, TypeSkipped, d.discardOff, d.next-d.discardOff, d.discardReason)
@@ -362,6 +406,8 @@ func (s *Stream) datagram(dir Dir, t time.Time, data []byte) {
 	if d.ended {
 		return
 	}
+	d.lastT = t
+	d.end += int64(len(data))
 	if s.parser == nil {
 		s.skip(d, data, ReasonUnknown)
 		return
@@ -412,18 +458,36 @@ func (s *Stream) run(dir Dir, t time.Time, b []byte, final, last bool) int {
 				return i
 			}
 		}
-		s.rec.Reset()
 		c.Offset = d.next
-		n, err := s.parser.Parse(c, rest)
+		var n int
+		var err error
+		mt := t // the time of the unit that completed the message
+		// Held bytes with their times, unless they start a message the
+		// parser said ends in this unit's bytes.
+		if d.th < len(d.times) && (d.shortAt != d.next || d.shortEnd <= d.times[len(d.times)-1].end) {
+			n, err = s.parseTimed(d, rest, t)
+			c.Time = t
+			if err == nil && n > 0 && n <= len(rest) {
+				// A parser may frame a message only once bytes after it
+				// confirm it: the message's own last byte says when.
+				mt = d.timeAt(d.next+int64(n)-1, t)
+			}
+		} else {
+			s.rec.Reset()
+			n, err = s.parser.Parse(c, rest)
+		}
 		needMore := err != nil && errors.Is(err, ErrNeedMore) // once: errors.Is costs, per byte in 1-byte segments
 		switch {
 		case err == nil && n > 0 && n <= len(rest):
 			if d.skipLen > 0 {
 				s.flushSkip(dir, t)
 			}
-			s.emitMessage(dir, t, d.next, rest[:n])
+			s.emitMessage(dir, mt, d.next, rest[:n])
 			d.next += int64(n)
 			i += n
+			if d.th < len(d.times) {
+				d.dropTimes(d.next) // the next messages take the fast path
+			}
 		case needMore && final:
 			reason := fmt.Sprintf("%s: truncated message at offset %d: the datagram ends after %d of its bytes", s.pname, d.next, len(rest))
 			s.skip(d, rest, reason)
@@ -439,10 +503,11 @@ func (s *Stream) run(dir Dir, t time.Time, b []byte, final, last bool) int {
 			d.discardOff = d.next
 			d.discard = int64(n - take)
 			d.discardReason = fmt.Sprintf("%s: message of %d bytes at offset %d exceeds the %d-byte limit; passed over undecoded", s.pname, n, d.next, s.lim.MaxMessage)
+			d.discardT = d.timeAt(d.next+int64(take)-1, t)
 			d.next += int64(take)
 			i += take
 			if d.discard == 0 {
-				s.emitEvent(dir, t, TypeSkipped, d.discardOff, int64(n), d.discardReason)
+				s.emitEvent(dir, d.discardT, TypeSkipped, d.discardOff, int64(n), d.discardReason)
 			}
 			return i
 		case needMore && len(rest) > s.lim.MaxMessage:
@@ -452,6 +517,7 @@ func (s *Stream) run(dir Dir, t time.Time, b []byte, final, last bool) int {
 			d.want = 0
 			if n > len(rest) {
 				d.want = int64(n)
+				d.shortAt, d.shortEnd = d.next, d.next+int64(n) // parseTimed starts there
 			}
 			return i
 		default:

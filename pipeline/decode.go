@@ -60,6 +60,7 @@ type decoder struct {
 type streamState struct {
 	ds     *dissect.Stream
 	closed [2]bool
+	joined [2]bool // the dissector was told reassembly.Stream.Joined
 }
 
 func newDecoder(cfg *Config) *decoder {
@@ -249,6 +250,10 @@ func (h *handler) check(st *streamState) {
 
 func (h *handler) Data(s *reassembly.Stream, dir reassembly.Dir, t time.Time, data []byte) {
 	if st, _ := s.User.(*streamState); st != nil {
+		if s.Joined[dir] && !st.joined[dir] {
+			st.joined[dir] = true
+			st.ds.Joined(dir)
+		}
 		st.ds.Data(dir, t, data)
 		h.check(st)
 	}

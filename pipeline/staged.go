@@ -40,6 +40,7 @@ type stageEvent struct {
 	kind   stageKind
 	dir    reassembly.Dir
 	noTime bool
+	joined bool               // evData: the stream's Joined[dir] when it came
 	s      *reassembly.Stream // the second goroutine's copy of the stream
 	t      time.Time
 	off, n int64
@@ -91,7 +92,7 @@ func (g *stager) Open(s *reassembly.Stream, t time.Time) {
 }
 
 func (g *stager) Data(s *reassembly.Stream, dir reassembly.Dir, t time.Time, data []byte) {
-	g.add(stageEvent{kind: evData, s: copyOf(s), dir: dir, t: t}, data)
+	g.add(stageEvent{kind: evData, s: copyOf(s), dir: dir, t: t, joined: s.Joined[dir]}, data)
 }
 
 func (g *stager) Datagram(s *reassembly.Stream, dir reassembly.Dir, t time.Time, data []byte) {
@@ -122,6 +123,7 @@ func dissectEvents(d *decoder, full <-chan *stageBatch, free chan<- *stageBatch)
 			case evOpen:
 				h.Open(e.s, e.t)
 			case evData:
+				e.s.Joined[e.dir] = e.joined
 				h.Data(e.s, e.dir, e.t, b.data[e.off:e.off+e.n])
 			case evDatagram:
 				h.Datagram(e.s, e.dir, e.t, b.data[e.off:e.off+e.n])

@@ -83,6 +83,11 @@ type StreamID struct {
 // Stream is one TCP connection, UDP flow or serial link.
 type Stream struct {
 	StreamID
+	// Joined[d] is set, before direction d's first Data, when the
+	// capture joined that direction mid-way: its first bytes came with
+	// neither its SYN nor a SYN-ACK that says where it starts, so they
+	// need not start a message.
+	Joined [2]bool
 	// User is for the Handler's own state.
 	User any
 }

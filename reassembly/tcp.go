@@ -233,6 +233,7 @@ func (a *Assembler) tcp(pk *packet, t time.Time) {
 func (a *Assembler) segment(c *conn, d Dir, h *half, t time.Time, seq uint32, data []byte, plen int, fin bool) {
 	if !h.started {
 		h.started, h.base, h.off = true, seq, 0
+		c.s.Joined[d] = true
 	}
 	if len(data) > plen {
 		data = data[:plen]

@@ -459,8 +459,9 @@ func TestProtocolsCommand(t *testing.T) {
 
 // A capture joined mid-stream (no handshake) is decoded from the first
 // place where Deltarobot messages parse again, also without -d: the bytes
-// before it are skipped as an unknown protocol, every byte accounted for.
-// With -d the same messages are decoded.
+// before it are skipped, every byte accounted for, and once the protocol
+// is known the skipped record names it (issue 31). With -d the same
+// messages are decoded.
 func TestDecodeAsMidStream(t *testing.T) {
 	f := filepath.Join(pcapDir, "deltarobot_midstream.pcap")
 	count := func(args ...string) (positions int, recs []jsonRecord) {
@@ -481,8 +482,8 @@ func TestDecodeAsMidStream(t *testing.T) {
 	if auto == 0 {
 		t.Fatal("without -d, no position was decoded after the sync point")
 	}
-	if recs[0].Type != "skipped" || *recs[0].Proto != "" {
-		t.Errorf("the first record is %s/%s, want the bytes before the sync point skipped as unknown", *recs[0].Proto, recs[0].Type)
+	if recs[0].Type != "skipped" || *recs[0].Proto != "deltarobot" || !strings.Contains(string(recs[0].Fields), `"deltarobot: bytes passed over while resynchronising"`) {
+		t.Errorf("the first record is %s/%s %s, want the bytes before the sync point skipped by deltarobot's resync", *recs[0].Proto, recs[0].Type, recs[0].Fields)
 	}
 	forced, _ := count("-d", "tcp.port==4000,deltarobot")
 	if forced < auto {

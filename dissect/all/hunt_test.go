@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/netip"
+	"strings"
 	"testing"
 	"time"
 
@@ -95,10 +96,30 @@ func check(t *testing.T, what string, recs []*dissect.Record, size, from int64, 
 	}
 }
 
-// unknownThen is the records of a direction that starts with g bytes of
-// unknown protocol, then msgs.
-func unknownThen(g int64, msgs []rec) []rec {
-	return append([]rec{{"", dissect.TypeSkipped, 0, g}}, msgs...)
+// checkJoined fails t unless the records of one direction tile size
+// bytes, are exactly want from offset g on, and before g are skipped: the
+// bytes that left the hunt's window with reason [dissect.ReasonUnknown]
+// (proto ""), then those the protocol's resync passed over once the hunt
+// found it (proto, the reason naming it).
+func checkJoined(t *testing.T, what string, recs []*dissect.Record, size, g int64, proto string, want []rec) {
+	t.Helper()
+	check(t, what, recs, size, g, want)
+	known := false
+	for _, r := range recs {
+		if r.Offset >= g {
+			break
+		}
+		reason, _ := r.Fields.Get("reason")
+		switch {
+		case r.Type != dissect.TypeSkipped:
+			t.Fatalf("%s: %s before the first message at %d", what, dissecttest.DescribeRecord(r), g)
+		case r.Proto == "" && !known && reason.Str() == dissect.ReasonUnknown:
+		case r.Proto == proto && strings.HasPrefix(reason.Str(), proto+": "):
+			known = true
+		default:
+			t.Fatalf("%s: %s %s before the first message at %d: want skipped, unknown protocol then %s's", what, r.Proto, dissecttest.DescribeRecord(r), g, proto)
+		}
+	}
 }
 
 func deltaSession(rng *rand.Rand) ([]byte, []deltaenc.Message, error) {
@@ -147,7 +168,7 @@ func TestHuntDeltarobot(t *testing.T) {
 				want = append(want, rec{"deltarobot", m.Type, int64(len(noise)) + m.Offset, m.Length})
 			}
 			got := run(t, info, [2][]byte{in}, seed)
-			check(t, fmt.Sprintf("%s seed %d", info.Transport, seed), got[0], int64(len(in)), 0, unknownThen(int64(len(noise)), want))
+			checkJoined(t, fmt.Sprintf("%s seed %d", info.Transport, seed), got[0], int64(len(in)), int64(len(noise)), "deltarobot", want)
 		}
 	}
 }
@@ -167,7 +188,7 @@ func TestHuntDeltarobotMidMessage(t *testing.T) {
 		want = append(want, rec{"deltarobot", m.Type, m.Offset - cut, m.Length})
 	}
 	got := run(t, serialStream(), [2][]byte{wire[cut:]}, 3)
-	check(t, "mid-message", got[0], int64(len(wire))-cut, 0, unknownThen(7, want))
+	checkJoined(t, "mid-message", got[0], int64(len(wire))-cut, 7, "deltarobot", want)
 }
 
 // TestHuntHandControl: a prosthesis link joined mid-way, serial and TCP:
@@ -202,7 +223,7 @@ func TestHuntHandControl(t *testing.T) {
 			}
 			what := fmt.Sprintf("%s seed %d", info.Transport, seed)
 			got := run(t, info, [2][]byte{in[0]}, seed)
-			check(t, what+" host only", got[0], int64(len(in[0])), 0, unknownThen(int64(len(noise)), want[0]))
+			checkJoined(t, what+" host only", got[0], int64(len(in[0])), int64(len(noise)), "handcontrol", want[0])
 
 			ack := handcontrolenc.MustFrame(handcontrolenc.CodeACK, nil)
 			in[1] = append(in[1], ack[len(ack)-5:]...) // the tail of a frame
@@ -257,7 +278,7 @@ func TestHuntVRPN(t *testing.T) {
 			in = append(in, m...)
 		}
 		got := run(t, tcpStream(4500), [2][]byte{in}, seed)
-		check(t, fmt.Sprintf("seed %d", seed), got[0], int64(len(in)), 0, unknownThen(int64(len(noise)), want))
+		checkJoined(t, fmt.Sprintf("seed %d", seed), got[0], int64(len(in)), int64(len(noise)), "vrpn", want)
 	}
 }
 

@@ -470,16 +470,25 @@ const (
 // chain judges whether a message boundary is at b[0]: accept when the
 // messages framed from there are chainLen complete known messages or include
 // a complete, correct protocol_magic; reject as soon as a byte rules it out;
-// undecided when b ends first.
-func chain(b []byte) int {
+// undecided when b ends first. With last (no byte follows b: the end of
+// the direction or a gap), a chain of at least two complete known
+// messages that ends exactly where b ends is accepted too, and one that
+// b cuts short is rejected.
+func chain(b []byte, last bool) int {
 	p := 0
-	for range chainLen {
+	for i := range chainLen {
 		switch len(b) - p {
 		case 0:
+			if last && i >= 2 {
+				return accept
+			}
+			if last {
+				return reject
+			}
 			return undecided
 		case 1:
 			if knownLow(b[p]) {
-				return undecided
+				return cut(last)
 			}
 			return reject
 		}
@@ -490,7 +499,7 @@ func chain(b []byte) int {
 		hdr, n, varLen, _ := frame(id)
 		if varLen {
 			if len(b)-p < 6 {
-				return undecided
+				return cut(last)
 			}
 			v := le32(b[p+2:])
 			if v > maxVarLen {
@@ -500,7 +509,7 @@ func chain(b []byte) int {
 		}
 		end := p + hdr + n
 		if end > len(b) {
-			return undecided
+			return cut(last)
 		}
 		if id == idMagic && string(b[p:end]) == string(magicBytes[:]) {
 			return accept
@@ -508,6 +517,14 @@ func chain(b []byte) int {
 		p = end
 	}
 	return accept
+}
+
+// cut is chain's answer when b ends inside a message.
+func cut(last bool) int {
+	if last {
+		return reject
+	}
+	return undecided
 }
 
 // Sync returns the first offset of b where a chain is accepted, or the first
@@ -518,13 +535,13 @@ func chain(b []byte) int {
 // holds the bytes from the offset Sync answered, so an offset ruled out is
 // never looked at again, and the undecided one costs at most chainLen
 // headers per call (chain skips message contents without reading them).
-func (p *parser) Sync(_ *dissect.Ctx, b []byte) (int, bool) {
+func (p *parser) Sync(c *dissect.Ctx, b []byte) (int, bool) {
 	for i := range b {
 		if !knownLow(b[i]) {
 			continue
 		}
 		p.examined++
-		switch chain(b[i:]) {
+		switch chain(b[i:], c.Last) {
 		case accept:
 			return i, true
 		case undecided:

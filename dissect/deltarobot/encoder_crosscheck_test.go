@@ -188,12 +188,16 @@ type ccRttWant struct {
 // rtt_ms is expected and its value: the ping record with the same id must
 // have been emitted by an earlier delivery than the pong. A record is
 // emitted by the delivery holding its byte Ready-1 (its last byte, or the
-// last byte of the chain the decoder resynchronised on).
+// last byte of the chain the decoder resynchronised on), but it is parsed
+// and stamped with the time of the delivery holding its own last byte:
+// rtt_ms is the difference of those.
 func ccExpectRTT(truth [2][]deltaenc.Message, p []ccDelivery) map[int64]ccRttWant {
 	pingAt := map[uint64]int{}
+	pingEnd := map[uint64]int{}
 	for _, m := range truth[deltaenc.Server] {
 		if m.Type == deltaenc.TypePing {
 			pingAt[m.PingID] = ccCompletes(p, deltaenc.Server, m.Ready-1)
+			pingEnd[m.PingID] = ccCompletes(p, deltaenc.Server, m.Offset+m.Length-1)
 		}
 	}
 	out := map[int64]ccRttWant{}
@@ -207,7 +211,8 @@ func ccExpectRTT(truth [2][]deltaenc.Message, p []ccDelivery) map[int64]ccRttWan
 			out[m.Offset] = ccRttWant{}
 			continue
 		}
-		out[m.Offset] = ccRttWant{want: true, ms: float64(p[q].at-p[i].at) / float64(time.Millisecond)}
+		qe, ie := ccCompletes(p, deltaenc.Client, m.Offset+m.Length-1), pingEnd[m.PingID]
+		out[m.Offset] = ccRttWant{want: true, ms: float64(p[qe].at-p[ie].at) / float64(time.Millisecond)}
 	}
 	return out
 }

@@ -190,8 +190,9 @@ var scenarios = []scenario{
 		},
 	},
 	{
-		// After a bad size id only two messages follow before the end: the
-		// resync never becomes sure, and they are passed over.
+		// After a bad size id only two messages follow before the end: at
+		// the end a chain of two that ends exactly where the stream ends
+		// is taken (the end is the third boundary).
 		name: "stream ends while resynchronising",
 		evs: []event{
 			{Dir: 0, At: t0, Data: cat(vMagic, vVersion, h("0a 77"), vPosition, vDirection)},
@@ -201,7 +202,24 @@ var scenarios = []scenario{
 		wants: []want{
 			{dir: 0, typ: "protocol_magic", off: 0, len: 10},
 			{dir: 0, typ: "protocol_version", off: 10, len: 6},
-			{dir: 0, typ: dissect.TypeSkipped, off: 16, len: 38, reason: "size id 0x7"},
+			{dir: 0, typ: dissect.TypeSkipped, off: 16, len: 2, reason: "size id 0x7"},
+			{dir: 0, typ: "actuator_position", off: 18, len: 18},
+			{dir: 0, typ: "current_direction", off: 36, len: 18},
+		},
+	},
+	{
+		// The same, but the end cuts the second message short: nothing
+		// is sure, and the bytes are passed over.
+		name: "stream ends inside the resync's second message",
+		evs: []event{
+			{Dir: 0, At: t0, Data: cat(vMagic, vVersion, h("0a 77"), vPosition, vDirection[:17])},
+			{Dir: 0, At: t0},
+		},
+		size: [2]int64{53, 0},
+		wants: []want{
+			{dir: 0, typ: "protocol_magic", off: 0, len: 10},
+			{dir: 0, typ: "protocol_version", off: 10, len: 6},
+			{dir: 0, typ: dissect.TypeSkipped, off: 16, len: 37, reason: "size id 0x7"},
 		},
 	},
 	{

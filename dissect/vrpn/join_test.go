@@ -496,3 +496,49 @@ func FuzzJoin(f *testing.F) {
 		}
 	})
 }
+
+// TestJoinedAtTheCookie: a direction joined mid-way (dissect.Stream.Joined:
+// no SYN was captured) whose first byte is its cookie, as when a capture
+// missed only the handshake, is decoded as if its start had been seen:
+// the cookie is a boundary to the resync. Cut one byte later, the cookie
+// is skipped and the resync decodes the messages after it.
+func TestJoinedAtTheCookie(t *testing.T) {
+	sess := builtSession(0, false)
+	reg, _ := registry(t)
+	whole := decodeJoin(t, reg, sess, nil)
+	for _, cut := range []int{0, 1} {
+		for _, seg := range [][]int{nil, {1}, {7}} {
+			var got []joinRecord
+			sink := dissect.SinkFunc(func(r *dissect.Record) error {
+				got = append(got, joinRecordOf(r))
+				return nil
+			})
+			st := dissect.NewStream(newTCP(t).info, reg, sink, dissect.StreamOptions{Decode: true})
+			st.Joined(0)
+			t0 := time.Unix(1795306127, 0)
+			data := sess[cut:]
+			for i, c := 0, 0; i < len(data); c++ {
+				n := len(data) - i
+				if len(seg) > 0 {
+					n = min(seg[c%len(seg)], n)
+				}
+				st.Data(0, t0, data[i:i+n])
+				i += n
+			}
+			st.End(0, t0)
+			want := whole
+			if cut == 1 {
+				// The cookie's rest is skipped; every message after it
+				// is decoded (offsets one less).
+				want = []joinRecord{{typ: dissect.TypeSkipped, off: 0, n: cookieLen - 1}}
+				for _, r := range whole[1:] {
+					r.off--
+					want = append(want, r)
+				}
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("cut %d, segments %v: %s, want %s", cut, seg, describeJoin(got), describeJoin(want))
+			}
+		}
+	}
+}

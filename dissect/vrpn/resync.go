@@ -374,6 +374,14 @@ func (s *scan) compact() {
 // and a waiting candidate's run again only when the bytes it waits for
 // have come.
 func (p *parser) syncStream(c *dissect.Ctx, b []byte) (int, bool) {
+	if c.Offset == 0 {
+		// A direction joined at its very start (a capture that missed
+		// only the handshake): the cookie is a boundary.
+		n := min(len(b), len(magic))
+		if n > 0 && string(b[:n]) == magic[:n] {
+			return 0, n == len(magic) || c.Last
+		}
+	}
 	d := &p.dirs[c.Dir]
 	s := &d.scan
 	off, end := c.Offset, c.Offset+int64(len(b))

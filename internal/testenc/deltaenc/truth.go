@@ -35,9 +35,11 @@ type Message struct {
 	// Ready is the offset up to which the direction's bytes must have been
 	// seen before the decoder can emit this message: its end, or, for the
 	// first messages after a skipped run or a gap, the end of the chain
-	// that lets the decoder resynchronise (see [FirstSync]). The record's
-	// time is that of the unit holding byte Ready-1, which matters for a
-	// ping and its pong's rtt_ms. Events have Ready == End().
+	// that lets the decoder resynchronise (see [FirstSync]). It says when
+	// the record is emitted (a pong is matched only to a ping emitted
+	// before it); the record's time is that of the unit holding its own
+	// last byte, End()-1, which rtt_ms is computed from. Events have
+	// Ready == End().
 	Ready int64
 }
 
