@@ -334,6 +334,7 @@ type PcapWriter struct {
 	nanos bool
 	hdr   [pcapRecordHeaderLen]byte
 	err   error
+	n     int64 // bytes written, buffered ones included
 }
 
 // pcapWriterSnaplen is the snaplen PcapWriter declares and enforces.
@@ -357,8 +358,12 @@ func NewPcapWriter(w io.Writer, lt LinkType, nanos bool) (*PcapWriter, error) {
 	if _, err := pw.w.Write(b[:]); err != nil {
 		return nil, err
 	}
+	pw.n = pcapFileHeaderLen
 	return pw, nil
 }
+
+// Size returns the bytes written so far, those still buffered included.
+func (pw *PcapWriter) Size() int64 { return pw.n }
 
 // WritePacket writes p as one record: its time (rounded down to the
 // file's resolution), captured bytes and original length (at least
@@ -397,6 +402,7 @@ func (pw *PcapWriter) WritePacket(p *Packet) error {
 	if _, err := pw.w.Write(p.Data); err != nil {
 		pw.err = err
 	}
+	pw.n += int64(len(b) + len(p.Data))
 	return pw.err
 }
 

@@ -22,9 +22,12 @@ import (
 type PacketWriter struct {
 	path   string
 	f      *diskCounter
-	w      *capture.PcapngWriter
-	ifaces map[[2]int]int // (file, interface) → output interface
-	n      int64          // packets written whole to the file
+	format string                // "pcapng" or "pcap"
+	w      packetFile            // nil for pcap until its first packet
+	ng     *capture.PcapngWriter // the pcapng file, its interfaces
+	ifaces map[[2]int]int        // (file, interface) → output interface
+	lt     capture.LinkType      // pcap: the file's link type
+	n      int64                 // packets written whole to the file
 	// ends holds the end offsets of the packets still buffered (from
 	// head), at most a buffer's worth.
 	ends []int64
@@ -33,12 +36,13 @@ type PacketWriter struct {
 
 // diskCounter counts the bytes the file took.
 type diskCounter struct {
-	f *os.File
+	w io.Writer
+	c io.Closer // the file; nil for stdout, which is not ours to close
 	n int64
 }
 
 func (d *diskCounter) Write(b []byte) (int, error) {
-	n, err := d.f.Write(b)
+	n, err := d.w.Write(b)
 	d.n += int64(n)
 	return n, err
 }
@@ -55,37 +59,77 @@ func (pw *PacketWriter) settle() {
 	}
 }
 
-// CreatePacketWriter creates the file at path and writes its section
-// header.
-func CreatePacketWriter(path string) (*PacketWriter, error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, err // *PathError: it names the file
+// packetFile is a capture file being written: pcapng or pcap.
+type packetFile interface {
+	WritePacket(p *capture.Packet) error
+	Flush() error
+	Size() int64
+}
+
+// CreatePacketWriter creates the file at path (for "-", writes to
+// stdout) in format ("pcapng", or "pcap": one link type, nanosecond
+// times, its header written with the first packet) and, for pcapng,
+// writes its section header.
+func CreatePacketWriter(path, format string, stdout io.Writer) (*PacketWriter, error) {
+	if format != "pcapng" && format != "pcap" {
+		return nil, fmt.Errorf("-F %s: want pcapng or pcap", format)
 	}
-	d := &diskCounter{f: f}
-	w, err := capture.NewPcapngWriter(d)
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("%s: %w", path, err)
+	d := &diskCounter{w: stdout}
+	if path != "-" {
+		f, err := os.Create(path)
+		if err != nil {
+			return nil, err // *PathError: it names the file
+		}
+		d.w, d.c = f, f
 	}
-	return &PacketWriter{path: path, f: d, w: w, ifaces: map[[2]int]int{}}, nil
+	pw := &PacketWriter{path: path, f: d, format: format, ifaces: map[[2]int]int{}}
+	if path == "-" {
+		pw.path = "stdout"
+	}
+	if format == "pcapng" {
+		ng, err := capture.NewPcapngWriter(d)
+		if err != nil {
+			pw.closeFile()
+			return nil, fmt.Errorf("%s: %w", pw.path, err)
+		}
+		pw.w, pw.ng = ng, ng
+	}
+	return pw, nil
+}
+
+// closeFile closes the file, not stdout.
+func (pw *PacketWriter) closeFile() error {
+	if pw.f.c == nil {
+		return nil
+	}
+	return pw.f.c.Close()
 }
 
 // Write writes p, read from the file numbered file (from 1, in the order
 // given) of the run.
 func (pw *PacketWriter) Write(file int, p *capture.Packet) error {
-	k := [2]int{file, p.Interface}
-	id, ok := pw.ifaces[k]
-	if !ok {
-		var err error
-		id, err = pw.w.AddInterface(p.InterfaceName, p.LinkType, 0)
+	q := *p
+	if pw.ng != nil {
+		k := [2]int{file, p.Interface}
+		id, ok := pw.ifaces[k]
+		if !ok {
+			var err error
+			id, err = pw.ng.AddInterface(p.InterfaceName, p.LinkType, 0)
+			if err != nil {
+				return fmt.Errorf("%s: %w", pw.path, err)
+			}
+			pw.ifaces[k] = id
+		}
+		q.Interface = id
+	} else if pw.w == nil {
+		w, err := capture.NewPcapWriter(pw.f, p.LinkType, true)
 		if err != nil {
 			return fmt.Errorf("%s: %w", pw.path, err)
 		}
-		pw.ifaces[k] = id
+		pw.w, pw.lt = w, p.LinkType
+	} else if p.LinkType != pw.lt {
+		return fmt.Errorf("%s: -F pcap holds one link type: a packet of link type %d after packets of link type %d (-F pcapng holds both)", pw.path, p.LinkType, pw.lt)
 	}
-	q := *p
-	q.Interface = id
 	err := pw.w.WritePacket(&q)
 	pw.ends = append(pw.ends, pw.w.Size())
 	pw.settle()
@@ -104,9 +148,12 @@ func (pw *PacketWriter) Path() string { return pw.path }
 
 // Close flushes and closes the file.
 func (pw *PacketWriter) Close() error {
-	err := pw.w.Flush()
+	var err error
+	if pw.w != nil {
+		err = pw.w.Flush()
+	}
 	pw.settle()
-	if cerr := pw.f.f.Close(); err == nil {
+	if cerr := pw.closeFile(); err == nil {
 		err = cerr
 	}
 	if err != nil {

@@ -15,7 +15,7 @@ import (
 )
 
 // writeUsage is the help of -w: live capture, and files (cut.go).
-const writeUsage = "save packets to this pcapng file. Live (-i): every packet captured, the records printed as well. " +
+const writeUsage = "save packets to this pcapng file (-: stdout, not a terminal; -F pcap for classic pcap). Live (-i): every packet captured, the records printed as well. " +
 	"Files (-r), instead of printing the records: without -Y a copy of the packets (those -f lets through), as " +
 	"tshark -r IN -w OUT does; with -Y the packets that carried the records the filter passes, with what they need " +
 	"to decode the same again (their streams' handshakes, VRPN's cookie and names), so that 'dissect -Y FILTER OUT' " +
@@ -26,11 +26,32 @@ const writeUsage = "save packets to this pcapng file. Live (-i): every packet ca
 // ('dissect read'); the root command has them as live flags.
 func addFileCutFlags(cmd *cobra.Command, lo *liveOpts) {
 	cmd.Flags().StringVarP(&lo.write, "write", "w", "", writeUsage)
+	addFormatFlag(cmd, &lo.format)
 	cmd.Flags().StringVarP(&lo.filter, "filter", "f", "", "capture filter in tcpdump syntax, run on each packet read; the others are ignored as if never captured: \"tcp port 3883 or udp port 3883\"")
 }
 
 // fileFlagNames are the live flags that also apply to files (cut.go).
-var fileFlagNames = map[string]bool{"filter": true, "write": true}
+var fileFlagNames = map[string]bool{"filter": true, "write": true, "write-format": true}
+
+// formatUsage is the help of -F.
+const formatUsage = "the format of -w's file, as tshark's -F: pcapng (the default: every interface and link type of the inputs) or pcap (one link type, nanosecond times, read by tcpdump and older tools); with files, and live pcapng only"
+
+func addFormatFlag(cmd *cobra.Command, format *string) {
+	cmd.Flags().StringVarP(format, "write-format", "F", "pcapng", formatUsage)
+	_ = cmd.RegisterFlagCompletionFunc("write-format", cobra.FixedCompletions([]string{"pcapng", "pcap"}, cobra.ShellCompDirectiveNoFileComp))
+}
+
+// checkWrite checks -w and -F against where they write: -w - is stdout,
+// which must not be a terminal; -F is pcapng or pcap.
+func checkWrite(lo *liveOpts, stdout io.Writer) error {
+	if lo.format != "pcapng" && lo.format != "pcap" {
+		return usageError{fmt.Errorf("-F %s: want pcapng or pcap (tshark's other formats are not written)", oneLine(lo.format))}
+	}
+	if lo.write == "-" && isTerminal(stdout) {
+		return usageError{errors.New("-w - writes the capture to stdout, which is a terminal: redirect it (> cut.pcapng) or pipe it (| tshark -r -)")}
+	}
+	return nil
+}
 
 // cutRequested reports whether a file run is asked to write packets (-w)
 // or to filter them (-f).
@@ -45,6 +66,9 @@ func cutRequested(lo *liveOpts) bool { return lo.write != "" || lo.filter != "" 
 func runCut(cmd *cobra.Command, o *readOpts, lo *liveOpts, files []string, stdin io.Reader, stderr io.Writer) error {
 	if o.count < 0 {
 		return usageError{fmt.Errorf("-c %d: want a number of packets, at least 1 (0: no limit)", o.count)}
+	}
+	if err := checkWrite(lo, cmd.OutOrStdout()); err != nil {
+		return err
 	}
 	if lo.write != "" {
 		for _, name := range []string{"output", "field", "hex", "out"} {
@@ -94,7 +118,7 @@ func runCut(cmd *cobra.Command, o *readOpts, lo *liveOpts, files []string, stdin
 	if lo.write != "" {
 		// Created first: a path that cannot be written fails before a
 		// long read.
-		if pw, err = pipeline.CreatePacketWriter(lo.write); err != nil {
+		if pw, err = pipeline.CreatePacketWriter(lo.write, lo.format, cmd.OutOrStdout()); err != nil {
 			return err
 		}
 	}

@@ -27,6 +27,7 @@ type liveOpts struct {
 	iface     string
 	filter    string
 	write     string
+	format    string // -F
 	ring      []string
 	count     int64
 	autostop  []string
@@ -40,13 +41,14 @@ type liveOpts struct {
 }
 
 // liveFlagNames are the flags that only make sense with -i.
-var liveFlagNames = []string{"filter", "write", "ring-buffer", "autostop", "snapshot-length", "buffer-size", "no-promiscuous-mode", "idle", "decode-queue", "capture-method"}
+var liveFlagNames = []string{"filter", "write", "write-format", "ring-buffer", "autostop", "snapshot-length", "buffer-size", "no-promiscuous-mode", "idle", "decode-queue", "capture-method"}
 
 func addLiveFlags(cmd *cobra.Command, o *liveOpts) {
 	f := cmd.Flags()
 	f.StringVarP(&o.iface, "interface", "i", "", "capture live on this network interface: a name, or its number in the -D list (1: the first), or \"any\" for all; instead of reading files")
 	f.StringVarP(&o.filter, "filter", "f", "", "capture filter in tcpdump syntax: live, run in the kernel; with files (-r), run on each packet read, the others ignored as if never captured: \"tcp port 3883 or udp port 3883\"")
 	f.StringVarP(&o.write, "write", "w", "", writeUsage)
+	addFormatFlag(cmd, &o.format)
 	addRingFlag(cmd, &o.ring)
 	f.Int64VarP(&o.count, "count", "c", 0, countUsage)
 	f.StringArrayVarP(&o.autostop, "autostop", "a", nil, "live: stop when a condition is met, tshark style: duration:SECONDS or packets:N; may be repeated (the first met stops)")
@@ -286,6 +288,27 @@ func runLive(cmd *cobra.Command, ro *readOpts, lo *liveOpts, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
+	if err := checkWrite(lo, stdout); err != nil {
+		return err
+	}
+	if lo.format == "pcap" {
+		return usageError{errors.New("-F pcap: a live capture is written as pcapng (with the capture's statistics); -r FILE -w OUT -F pcap converts it")}
+	}
+	if lo.write == "-" {
+		// The capture takes stdout, as tshark -w - does: the records
+		// go to --out FILE, or nowhere (the summary is on stderr).
+		if rb.Active() {
+			return usageError{errors.New("-w - with -b: a ring of files needs a file name")}
+		}
+		if ro.outPath == "" {
+			for _, name := range []string{"output", "details", "tshark-output", "field", "hex"} {
+				if cmd.Flags().Changed(name) {
+					return usageError{fmt.Errorf("-w - writes the capture to stdout: the records of --%s go to --out FILE", name)}
+				}
+			}
+			ro.quiet = true
+		}
+	}
 	ro.fox.stderr = stderr
 	reg, out, err := ro.setup(stdout)
 	if err != nil {
@@ -320,7 +343,16 @@ func runLive(cmd *cobra.Command, ro *readOpts, lo *liveOpts, stderr io.Writer) e
 			return pipeline.KernelStats{PassedFilter: st.Received, Dropped: st.Dropped}, err
 		},
 	}
-	if lo.write != "" {
+	switch {
+	case lo.write == "-":
+		out, ok := stdout.(*os.File)
+		if !ok {
+			return errors.New("-w -: stdout is not a file")
+		}
+		if lc.Save, err = pipeline.NewSave(out, it.Name, src.LinkType(), src.Snaplen()); err != nil {
+			return err
+		}
+	case lo.write != "":
 		if lc.Save, err = pipeline.CreateSave(lo.write, it.Name, src.LinkType(), src.Snaplen(), rb); err != nil {
 			return err
 		}
