@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parquet-go/parquet-go"
+	"github.com/apache/arrow-go/v18/parquet/file"
 
 	"github.com/dissect-tools/dissect/capture"
 	"github.com/dissect-tools/dissect/internal/pktbuild"
@@ -198,19 +198,11 @@ func lakeRows(t *testing.T, lake string) int64 {
 			t.Errorf("left in the lake: %s", path)
 			return nil
 		}
-		fh, err := os.Open(path)
+		pf, err := file.OpenParquetFile(path, false)
 		if err != nil {
 			return err
 		}
-		defer fh.Close()
-		st, err := fh.Stat()
-		if err != nil {
-			return err
-		}
-		pf, err := parquet.OpenFile(fh, st.Size())
-		if err != nil {
-			return err
-		}
+		defer pf.Close()
 		rows += pf.NumRows()
 		return nil
 	})
