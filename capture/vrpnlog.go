@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 )
 
@@ -63,9 +64,6 @@ type vrpnLogReader struct {
 	frame  []byte // reused: the packet's Data
 	pkt    Packet
 	err    error // sticky: io.EOF or a *FileError
-	// pending is an error found while the cookie was still undelivered:
-	// the cookie goes out first, as a packet of its own.
-	pending error
 }
 
 // isVRPNLog reports whether the buffered input starts with the VRPN
@@ -89,17 +87,15 @@ func newVRPNLogReader(in *input) (*vrpnLogReader, error) {
 	return r, nil
 }
 
+// fail ends the log with err. The cookie goes out only with the first
+// entry, whose time it takes (a log keeps no other): a log that ends
+// before any entry gives no packet, and a log that is only its cookie
+// says so (mainline reads it as a log of nothing).
 func (r *vrpnLogReader) fail(err error) (*Packet, error) {
-	if r.cookie != nil {
-		// Deliver the cookie before the error: everything read comes out.
-		r.pending = err
-		p := &r.pkt
-		p.Time, p.NoTime = time.Time{}, true
-		r.frame = append(r.frame[:0], r.cookie...)
-		r.cookie = nil
-		p.Data, p.Length = r.frame, len(r.frame)
-		return p, nil
+	if r.cookie != nil && err == io.EOF {
+		err = &FileError{Path: r.in.name, Offset: vrpnCookieLen, Err: fmt.Errorf("an empty VRPN log: its cookie (%q), no message logged", strings.TrimRight(string(r.cookie), "\x00"))}
 	}
+	r.cookie = nil
 	r.err = err
 	return nil, err
 }
@@ -107,10 +103,6 @@ func (r *vrpnLogReader) fail(err error) (*Packet, error) {
 // Next implements Source.
 func (r *vrpnLogReader) Next() (*Packet, error) {
 	if r.err != nil {
-		return nil, r.err
-	}
-	if r.pending != nil {
-		r.err, r.pending = r.pending, nil
 		return nil, r.err
 	}
 	in := r.in
@@ -157,7 +149,8 @@ func (r *vrpnLogReader) Next() (*Packet, error) {
 	in.skip(need)
 	r.frame = f
 	p := &r.pkt
-	p.Time = time.Unix(int64(sec), int64(usec)*1000).UTC()
+	// vrpn_int32 both, as mainline reads them (0xffffffff is -1).
+	p.Time = time.Unix(int64(int32(sec)), int64(int32(usec))*1000).UTC()
 	p.NoTime = false
 	p.Data, p.Length = f, len(f)
 	return p, nil
@@ -168,7 +161,6 @@ func (r *vrpnLogReader) Close() error {
 	if r.err == nil {
 		r.err = errClosed(r.in)
 	}
-	r.pending = nil
 	return r.in.close()
 }
 

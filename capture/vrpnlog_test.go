@@ -117,25 +117,23 @@ func TestVRPNLogCompressed(t *testing.T) {
 	}
 }
 
-// TestVRPNLogCookieOnly: a log with no entry is one packet, the cookie,
-// without a time.
+// TestVRPNLogCookieOnly: a log with no entry gives no packet (before:
+// the cookie alone, with no time, read as year 1 and warned about as a
+// pcapng simple packet block) and says it is an empty log.
 func TestVRPNLogCookieOnly(t *testing.T) {
 	cookie := vrpnlogenc.Cookie("07.38", vrpnlogenc.LogIncoming)
 	gotp, err := readBytes(t, cookie)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sameGot(t, gotp, []got{{LinkType: LinkVRPNLog, Name: "mem", Dir: DirInbound, Data: string(cookie), Length: 24, NoTime: true}})
+	wantFileError(t, err, 24, `an empty VRPN log: its cookie ("vrpn: ver. 07.38  1"), no message logged`)
+	sameGot(t, gotp, nil)
 }
 
 // TestVRPNLogDamaged: damage gives a *FileError at the damaged entry's
-// offset, after every entry before it (and the cookie, when no entry was
-// whole).
+// offset, after every entry before it (the cookie goes out with the
+// first: none when no entry was whole).
 func TestVRPNLogDamaged(t *testing.T) {
 	whole, want := sampleLog("mem")
 	cookie := whole[:24]
 	first := vrpnlogenc.AppendEntry(nil, vrpnlogenc.Entry{Type: -1, Sender: 0, Time: time.Unix(1, 0), Payload: vrpnlogenc.NameBody("Tracker0")})
-	cookiePkt := got{LinkType: LinkVRPNLog, Name: "mem", Dir: DirInbound, Data: string(cookie), Length: 24, NoTime: true}
 	end := int64(len(whole))
 	cat := func(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
 	for _, tc := range []struct {
@@ -151,8 +149,8 @@ func TestVRPNLogDamaged(t *testing.T) {
 		{"huge length", vrpnlogenc.AppendRaw(bytes.Clone(whole), 3, 0, 1, 0, 0x7fffffff, 0, []byte("short")), want, end, "2147483647 payload bytes, more than the limit of 1048552"},
 		{"just over the cap", vrpnlogenc.AppendRaw(bytes.Clone(whole), 3, 0, 1, 0, 1<<20-23, 0, nil), want, end, "1048553 payload bytes, more than the limit"},
 		{"negative length", vrpnlogenc.AppendRaw(bytes.Clone(whole), 3, 0, 1, 0, -8, 0, nil), want, end, "a payload of -8 bytes"},
-		{"first entry cut", cat(cookie, first[:20]), []got{cookiePkt}, 24, "truncated VRPN log entry header"},
-		{"first entry negative", vrpnlogenc.AppendRaw(bytes.Clone(cookie), 3, 0, 1, 0, -1, 0, nil), []got{cookiePkt}, 24, "a payload of -1 bytes"},
+		{"first entry cut", cat(cookie, first[:20]), nil, 24, "truncated VRPN log entry header"},
+		{"first entry negative", vrpnlogenc.AppendRaw(bytes.Clone(cookie), 3, 0, 1, 0, -1, 0, nil), nil, 24, "a payload of -1 bytes"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			gotp, err := readBytes(t, tc.b)
@@ -334,5 +332,18 @@ func TestVRPNLogReal(t *testing.T) {
 			}
 			sameGot(t, gz, gotp)
 		}
+	}
+}
+
+// TestVRPNLogTimeSigned: an entry's tv_sec and tv_usec are mainline's
+// vrpn_int32: 0xffffffff seconds is one second before 1970, not 2106.
+func TestVRPNLogTimeSigned(t *testing.T) {
+	b := vrpnlogenc.AppendRaw(bytes.Clone(vrpnlogenc.Cookie("07.38", 0)), 3, 0, 0xffffffff, 250000, 0, 0, nil)
+	gotp, err := readBytes(t, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := time.Unix(-1, 250_000_000).UTC(); len(gotp) != 1 || !gotp[0].Time.Equal(want) {
+		t.Fatalf("%d packets, the first at %v; want one at %v", len(gotp), gotp[0].Time, want)
 	}
 }

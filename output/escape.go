@@ -58,6 +58,28 @@ func hidden(r rune) bool {
 // (invisible) character.
 func Hidden(r rune) bool { return hidden(r) }
 
+// ValidUTF8 returns s with every byte that is not part of valid UTF-8
+// replaced by U+FFFD, one for each, as the JSON writer writes text: s
+// itself when it is valid. Every output that must hold valid UTF-8 (the
+// Parquet lake's strings and partition names) uses it, so that each
+// reads as the JSON of the same record.
+func ValidUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	b := make([]byte, 0, len(s)+2*utf8.UTFMax)
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = utf8.AppendRune(b, utf8.RuneError)
+		} else {
+			b = append(b, s[i:i+size]...)
+		}
+		i += size
+	}
+	return string(b)
+}
+
 // AppendJSONEscape appends r as a JSON \uNNNN escape, a UTF-16 surrogate
 // pair for a rune past U+FFFF.
 func AppendJSONEscape(b []byte, r rune) []byte {

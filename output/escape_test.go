@@ -328,3 +328,17 @@ for l in open(sys.argv[1], encoding="utf-8"):
 		}
 	}
 }
+
+// TestValidUTF8IsJSONs: ValidUTF8 is what the JSON writer writes, read
+// back by encoding/json: each invalid byte one U+FFFD, the rest as it is.
+func TestValidUTF8IsJSONs(t *testing.T) {
+	for _, s := range []string{"", "plain", "\xff\xfe", "a\xc3(b", "\xe2\x82", "é\x80\x80€", "\ufffd", "ctl\x01\x7f\u2028", "\xf4\x90\x80\x80", "\xed\xa0\x80"} {
+		var back string
+		if err := json.Unmarshal(AppendString(nil, s), &back); err != nil {
+			t.Fatalf("%q: %v", s, err)
+		}
+		if got := ValidUTF8(s); got != back || !utf8.ValidString(got) {
+			t.Errorf("ValidUTF8(%q) = %q; JSON reads back %q", s, got, back)
+		}
+	}
+}

@@ -225,12 +225,13 @@ var jsonSafe = func() (t [256]bool) {
 // AppendString appends s as a JSON string, escaped as records escape text.
 func AppendString(b []byte, s string) []byte { return appendString(b, s) }
 
-// appendString writes s as a JSON string. Invalid UTF-8 becomes U+FFFD;
-// control characters and the other characters that must not reach a
-// terminal ([hidden]: C1 controls, line separators, invisible
-// characters) are escaped as \uNNNN (a surrogate pair past U+FFFF), so
-// the line reads back to s.
+// appendString writes s as a JSON string. Invalid UTF-8 becomes U+FFFD
+// ([ValidUTF8]); control characters, U+FFFD and the other characters
+// that must not reach a terminal ([hidden]: C1 controls, line
+// separators, invisible characters) are escaped as \uNNNN (a surrogate
+// pair past U+FFFF), so the line reads back to ValidUTF8(s).
 func appendString(b []byte, s string) []byte {
+	s = ValidUTF8(s)
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
@@ -258,14 +259,7 @@ func appendString(b []byte, s string) []byte {
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i++
-			start = i
-			continue
-		}
-		if hidden(r) {
+		if hidden(r) || r == utf8.RuneError {
 			b = append(b, s[start:i]...)
 			b = AppendJSONEscape(b, r)
 			i += size

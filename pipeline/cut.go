@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/dissect-tools/dissect/capture"
 	"github.com/dissect-tools/dissect/dissect"
 	"github.com/dissect-tools/dissect/reassembly"
 )
@@ -41,8 +42,9 @@ import (
 //     direction before it: read again, a hole the peer acknowledged is
 //     known lost when the packet comes (reassembly), not at the end.
 //
-// Memory is bounded: one bit per packet read, at most maxCutSegs packet
-// positions in all (32 bytes each, forgotten as records pass over them
+// Memory is bounded: the marks cost a run of marked packets each
+// (cutmarks.go), whatever the number of packets read; at most maxCutSegs
+// packet positions in all (48 bytes each, forgotten as records pass over them
 // but for the lead-in), and per open stream at most maxCutContext
 // context and end packets and maxCutRequests requests; maxCutClosed
 // context packets of streams that ended unkept. A position forgotten over
@@ -52,15 +54,15 @@ type Cut struct {
 	// replies); nil: none known.
 	Decl func(r *dissect.Record) *dissect.TypeDecl
 
-	n       int64 // packets seen; the current packet's index is n-1
-	marks   []uint64
-	kept    int64
+	n       int64  // packets seen; the current packet's index is n-1
+	fp      uint64 // the current packet's fingerprint
+	marks   marks
 	streams map[int]*cutStream
 	// closedCtx holds, per protocol, the context packets of streams that
 	// ended before a record of theirs was kept (at most maxCutClosed in
 	// all): a protocol's context may serve other streams (VRPN's UDP
 	// channel is named by its TCP connection).
-	closedCtx map[string][]int64
+	closedCtx map[string][]pktRef
 	nClosed   int
 	segs      int // positions held, all streams
 	maxSegs   int // their bound (maxCutSegs)
@@ -89,15 +91,19 @@ const (
 )
 
 // cutSeg says that packet pkt carried offsets [off, end) of a direction;
-// ack is the latest bare ACK of the other direction before it (-1: none).
-type cutSeg struct{ off, end, pkt, ack int64 }
+// ack is the latest bare ACK of the other direction before it (noPkt:
+// none).
+type cutSeg struct {
+	off, end int64
+	pkt, ack pktRef
+}
 
 type cutDir struct {
 	segs []cutSeg // in the order the packets came
 	head int      // segs[:head] are forgotten
 	next int64    // UDP and serial: the offset of the next bytes
 	msgs int      // messages seen, up to cutFirstMessages
-	ack  int64    // TCP: the latest bare ACK this direction sent (-1: none)
+	ack  pktRef   // TCP: the latest bare ACK this direction sent (noPkt: none)
 	// recent holds the offsets of the direction's last cutLeadIn+1
 	// records (recent[n%len] the next to replace): a kept record's
 	// lead-in starts at the oldest.
@@ -117,10 +123,10 @@ func (d *cutDir) leadFrom() int64 {
 type cutStream struct {
 	proto   string // of its records
 	dirs    [2]cutDir
-	kept    bool    // a record of the stream was kept
-	ends    []int64 // handshake and end packets, kept with the stream
-	context []int64 // packets of context records
-	synAck  bool    // a SYN-ACK was seen: the next bare ACK of dir 0 ends the handshake
+	kept    bool     // a record of the stream was kept
+	ends    []pktRef // handshake and end packets, kept with the stream
+	context []pktRef // packets of context records
+	synAck  bool     // a SYN-ACK was seen: the next bare ACK of dir 0 ends the handshake
 	acked   bool
 	closed  [2]bool
 	reqs    [maxCutRequests]cutRequest
@@ -131,13 +137,13 @@ type cutRequest struct {
 	typ  string
 	dir  dissect.Dir
 	key  string
-	pkts [maxCutReqPkts]int64
+	pkts [maxCutReqPkts]pktRef
 	n    int
 }
 
 // NewCut returns an empty Cut.
 func NewCut() *Cut {
-	return &Cut{streams: map[int]*cutStream{}, closedCtx: map[string][]int64{}, maxSegs: maxCutSegs}
+	return &Cut{streams: map[int]*cutStream{}, closedCtx: map[string][]pktRef{}, maxSegs: maxCutSegs}
 }
 
 // Packets is the number of packets the run read; Kept how many are
@@ -145,7 +151,7 @@ func NewCut() *Cut {
 func (c *Cut) Packets() int64 { return c.n }
 
 // Kept is the number of packets marked to be copied.
-func (c *Cut) Kept() int64 { return c.kept }
+func (c *Cut) Kept() int64 { return c.marks.n }
 
 // Forgotten is the number of packet positions, context and end packets
 // forgotten over the bounds: non-zero, a record kept may miss some of its
@@ -153,35 +159,27 @@ func (c *Cut) Kept() int64 { return c.kept }
 func (c *Cut) Forgotten() int64 { return c.forgot }
 
 // Marked reports whether packet i (from 0, in the order read) is kept.
-func (c *Cut) Marked(i int64) bool {
-	w := i >> 6
-	return i >= 0 && w < int64(len(c.marks)) && c.marks[w]&(1<<(i&63)) != 0
-}
+func (c *Cut) Marked(i int64) bool { return c.marks.has(i) }
 
-func (c *Cut) mark(i int64) {
-	if i < 0 || i >= c.n {
-		return
-	}
-	w := int(i >> 6)
-	for w >= len(c.marks) {
-		c.marks = append(c.marks, 0)
-	}
-	if c.marks[w]&(1<<(i&63)) == 0 {
-		c.marks[w] |= 1 << (i & 63)
-		c.kept++
+func (c *Cut) mark(p pktRef) {
+	if p.i >= 0 && p.i < c.n {
+		c.marks.add(p)
 	}
 }
 
-// packet is called before each packet is decoded.
-func (c *Cut) packet() { c.n++ }
+// packet is called with each packet before it is decoded.
+func (c *Cut) packet(p *capture.Packet) {
+	c.fp = fingerprint(c.n, p)
+	c.n++
+}
 
-func (c *Cut) cur() int64 { return c.n - 1 }
+func (c *Cut) cur() pktRef { return pktRef{c.n - 1, c.fp} }
 
 func (c *Cut) stream(id int) *cutStream {
 	st := c.streams[id]
 	if st == nil {
 		st = &cutStream{}
-		st.dirs[0].ack, st.dirs[1].ack = -1, -1
+		st.dirs[0].ack, st.dirs[1].ack = noPkt, noPkt
 		c.streams[id] = st
 	}
 	return st
@@ -194,7 +192,7 @@ func (c *Cut) open(s *reassembly.Stream) {
 }
 
 // addSeg remembers that the current packet carried [off, off+n) of d.
-func (c *Cut) addSeg(d *cutDir, off, n, ack int64) {
+func (c *Cut) addSeg(d *cutDir, off, n int64, ack pktRef) {
 	if c.segs >= c.maxSegs && len(d.segs) > d.head {
 		d.head++ // over the bound: this direction forgets its oldest
 		c.segs--
@@ -230,7 +228,7 @@ func (c *Cut) segment(s *reassembly.Stream, dir reassembly.Dir, seg reassembly.S
 }
 
 // end remembers packet i among those kept with the stream.
-func (c *Cut) end(st *cutStream, i int64) {
+func (c *Cut) end(st *cutStream, i pktRef) {
 	if st.kept {
 		c.mark(i)
 		return
@@ -264,7 +262,7 @@ func (c *Cut) unit(s *reassembly.Stream, dir reassembly.Dir, n int64, gap bool) 
 	st := c.stream(s.ID)
 	d := &st.dirs[dir&1]
 	if !gap && n > 0 {
-		c.addSeg(d, d.next, n, -1)
+		c.addSeg(d, d.next, n, noPkt)
 	}
 	d.next += n
 }
@@ -299,11 +297,11 @@ func (c *Cut) closed(s *reassembly.Stream, dir reassembly.Dir) {
 // packets calls f with each packet that carried a byte of [lo, hi) of
 // direction d, and with the peer's bare ACK before each (TCP), which makes
 // a hole before it a gap at once when read again, not at the end.
-func (c *Cut) packets(d *cutDir, lo, hi int64, f func(int64)) {
+func (c *Cut) packets(d *cutDir, lo, hi int64, f func(pktRef)) {
 	for _, s := range d.segs[d.head:] {
 		if s.off < hi && s.end > lo {
 			f(s.pkt)
-			if s.ack >= 0 {
+			if s.ack.i >= 0 {
 				f(s.ack)
 			}
 		}
@@ -331,7 +329,7 @@ func (c *Cut) seen(r *dissect.Record) {
 		d.msgs++
 	}
 	if first || td != nil && td.Context {
-		c.packets(d, r.Offset, r.Offset+r.Length, func(p int64) {
+		c.packets(d, r.Offset, r.Offset+r.Length, func(p pktRef) {
 			if st.kept {
 				c.mark(p)
 			} else if len(st.context) < maxCutContext {
@@ -347,7 +345,7 @@ func (c *Cut) seen(r *dissect.Record) {
 		*q = cutRequest{typ: r.Type, dir: r.Dir, key: requestKey(td, r)}
 		// With its lead-in, as a kept record's; the last packets when
 		// there are more.
-		c.packets(d, d.leadFrom(), r.Offset+r.Length, func(p int64) {
+		c.packets(d, d.leadFrom(), r.Offset+r.Length, func(p pktRef) {
 			if q.n == maxCutReqPkts {
 				copy(q.pkts[:], q.pkts[1:])
 				q.n--

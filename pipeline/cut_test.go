@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"testing"
 
+	"github.com/dissect-tools/dissect/capture"
 	"github.com/dissect-tools/dissect/dissect"
 	"github.com/dissect-tools/dissect/reassembly"
 )
@@ -18,7 +19,7 @@ func TestCutBound(t *testing.T) {
 	c.maxSegs = 4
 	s := &reassembly.Stream{StreamID: reassembly.StreamID{ID: 0, Transport: reassembly.TCP, Addr: [2]netip.AddrPort{}}}
 	for i := range int64(10) {
-		c.packet()
+		c.packet(&capture.Packet{})
 		if i == 0 {
 			c.open(s)
 			continue
@@ -32,7 +33,7 @@ func TestCutBound(t *testing.T) {
 	// no more than the bound in its slice either.
 	u := &reassembly.Stream{StreamID: reassembly.StreamID{ID: 1, Transport: reassembly.UDP}}
 	for range 1000 {
-		c.packet()
+		c.packet(&capture.Packet{})
 		c.unit(u, 0, 10, false)
 	}
 	if d := &c.streams[1].dirs[0]; len(d.segs)-d.head > 4 || len(d.segs) > 200 {

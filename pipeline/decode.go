@@ -118,7 +118,7 @@ func (d *decoder) packet(p *capture.Packet) error {
 	d.last = p.Time
 	d.curNoTime = p.NoTime
 	if d.cut != nil {
-		d.cut.packet()
+		d.cut.packet(p)
 	}
 	d.asm.Packet(p)
 	return d.err

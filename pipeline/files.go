@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"sync"
@@ -29,6 +30,7 @@ import (
 // files are read to their current end, as tshark -r does.
 type Files struct {
 	names   []string
+	infos   []os.FileInfo // per name, as it was when opened (nil: stdin, or not there)
 	stdin   io.Reader
 	idle    func()
 	i       int // index of the next file to open
@@ -41,7 +43,7 @@ type Files struct {
 
 // NewFiles returns a source reading names in order; "-" is stdin.
 func NewFiles(names []string, stdin io.Reader) *Files {
-	return &Files{names: names, stdin: stdin, stop: make(chan struct{})}
+	return &Files{names: names, infos: make([]os.FileInfo, len(names)), stdin: stdin, stop: make(chan struct{})}
 }
 
 // Stop makes Next end the input: no packet is returned after it. It may
@@ -87,6 +89,9 @@ func (f *Files) Next() (*capture.Packet, error) {
 			if f.idle != nil {
 				idle = f.callIdle
 			}
+			if name != "-" {
+				f.infos[f.i-1], _ = os.Stat(name)
+			}
 			src, err := open(name, f.stdin, f.stop, idle)
 			if err != nil {
 				if !f.stopped.Load() { // else the error is the stop's
@@ -106,6 +111,36 @@ func (f *Files) Next() (*capture.Packet, error) {
 		f.cur.Close()
 		f.cur = nil
 	}
+}
+
+// Unchanged reports whether each file opened so far is still as it was
+// when it was opened: the same file (device and inode), of the same size
+// and modification time; the error names the first that is not. A
+// second reading of the files (a cut, [CopyCut]) reads the same packets
+// only then.
+func (f *Files) Unchanged() error {
+	for i, name := range f.names[:f.i] {
+		was := f.infos[i]
+		if name == "-" {
+			continue
+		}
+		now, err := os.Stat(name)
+		switch {
+		case was == nil && err == nil:
+			return fmt.Errorf("%s: it appeared since it was read", name)
+		case was == nil:
+			continue // not there either time: its error was reported
+		case err != nil:
+			return fmt.Errorf("%s: gone since it was read: %w", name, err)
+		case !os.SameFile(was, now):
+			return fmt.Errorf("%s: replaced by another file since it was read", name)
+		case was.Size() != now.Size():
+			return fmt.Errorf("%s: %d bytes when it was read, %d now", name, was.Size(), now.Size())
+		case !was.ModTime().Equal(now.ModTime()):
+			return fmt.Errorf("%s: modified since it was read (%s, now %s)", name, was.ModTime().UTC().Format(time.RFC3339Nano), now.ModTime().UTC().Format(time.RFC3339Nano))
+		}
+	}
+	return nil
 }
 
 // Current describes the file being read, for a progress bar: its name, its

@@ -15,6 +15,7 @@ func problems(r *reassembly.Stats) []dissect.Count {
 		}
 	}
 	add(r.Malformed, "malformed packets")
+	add(r.TSOSegments, "TSO segments (IPv4 total length 0, captured on the sending host: read to the captured length)")
 	add(r.FragmentsReassembled, "IP datagrams reassembled from fragments")
 	add(r.FragmentsIncomplete, "IP datagrams whose fragments never all arrived (gaps where their stream is known)")
 	add(r.FragmentOverlaps, "IP datagrams discarded for overlapping fragments (gaps where their stream is known)")

@@ -23,7 +23,12 @@ type Stats struct {
 	// 32 kinds the rest share one entry named "other".
 	Other     []NamedCount
 	Malformed int64 // packets with invalid headers, headers cut short by the snap length, or an IP length past the end of a whole frame
-	Fragments int64 // IP fragments seen
+	// TSOSegments counts the IPv4 packets of total length 0 on a frame
+	// longer than the header: segments captured on the sending host
+	// before the NIC cut them (TCP segmentation offload, BIG TCP), read
+	// to the captured length.
+	TSOSegments int64
+	Fragments   int64 // IP fragments seen
 
 	// IP fragment reassembly: datagrams reassembled and decoded whole;
 	// fragment sets that never completed (timed out, evicted, lost
@@ -285,6 +290,9 @@ func (a *Assembler) Packet(p *capture.Packet) {
 	}
 	var pk packet
 	out := decode(p.LinkType, p.Data, &pk)
+	if pk.tso {
+		a.stats.TSOSegments++
+	}
 	if pk.short && (out == outStream || out == outFragment) && !p.Dropped && p.Length <= len(p.Data) {
 		// The frame is whole (not cut by the snap length, nor dropped)
 		// yet an IP header declares more bytes than it holds: the length

@@ -69,12 +69,15 @@ type packet struct {
 	dport    uint16
 	seq, ack uint32 // TCP
 	flags    uint8  // TCP
+	win      uint16 // TCP: the window field
+	wscale   int8   // TCP SYN: the window scale option's shift (-1: none)
 	payload  []byte // captured payload bytes
 	plen     int    // declared payload length (TCP: >= len(payload))
 	trunc    bool   // UDP: the datagram was cut by the snap length
 	frag     bool   // the IP payload is the start of a datagram that was fragmented
 	tunnels  int    // tunnels entered so far
 	short    bool   // an IP header declares more bytes than were captured (snap-cut, or a lying length)
+	tso      bool   // an IPv4 header with total length 0: the captured length was taken
 	other    otherKey
 	fr       fragInfo // outFragment
 }
@@ -260,6 +263,14 @@ func (pk *packet) ipv4(b []byte) outcome {
 	}
 	ihl := int(b[0]&0x0f) * 4
 	total := int(be16(b[2:4]))
+	if total == 0 && len(b) > ihl {
+		// A segment given to the NIC whole (TCP segmentation offload,
+		// BIG TCP) and captured on the sending host before it was cut
+		// says no length; take what was captured, as for IPv6's payload
+		// length 0 (and as tshark does). No padding can be told apart.
+		total = len(b)
+		pk.tso = true
+	}
 	if ihl < 20 || total < ihl || len(b) < ihl {
 		return outMalformed
 	}
@@ -351,6 +362,28 @@ func (pk *packet) ipv6(b []byte) outcome {
 	}
 }
 
+// windowScale returns the shift of the window scale option (RFC 7323,
+// kind 3) among TCP options opts, at most 14; -1 when there is none.
+func windowScale(opts []byte) int8 {
+	for len(opts) > 0 {
+		switch opts[0] {
+		case 0: // end of options
+			return -1
+		case 1: // no-operation
+			opts = opts[1:]
+			continue
+		}
+		if len(opts) < 2 || opts[1] < 2 || int(opts[1]) > len(opts) {
+			return -1
+		}
+		if opts[0] == 3 && opts[1] == 3 {
+			return int8(min(opts[2], 14))
+		}
+		opts = opts[opts[1]:]
+	}
+	return -1
+}
+
 // transport parses a TCP or UDP header, or enters a tunnel; b holds the
 // captured bytes of the IP payload and declared its length per the IP
 // header.
@@ -369,6 +402,11 @@ func (pk *packet) transport(proto uint8, b []byte, declared int) outcome {
 		pk.seq = binary.BigEndian.Uint32(b[4:8])
 		pk.ack = binary.BigEndian.Uint32(b[8:12])
 		pk.flags = b[13]
+		pk.win = be16(b[14:16])
+		pk.wscale = -1
+		if pk.flags&flagSYN != 0 {
+			pk.wscale = windowScale(b[20:doff])
+		}
 		pk.payload = b[doff:]
 		pk.plen = declared - doff
 		pk.trunc = len(b) < declared

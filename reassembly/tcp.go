@@ -35,7 +35,15 @@ type half struct {
 	// acked is the highest offset the peer acknowledged (0: none): bytes
 	// before it reached the peer, so a segment arriving past a hole
 	// below it finds the hole lost at once (see segment).
-	acked   int64
+	acked int64
+	// win is the window this direction last advertised (its raw field;
+	// winSet: one was seen), winSYN whether it came in a SYN (never
+	// scaled), ws the window scale its SYN offered (-1: none or no SYN
+	// seen). They judge the peer's resets (resetWindow).
+	win     uint16
+	winSet  bool
+	winSYN  bool
+	ws      int8
 	held    []piece // sorted, disjoint, every start > off
 	heldLen int     // captured bytes in held plus pieceOverhead per piece
 	gen     uint32  // bumped each time held becomes non-empty (Assembler.holders)
@@ -67,30 +75,51 @@ func (h *half) sentUpTo(seq uint32) {
 	}
 }
 
-// resetWindow is how far past the highest sequence number known sent in
-// a direction a reset's sequence number is still believed: the largest
-// window without scaling (RFC 9293). The capture carries no window scale
-// we use, and a genuine reset's number is the sender's next one, which
-// passes the highest seen only by what the capture missed of the last
-// flight.
-const resetWindow = 64 << 10
-
 // resetInWindow reports whether a reset with sequence number seq sent in
-// this direction is accepted, following RFC 5961 section 3.2 as an
-// observer: its number must lie in the receiver's window, from the next
-// byte to deliver to resetWindow past the highest known sent. An exact
-// match of the next expected number is not required (as an RFC 5961
-// receiver would, answering others with a challenge ACK): our next
-// expected number lags the receiver's when the capture missed packets or
-// holds out-of-order data. A direction with nothing seen has no window to
-// judge by (a reset answering a SYN is sent from there, its sequence
-// number possibly 0): its reset is accepted.
-func (h *half) resetInWindow(seq uint32) bool {
+// direction d is accepted, following RFC 5961 section 3.2 as an
+// observer: its number must lie in the sequence space seen of d (from the
+// next byte to deliver to the highest known sent) or past it by no more
+// than the window the receiver last advertised, where known
+// ([conn.window]). An exact match of the next expected number is not
+// required (as an RFC 5961 receiver would, answering others with a
+// challenge ACK): our next expected number lags the receiver's when the
+// capture missed packets or holds out-of-order data. A direction with
+// nothing seen has no window to judge by (a reset answering a SYN is sent
+// from there, its sequence number possibly 0): its reset is accepted.
+func (c *conn) resetInWindow(d Dir, seq uint32) bool {
+	h := &c.h[d]
 	if !h.started {
 		return true
 	}
 	o := h.offset(seq)
-	return o >= h.off && o <= max(h.sent, h.off)+resetWindow
+	return o >= h.off && o <= max(h.sent, h.off)+c.window(1-d)
+}
+
+// window is the receive window direction d last advertised, in bytes: its
+// window field scaled by the shift its SYN offered when both SYNs were
+// seen and both offered one (RFC 7323; a SYN's own field is not scaled).
+// Without both SYNs the shift is unknown and the field is taken as it is,
+// which the true window is at least. 0 when d advertised none.
+func (c *conn) window(d Dir) int64 {
+	h := &c.h[d]
+	if !h.winSet {
+		return 0
+	}
+	w := int64(h.win)
+	if !h.winSYN && c.h[0].syn && c.h[1].syn && c.h[0].ws >= 0 && c.h[1].ws >= 0 {
+		w <<= h.ws
+	}
+	return w
+}
+
+// advertised records the window of a packet of direction h (not a
+// reset), and the window scale its SYN offers.
+func (h *half) advertised(pk *packet) {
+	syn := pk.flags&flagSYN != 0
+	h.win, h.winSet, h.winSYN = pk.win, true, syn
+	if syn {
+		h.ws = pk.wscale
+	}
 }
 
 // sameSYN reports whether a SYN with sequence number seq belongs to the
@@ -140,7 +169,7 @@ func (a *Assembler) tcp(pk *packet, t time.Time) {
 
 	if pk.flags&flagRST != 0 {
 		a.stats.TCPAfterClose += int64(pk.plen) // a reset's text is not stream data
-		if !h.resetInWindow(pk.seq) {
+		if !c.resetInWindow(d, pk.seq) {
 			// RFC 5961 3.2: a receiver drops it; the connection goes on.
 			a.stats.TCPResetsIgnored++
 			return
@@ -155,6 +184,7 @@ func (a *Assembler) tcp(pk *packet, t time.Time) {
 		a.tombstone(c)
 		return
 	}
+	h.advertised(pk)
 	seq := pk.seq
 	if syn {
 		switch {

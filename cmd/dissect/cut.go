@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -18,7 +19,8 @@ const writeUsage = "save packets to this pcapng file. Live (-i): every packet ca
 	"Files (-r), instead of printing the records: without -Y a copy of the packets (those -f lets through), as " +
 	"tshark -r IN -w OUT does; with -Y the packets that carried the records the filter passes, with what they need " +
 	"to decode the same again (their streams' handshakes, VRPN's cookie and names), so that 'dissect -Y FILTER OUT' " +
-	"shows the same records (docs/display-filters.md)"
+	"shows the same records; the input is read twice, so it must be a regular file that does not change meanwhile " +
+	"(else nothing is written), and a signal leaves no cut (docs/display-filters.md)"
 
 // addFileCutFlags adds -w and -f to a command that reads files only
 // ('dissect read'); the root command has them as live flags.
@@ -55,8 +57,8 @@ func runCut(cmd *cobra.Command, o *readOpts, lo *liveOpts, files []string, stdin
 	twoPass := lo.write != "" && o.q.display != ""
 	if twoPass {
 		for _, f := range files {
-			if f == "-" {
-				return usageError{errors.New("-r - with -Y and -w: the input is read twice (decoded, then the packets of the records copied), and stdin cannot be read again; save it to a file first")}
+			if err := readableTwice(f); err != nil {
+				return err
 			}
 		}
 	}
@@ -77,7 +79,12 @@ func runCut(cmd *cobra.Command, o *readOpts, lo *liveOpts, files []string, stdin
 		}
 		keep = m.Match
 	}
-	ctx, caught, stopCatching := catchStops(cmd.Context(), stderr, os.Exit)
+	exit := os.Exit
+	if twoPass {
+		// A second signal ends the process at once: the cut is not made.
+		exit = func(code int) { _ = removeCut(lo.write); os.Exit(code) }
+	}
+	ctx, caught, stopCatching := catchStops(cmd.Context(), stderr, exit)
 	defer stopCatching()
 	reg, out, err := o.setup(cmd.OutOrStdout())
 	if err != nil {
@@ -108,14 +115,9 @@ func runCut(cmd *cobra.Command, o *readOpts, lo *liveOpts, files []string, stdin
 	cfg.Cut = cut
 	sum, err := pipeline.Run(ctx, src, cfg)
 	o.interrupted = caught()
+	var cutNote string // why the cut was not made ("": it was)
 	if cut != nil {
-		src2 := pipeline.NewFiles(files, stdin)
-		cerr := pipeline.CopyCut(src2, keep, cut, pw)
-		src2.Close()
-		var oe *pipeline.OutputError
-		if errors.As(cerr, &oe) && err == nil {
-			err = cerr // read errors were the first reading's
-		}
+		cutNote, err = o.copyCut(ctx, caught, src.Files, keep, cut, pw, err)
 		if n := cut.Forgotten(); n > 0 {
 			fmt.Fprintf(stderr, "dissect: %s: %d packets were forgotten over the memory bounds (docs/display-filters.md); records may lack some of their packets or context\n", lo.write, n)
 		}
@@ -124,11 +126,69 @@ func runCut(cmd *cobra.Command, o *readOpts, lo *liveOpts, files []string, stdin
 		if cerr := pw.Close(); cerr != nil && err == nil {
 			err = &pipeline.OutputError{Err: cerr}
 		}
-		if !o.noSummary {
+		if cut != nil && cutNote == "" && err == nil && pw.Written() < cut.Kept() {
+			err = &pipeline.OutputError{Err: fmt.Errorf("%s: %d of the %d marked packets copied", lo.write, pw.Written(), cut.Kept())}
+		}
+		switch {
+		case cutNote != "":
+			if removeCut(pw.Path()) {
+				cutNote += " (the file is removed)"
+			}
+			defer fmt.Fprintf(stderr, "dissect: %s: no cut written: %s\n", pw.Path(), cutNote)
+		case !o.noSummary:
 			defer fmt.Fprintf(stderr, "dissect: %s: %d of %d packets written\n", pw.Path(), pw.Written(), sum.Packets)
 		}
 	}
 	return o.endRun(stderr, out, sum, err)
+}
+
+// copyCut makes the cut after the first reading (whose error is err):
+// the second reading copies the marked packets, unless a signal stopped
+// the first. It returns why the cut was not made ("": it was; a signal,
+// the input changed) and the run's error.
+func (o *readOpts) copyCut(ctx context.Context, caught func() os.Signal, read *pipeline.Files, keep pipeline.KeepFunc, cut *pipeline.Cut, pw *pipeline.PacketWriter, err error) (string, error) {
+	if o.interrupted != nil {
+		return fmt.Sprintf("stopped by %s while the input was read, before the copy", signalName(o.interrupted)), err
+	}
+	cerr := pipeline.CopyCut(ctx, read, keep, cut, pw)
+	o.interrupted = caught()
+	var oe *pipeline.OutputError
+	var ce *pipeline.ChangedError
+	switch {
+	case o.interrupted != nil:
+		return fmt.Sprintf("stopped by %s during the copy, after %d of %d marked packets", signalName(o.interrupted), pw.Written(), cut.Kept()), err
+	case errors.As(cerr, &ce) && err == nil:
+		return "the input changed", cerr // its line says how
+	case errors.As(cerr, &ce):
+		return "the input changed: " + ce.Err.Error(), err // after the first reading's error
+	case errors.As(cerr, &oe) && err == nil:
+		return "", cerr // read errors were the first reading's
+	}
+	return "", err
+}
+
+// readableTwice refuses an input of a cut (-Y with -w) that cannot be
+// read twice: stdin, and what is not a regular file (a named pipe,
+// /dev/stdin, a process substitution's /dev/fd/N, a device). An input
+// that does not exist is reported by the run.
+func readableTwice(name string) error {
+	what := "stdin"
+	if name != "-" {
+		st, err := os.Stat(name)
+		if err != nil || st.Mode().IsRegular() {
+			return nil
+		}
+		what = "a pipe or a device"
+	}
+	return usageError{fmt.Errorf("-r %s with -Y and -w: the input is read twice (decoded, then the packets of the records copied), and %s cannot be read again; save it to a file first", name, what)}
+}
+
+// removeCut removes the -w file of a cut that was not made and reports
+// whether it did; a path that is not a regular file (/dev/null, a pipe)
+// is left alone.
+func removeCut(path string) bool {
+	st, err := os.Lstat(path)
+	return err == nil && st.Mode().IsRegular() && os.Remove(path) == nil
 }
 
 // cutSink gives the records a display filter passes to a Cut.

@@ -31,7 +31,7 @@ func (o *readOpts) parquetOutput(reg *dissect.Registry) (sink, error) {
 	}
 	// --threads: the goroutines that encode and compress row groups
 	// beside the decoder (0: parquetout's default, 2; 1: none).
-	w, err := parquetout.New(o.outPath, parquetout.Options{Decl: reg.Decl, MaxPartitions: o.maxParts, PartID: o.partID, Workers: o.threads, CreatedBy: createdBy(), Compression: o.parquetZ})
+	w, err := parquetout.New(o.outPath, parquetout.Options{Decl: reg.Decl, MaxPartitions: o.maxParts, PartID: o.partID, Workers: o.threads, CreatedBy: createdBy(), Compression: o.parquetZ, Raw: o.q.hex})
 	if err != nil {
 		return nil, err
 	}

@@ -209,6 +209,27 @@ func TestParquetNeedsOut(t *testing.T) {
 	}
 }
 
+// TestParquetCompressionFlag: --parquet-compression takes the codecs the
+// lake offers and refuses others with a usage error that lists them,
+// before anything is written; zstd makes a lake that reads back.
+func TestParquetCompressionFlag(t *testing.T) {
+	capture := filepath.Join(pcapDir, "vrpn_multi_device.pcap")
+	lake := filepath.Join(t.TempDir(), "lake")
+	_, errOut, code := cli(t, "-o", "parquet", "--out", lake, "--parquet-compression", "lz4", capture)
+	if code != 2 || !strings.Contains(errOut, "--parquet-compression") || !strings.Contains(errOut, "snappy, zstd, gzip, none") {
+		t.Errorf("lz4: exit %d, stderr %q", code, errOut)
+	}
+	if _, err := os.Stat(lake); !os.IsNotExist(err) {
+		t.Errorf("lake made for a refused codec: %v", err)
+	}
+	if _, errOut, code = cli(t, "-o", "parquet", "--out", lake, "--no-summary", "--parquet-compression", "zstd", capture); code != 0 {
+		t.Fatalf("zstd: exit %d: %s", code, errOut)
+	}
+	if rows := lakeRows(t, lake); rows == 0 {
+		t.Error("zstd: no rows")
+	}
+}
+
 // hostileCapture writes the capture `go run ./internal/hostile args...`
 // makes into a temporary file and returns its path; it skips the test
 // when the go command is missing.

@@ -33,7 +33,7 @@ func addQueryFlags(cmd *cobra.Command, o *queryOpts) {
 	f.StringArrayVarP(&o.fields, "field", "e", nil, "with -o fields: print this field of each record (a record key such as stream, time_epoch or time_relative (seconds since 1970 or since the first packet, also as tshark's frame.time_epoch, frame.time_relative), or a protocol field such as vrpn.pos[0]); may be repeated")
 	f.StringArrayVarP(&o.fieldOpts, "field-option", "E", nil, "with -o fields, as tshark: header=y, separator=/t|/s|CHAR, quote=d|s|n, occurrence=f|l|a, aggregator=CHAR; may be repeated")
 	f.StringArrayVarP(&o.stats, "statistics", "z", nil, "print statistics after the records (only them with -q): rtt, rate, conv[,tcp|udp], io,stat,SECONDS[,FILTER], follow,STREAM, follow,tcp|udp,ascii|hex|raw,N (N as tshark's tcp.stream); may be repeated (docs/statistics.md)")
-	f.BoolVarP(&o.hex, "hex", "x", false, "show the bytes of each message: a hex and ASCII dump under its table row; \"raw\" (hex) in JSON")
+	f.BoolVarP(&o.hex, "hex", "x", false, "show the bytes of each message: a hex and ASCII dump under its table row; \"raw\" (hex) in JSON; a raw column in -o parquet")
 	_ = cmd.RegisterFlagCompletionFunc("statistics", cobra.FixedCompletions([]string{"rtt", "rate", "conv", "conv,tcp", "conv,udp", "io,stat,1", "follow,0", "follow,tcp,ascii,0", "follow,udp,ascii,0"}, cobra.ShellCompDirectiveNoFileComp))
 }
 

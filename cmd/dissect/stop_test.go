@@ -185,7 +185,7 @@ func checkComplete(t *testing.T, f stopForm, dir, out string, want int64) {
 	}
 }
 
-// lakeRows reads every part of a lake with parquet-go and returns its
+// lakeRows reads every part of a lake with arrow-go and returns its
 // rows; a part left .inprogress fails the test.
 func lakeRows(t *testing.T, lake string) int64 {
 	t.Helper()

@@ -457,5 +457,6 @@ func (p *parser) registerUDP(dir dissect.Dir, host []byte, port int) {
 }
 
 func sentTime(h header) time.Time {
-	return time.Unix(int64(h.sec), int64(h.usec)*1000)
+	// vrpn_int32 both, as mainline reads them (0xffffffff is -1).
+	return time.Unix(int64(int32(h.sec)), int64(int32(h.usec))*1000)
 }

@@ -6,6 +6,8 @@ import (
 
 	apq "github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
+
+	"github.com/dissect-tools/dissect/output"
 )
 
 // Column buffers.
@@ -190,7 +192,8 @@ func (b *batch) bool(col int, v bool, def, rep int) {
 	c.bl = append(c.bl, v)
 }
 
-// str appends a copy of s: the record's buffers are not ours.
+// str appends a copy of s, as valid UTF-8: the record's buffers are not
+// ours.
 func (b *batch) str(col int, s string, def, rep int) {
 	c := &b.cols[col]
 	c.levels(def, rep)
@@ -198,9 +201,14 @@ func (b *batch) str(col int, s string, def, rep int) {
 	b.size += c.addStr(s)
 }
 
-// addStr appends a copy of s to the column's runs and returns the bytes
-// copied.
-func (c *column) addStr(s string) int {
+// addStr appends a copy of s to the column's runs, invalid UTF-8 made
+// valid as JSON makes it ([output.ValidUTF8]): readers (DuckDB) refuse a
+// string column that is not. It returns the bytes copied.
+func (c *column) addStr(s string) int { return c.addBytes(output.ValidUTF8(s)) }
+
+// addBytes appends a copy of s, bytes as they are (BYTE_ARRAY columns
+// of bytes, extra_json written valid), and returns the bytes copied.
+func (c *column) addBytes(s string) int {
 	if n := len(c.str); n > 0 && string(c.data[c.str[n-1].start:c.str[n-1].end]) == s {
 		c.str[n-1].n++
 		return 0
@@ -211,8 +219,12 @@ func (c *column) addStr(s string) int {
 	return len(s)
 }
 
+// raw appends a copy of p as it is.
 func (b *batch) raw(col int, p []byte, def, rep int) {
-	b.str(col, unsafe.String(unsafe.SliceData(p), len(p)), def, rep) // s is only read
+	c := &b.cols[col]
+	c.levels(def, rep)
+	b.size += 8
+	b.size += c.addBytes(unsafe.String(unsafe.SliceData(p), len(p))) // only read
 }
 
 // scratch is a writer's (or a worker's) memory for expanding a column's

@@ -141,6 +141,11 @@ type Options struct {
 	// Capture is written into the capture column until SetCapture
 	// changes it: the capture file's name, typically.
 	Capture string
+	// Raw adds the column raw (BINARY): each record's bytes
+	// (dissect.Record.Raw; null for a gap), as -x adds "raw" to JSON. A
+	// name the wire sent as invalid UTF-8, written valid in the string
+	// columns (output.ValidUTF8), keeps its bytes there.
+	Raw bool
 	// RowGroupRows bounds a row group (default 65536).
 	RowGroupRows int64
 	// MaxOpen bounds the parts open at once (default 64).
@@ -364,10 +369,11 @@ func (w *Writer) table(r *dissect.Record, d *dissect.TypeDecl) (*table, error) {
 		}
 	}
 	k := tkey{proto: r.Proto, decl: d}
+	typ := output.ValidUTF8(r.Type) // the wire's name, as JSON writes it
 	if wireNamed(d) {
-		k.typ, k.long = keyType(r.Type)
+		k.typ, k.long = keyType(typ)
 	} else {
-		k.typ = r.Type
+		k.typ = typ
 	}
 	t := w.tables[k]
 	if t == nil && wireNamed(d) && w.wire >= w.o.MaxPartitions {
@@ -376,7 +382,7 @@ func (w *Writer) table(r *dissect.Record, d *dissect.TypeDecl) (*table, error) {
 	}
 	if t == nil {
 		var err error
-		if t, err = w.newTable(k, r.Type); err != nil {
+		if t, err = w.newTable(k, typ); err != nil {
 			return nil, err
 		}
 	}
@@ -410,7 +416,7 @@ func (w *Writer) newTable(k tkey, typ string) (*table, error) {
 	pl := w.plans[pk]
 	if pl == nil {
 		var err error
-		if pl, err = newPlan(k.decl, pk.typed); err != nil {
+		if pl, err = newPlan(k.decl, pk.typed, w.o.Raw); err != nil {
 			return nil, err
 		}
 		w.plans[pk] = pl
@@ -604,7 +610,7 @@ func EscapePartition(s string) string {
 var reserved = map[string]bool{
 	"capture": true, "time": true, "transport": true, "stream": true, "src": true,
 	"dst": true, "offset": true, "length": true, "warnings": true, "extra_json": true,
-	"proto": true, "type": true, typeColumn: true,
+	"proto": true, "type": true, typeColumn: true, rawColumn: true,
 }
 
 // ColumnName returns the column of a top-level field key: the key, or

@@ -56,12 +56,14 @@ const DefaultMaxPartitions = 1024
 // least as many bytes).
 const maxName = 255
 
-// The names of the overflow partitions and of the column that holds a
-// record's real type where the partition does not say it.
+// The names of the overflow partitions, of the column that holds a
+// record's real type where the partition does not say it, and of the
+// column of its bytes (Options.Raw).
 const (
 	overflowType           = "__overflow__"
 	overflowUndeclaredType = "__overflow_undeclared__"
 	typeColumn             = "record_type"
+	rawColumn              = "raw"
 )
 
 // hashDigits is how many hex digits of the SHA-256 a shortened name keeps

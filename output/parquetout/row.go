@@ -35,6 +35,13 @@ func (rb *rowBuilder) build(b *batch, p *plan, r *dissect.Record, capture string
 		sz += 8 + cols[p.rtype].addStr(r.Type)
 	}
 	b.size += 6*8 + sz
+	if p.raw >= 0 {
+		if r.Raw == nil {
+			b.null(p.raw, 0, 0)
+		} else {
+			b.raw(p.raw, r.Raw, 1, 0)
+		}
+	}
 	if len(r.Warnings) == 0 {
 		b.null(p.warnings, 0, 0)
 	}
@@ -153,7 +160,7 @@ func scalar(b *batch, n *node, v *dissect.Value) {
 		b.size += c.addStr(v.Str())
 	case dissect.KindBytes:
 		p := v.Raw()
-		b.size += c.addStr(unsafe.String(unsafe.SliceData(p), len(p))) // only read
+		b.size += c.addBytes(unsafe.String(unsafe.SliceData(p), len(p))) // only read
 	}
 }
 

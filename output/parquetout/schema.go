@@ -21,6 +21,7 @@ type plan struct {
 	capture, time, transport, stream, src, dst int
 	offset, length, warnings, extra            int
 	rtype                                      int // record_type, or -1
+	raw                                        int // raw (Options.Raw), or -1
 }
 
 // node is a declared field in the schema: where each of its values goes.
@@ -43,18 +44,19 @@ type node struct {
 
 // newPlan returns the plan of d; nil d (a record no declaration matches)
 // has the common columns only. typed adds the record_type column, for
-// partitions that do not say the type (overflow, shortened names).
+// partitions that do not say the type (overflow, shortened names); raw
+// the raw column, the record's bytes (-x: the "raw" of JSON).
 //
 // The columns are in the order of -o json's keys: the envelope (proto
 // and type are the partition's), record_type where the type is not the
 // partition's, the declared fields in declaration order (an object's
-// keys in theirs), then warnings, extra_json and capture.
-func newPlan(d *dissect.TypeDecl, typed bool) (*plan, error) {
+// keys in theirs), then warnings, raw, extra_json and capture.
+func newPlan(d *dissect.TypeDecl, typed, raw bool) (*plan, error) {
 	var decls []dissect.FieldDecl
 	if d != nil {
 		decls = d.Fields
 	}
-	p := &plan{rtype: -1, fields: make([]node, len(decls))}
+	p := &plan{rtype: -1, raw: -1, fields: make([]node, len(decls))}
 	var fl schema.FieldList
 	leaf := func(col *int, name string, typ colType) {
 		*col = p.ncols
@@ -87,6 +89,11 @@ func newPlan(d *dissect.TypeDecl, typed bool) (*plan, error) {
 	p.warnings = p.ncols
 	p.ncols++
 	fl = append(fl, schema.MustGroup(schema.ListOfWithName("warnings", colString.node("element", apq.Repetitions.Required), apq.Repetitions.Optional, -1)))
+	if raw {
+		p.raw = p.ncols
+		p.ncols++
+		fl = append(fl, colBytes.node(rawColumn, apq.Repetitions.Optional))
+	}
 	p.extra = p.ncols
 	p.ncols++
 	fl = append(fl, colString.node("extra_json", apq.Repetitions.Optional))
