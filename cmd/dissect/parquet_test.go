@@ -216,7 +216,7 @@ func TestParquetCompressionFlag(t *testing.T) {
 	capture := filepath.Join(pcapDir, "vrpn_multi_device.pcap")
 	lake := filepath.Join(t.TempDir(), "lake")
 	_, errOut, code := cli(t, "-o", "parquet", "--out", lake, "--parquet-compression", "lz4", capture)
-	if code != 2 || !strings.Contains(errOut, "--parquet-compression") || !strings.Contains(errOut, "snappy, zstd, gzip, none") {
+	if code != exitUsage || !strings.Contains(errOut, "--parquet-compression") || !strings.Contains(errOut, "snappy, zstd, gzip, none") {
 		t.Errorf("lz4: exit %d, stderr %q", code, errOut)
 	}
 	if _, err := os.Stat(lake); !os.IsNotExist(err) {
