@@ -120,7 +120,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	apq "github.com/apache/arrow-go/v18/parquet"
@@ -588,36 +587,3 @@ func (w *Writer) close(p *part) error {
 
 // hiveNull is Hive's directory value for a null (here: empty) partition key.
 const hiveNull = "__HIVE_DEFAULT_PARTITION__"
-
-// EscapePartition escapes a Hive partition value as Hive and Spark do
-// (ExternalCatalogUtils.escapePathName): control characters, DEL and
-// " # % ' * / : = ? [ \ ] ^ { become %XX.
-func EscapePartition(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if escaped(c) {
-			fmt.Fprintf(&b, "%%%02X", c)
-			continue
-		}
-		b.WriteByte(c)
-	}
-	return b.String()
-}
-
-// reserved are the common column names (and the partition keys): a field
-// of that name is written as f_<name>.
-var reserved = map[string]bool{
-	"capture": true, "time": true, "transport": true, "stream": true, "src": true,
-	"dst": true, "offset": true, "length": true, "warnings": true, "extra_json": true,
-	"proto": true, "type": true, typeColumn: true, rawColumn: true,
-}
-
-// ColumnName returns the column of a top-level field key: the key, or
-// f_<key> for the common columns' and partitions' names.
-func ColumnName(key string) string {
-	if reserved[key] || strings.HasPrefix(key, "f_") && reserved[key[2:]] {
-		return "f_" + key
-	}
-	return key
-}

@@ -2,6 +2,7 @@ package parquetout
 
 import (
 	"fmt"
+	"strings"
 
 	apq "github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/schema"
@@ -304,4 +305,21 @@ func (n *node) fits(v *dissect.Value) bool {
 		}
 	}
 	return true
+}
+
+// reserved are the common column names (and the partition keys): a field
+// of that name is written as f_<name>.
+var reserved = map[string]bool{
+	"capture": true, "time": true, "transport": true, "stream": true, "src": true,
+	"dst": true, "offset": true, "length": true, "warnings": true, "extra_json": true,
+	"proto": true, "type": true, typeColumn: true, rawColumn: true,
+}
+
+// ColumnName returns the column of a top-level field key: the key, or
+// f_<key> for the common columns' and partitions' names.
+func ColumnName(key string) string {
+	if reserved[key] || strings.HasPrefix(key, "f_") && reserved[key[2:]] {
+		return "f_" + key
+	}
+	return key
 }
