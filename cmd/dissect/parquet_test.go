@@ -90,6 +90,37 @@ func TestParquetLakeMatchesJSON(t *testing.T) {
 	}
 }
 
+// jsonEnvelope is a JSON record's envelope as the lake has it: the time
+// in nanoseconds, absent keys as zero values.
+type jsonEnvelope struct {
+	time           int64
+	proto          string
+	stream         int
+	offset, length int64
+}
+
+func envelopeOf(t *testing.T, r jsonRecord) jsonEnvelope {
+	t.Helper()
+	tm, err := time.Parse(time.RFC3339Nano, r.Time)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := jsonEnvelope{time: tm.UnixNano()}
+	if r.Proto != nil {
+		e.proto = *r.Proto
+	}
+	if r.Stream != nil {
+		e.stream = *r.Stream
+	}
+	if r.Offset != nil {
+		e.offset = *r.Offset
+	}
+	if r.Length != nil {
+		e.length = *r.Length
+	}
+	return e
+}
+
 // checkLakeMatchesJSON writes caps into lake and checks it against -o
 // json row for row: no extra_json, and the lake's rows, read by DuckDB
 // with the partitions' proto and type, are the JSON records (capture,
@@ -105,25 +136,9 @@ func checkLakeMatchesJSON(t *testing.T, lake string, caps []shippedCapture) {
 		}
 		name := filepath.Base(c.path)
 		for _, r := range parseJSONL(t, out) {
-			tm, err := time.Parse(time.RFC3339Nano, r.Time)
-			if err != nil {
-				t.Fatal(err)
-			}
-			proto, stream, offset, length := "", 0, int64(0), int64(0)
-			if r.Proto != nil {
-				proto = *r.Proto
-			}
-			if r.Stream != nil {
-				stream = *r.Stream
-			}
-			if r.Offset != nil {
-				offset = *r.Offset
-			}
-			if r.Length != nil {
-				length = *r.Length
-			}
-			want[strings.Join([]string{name, fmt.Sprint(tm.UnixNano()), proto, r.Type, r.Transport, fmt.Sprint(stream),
-				r.Src, r.Dst, fmt.Sprint(offset), fmt.Sprint(length), fmt.Sprint(r.Warnings)}, "|")]++
+			e := envelopeOf(t, r)
+			want[strings.Join([]string{name, fmt.Sprint(e.time), e.proto, r.Type, r.Transport, fmt.Sprint(e.stream),
+				r.Src, r.Dst, fmt.Sprint(e.offset), fmt.Sprint(e.length), fmt.Sprint(r.Warnings)}, "|")]++
 		}
 		_, errOut, code = cli(t, append([]string{"-o", "parquet", "--out", lake, "--no-summary", "-r", c.path}, c.args...)...)
 		if code != 0 {
