@@ -18,8 +18,8 @@ import (
 // Deltarobot capture (docs/performance.md): snappy, what DuckDB, Spark
 // and pyarrow write by default, the least CPU of the three codecs and a
 // lake of 13.1 MB; zstd (its default level, 3) the smallest lake, 11.0
-// MB, for about 20% more of the writer's CPU; gzip 12.1 MB for 30% more;
-// none 56 MB. zstd's fastest level made a larger lake than snappy's
+// MB, for about 10% more of the writer's CPU and 8 MB more memory; gzip
+// 12.1 MB for about 10% more; none 56 MB. zstd's fastest level made a larger lake than snappy's
 // (15.6 MB) for the same CPU. Every reader of the lake (DuckDB, Spark,
 // pyarrow, Polars) reads all four.
 var Compressions = []string{"snappy", "zstd", "gzip", "none"}
