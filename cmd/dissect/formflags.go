@@ -12,6 +12,7 @@ var formFlags = []struct{ flag, form string }{
 	{"mcap-compression", "mcap"},
 	{"part-id", "parquet"},
 	{"max-partitions", "parquet"},
+	{"parquet-compression", "parquet"},
 }
 
 // checkFormFlags refuses a flag of one output form given with another:

@@ -18,6 +18,7 @@ func TestFormFlagsRefused(t *testing.T) {
 		{[]string{"-o", "json", "--mcap-compression", "zstd"}, "--mcap-compression applies to -o mcap, not -o json"},
 		{[]string{"-T", "fields", "-e", "type", "--part-id", "x"}, "--part-id applies to -o parquet, not -o fields"},
 		{[]string{"-o", "mcap", "--max-partitions", "3"}, "--max-partitions applies to -o parquet, not -o mcap"},
+		{[]string{"-o", "json", "--parquet-compression", "zstd"}, "--parquet-compression applies to -o parquet, not -o json"},
 	} {
 		_, stderr, code := cli(t, append(c.args, capture)...)
 		if code != exitUsage || !strings.Contains(stderr, c.want) {

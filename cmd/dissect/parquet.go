@@ -21,6 +21,9 @@ func (o *readOpts) parquetOutput(reg *dissect.Registry) (sink, error) {
 	if o.maxParts < 1 {
 		return nil, usageError{fmt.Errorf("--max-partitions %d: want at least 1", o.maxParts)}
 	}
+	if err := parquetout.ValidCompression(o.parquetZ); err != nil {
+		return nil, usageError{fmt.Errorf("--parquet-compression: %w", err)}
+	}
 	if o.partID != "" {
 		if err := parquetout.ValidPartID(o.partID); err != nil {
 			return nil, usageError{fmt.Errorf("--part-id: %w", err)}
@@ -28,7 +31,7 @@ func (o *readOpts) parquetOutput(reg *dissect.Registry) (sink, error) {
 	}
 	// --threads: the goroutines that encode and compress row groups
 	// beside the decoder (0: parquetout's default, 2; 1: none).
-	w, err := parquetout.New(o.outPath, parquetout.Options{Decl: reg.Decl, MaxPartitions: o.maxParts, PartID: o.partID, Workers: o.threads, CreatedBy: createdBy(), Raw: o.q.hex})
+	w, err := parquetout.New(o.outPath, parquetout.Options{Decl: reg.Decl, MaxPartitions: o.maxParts, PartID: o.partID, Workers: o.threads, CreatedBy: createdBy(), Compression: o.parquetZ, Raw: o.q.hex})
 	if err != nil {
 		return nil, err
 	}

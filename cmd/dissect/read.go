@@ -44,6 +44,7 @@ type readOpts struct {
 	limits     dissect.Limits     // --max-held-messages (held.go)
 	maxParts   int                // --max-partitions (parquet.go)
 	partID     string             // --part-id (parquet.go)
+	parquetZ   string             // --parquet-compression (parquet.go)
 	lim        limitFlags         // --max-types, --max-vrpn-names, --max-out-of-order (limits.go)
 	tshark     tsharkOpts         // -V, -T (tshark.go)
 	// interrupted is the signal that stopped a file run (nil: none).
@@ -67,6 +68,7 @@ func addReadFlags(cmd *cobra.Command, o *readOpts) {
 	o.fox.add(f)
 	f.StringVar(&o.mcapComp, "mcap-compression", mcapout.CompressionLZ4, "-o mcap: the chunks' compression: lz4 (fastest to write and to open; the file about 40% larger than zstd's), zstd (the smallest file, for keeping or sending, at about 40% more CPU) or none (no compression CPU, the file several times larger); Foxglove and Lichtblick read all three")
 	f.IntVar(&o.maxParts, "max-partitions", parquetout.DefaultMaxPartitions, "-o parquet: at most this many partitions named by the wire (types of VRPN's \"*\" declaration, undeclared records) per run; the records of further types go to type=__overflow__ with their type in column record_type")
+	f.StringVar(&o.parquetZ, "parquet-compression", parquetout.Compressions[0], "-o parquet: the pages' codec, one of "+strings.Join(parquetout.Compressions, ", ")+": snappy, what DuckDB, Spark and pyarrow write by default, takes the least CPU of the three codecs; zstd makes a lake about 15% smaller for about 10% more CPU; none leaves the pages uncompressed (about 4 times larger); DuckDB, Spark, pyarrow and Polars read all four (docs/scale.md)")
 	f.StringVar(&o.partID, "part-id", "", "-o parquet: name the parts part-ID-N.parquet instead of by start time, pid and random bits (letters, digits, - and _; at most 64), so that rerunning the same input with the same ID replaces its parts instead of adding copies (scale/dask_ingest.py: a hash of the capture; docs/scale.md)")
 	o.proto.add(cmd)
 	addHeldFlag(cmd, &o.limits)

@@ -19,7 +19,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parquet-go/parquet-go"
+	"github.com/apache/arrow-go/v18/parquet/file"
 
 	"github.com/dissect-tools/dissect/capture"
 	"github.com/dissect-tools/dissect/internal/pktbuild"
@@ -186,7 +186,7 @@ func checkComplete(t *testing.T, f stopForm, dir, out string, want int64) {
 	}
 }
 
-// lakeRows reads every part of a lake with parquet-go and returns its
+// lakeRows reads every part of a lake with arrow-go and returns its
 // rows; a part left .inprogress fails the test.
 func lakeRows(t *testing.T, lake string) int64 {
 	t.Helper()
@@ -199,19 +199,11 @@ func lakeRows(t *testing.T, lake string) int64 {
 			t.Errorf("left in the lake: %s", path)
 			return nil
 		}
-		fh, err := os.Open(path)
+		pf, err := file.OpenParquetFile(path, false)
 		if err != nil {
 			return err
 		}
-		defer fh.Close()
-		st, err := fh.Stat()
-		if err != nil {
-			return err
-		}
-		pf, err := parquet.OpenFile(fh, st.Size())
-		if err != nil {
-			return err
-		}
+		defer pf.Close()
 		rows += pf.NumRows()
 		return nil
 	})

@@ -7,12 +7,16 @@
 //
 // # Layout
 //
-// P is the record's Proto. T is the table of the declaration the record
-// matches ([Options.Decl], [dissect.TypeDecl.Table]): its type, or
-// "TYPE.VARIANT" for a declaration with a variant (HandControl's
-// "GetSettings.response"), so that each variant, with its own fields, is
-// its own table; the record's own type for a "*" declaration or a record
-// no declaration matches. Both are escaped as Hive and Spark escape
+// P is the record's Proto. T is its type, as in -o json, so that a
+// reader's type column (DuckDB's hive_partitioning) is the record's
+// type: the declared type of the declaration the record matches
+// ([Options.Decl]), the record's own type for a "*" declaration or a
+// record no declaration matches. The variants of a type (HandControl's
+// "GetSettings" request and response, told apart by their "role" field)
+// are declarations of their own, with their own fields: each has its own
+// files in the type's directory, with its own schema, and the variant's
+// key is one of the declared fields, a column like the others (read the
+// directory with union_by_name). Both are escaped as Hive and Spark escape
 // partition values: '%' followed by two upper-case hex digits for the
 // control characters, DEL and " # % ' * / : = ? [ \ ] ^ {, so that a type
 // such as "vrpn_Tracker Pos_Quat" stays one directory (spaces are kept)
@@ -38,7 +42,6 @@
 //
 // Every part has the columns
 //
-//	capture    STRING                      Options.Capture / SetCapture
 //	time       TIMESTAMP(NANOS)            Record.Time, UTC (see below)
 //	transport  STRING                      tcp, udp, serial
 //	stream     INT64
@@ -47,6 +50,7 @@
 //	length     INT64
 //	warnings   LIST<STRING>
 //	extra_json STRING                      what departs from the declaration
+//	capture    STRING                      Options.Capture / SetCapture
 //
 // and one optional column per top-level field the declaration declares,
 // whether or not the first record has it, typed from the declared kind:
@@ -56,8 +60,12 @@
 // object a struct (group) of its declared keys, each optional. Parquet
 // has no empty group: an object declared without keys is a STRING column
 // holding its JSON, "{}". A field whose name is one of the common columns,
-// "proto", "type" or "record_type" is written as "f_<name>". Column order within a file
-// is alphabetical (the library's groups sort their fields).
+// "proto", "type" or "record_type" is written as "f_<name>". The columns
+// are in the order of -o json's keys: time, transport, stream, src, dst,
+// offset, length, record_type where there is one, the declared fields in
+// declaration order (a struct's keys in theirs), then warnings,
+// extra_json and capture; a reader's hive partitioning adds proto and
+// type.
 //
 // A record is never lost. An absent field is a null. A field that departs
 // from its declaration (a key not declared or repeated, a value of
@@ -112,7 +120,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	apq "github.com/apache/arrow-go/v18/parquet"
@@ -168,6 +175,9 @@ type Options struct {
 	// Parquet's "NAME version VERSION (build HASH)" form that readers
 	// (parquet-mr, Arrow) parse (default "dissect").
 	CreatedBy string
+	// Compression is the pages' codec, one of Compressions (default
+	// the first, snappy).
+	Compression string
 }
 
 // DefaultWorkers is the default of Options.Workers.
@@ -256,6 +266,10 @@ func New(dir string, o Options) (*Writer, error) {
 	if o.Workers <= 0 {
 		o.Workers = DefaultWorkers
 	}
+	codec, err := codecOf(o.Compression)
+	if err != nil {
+		return nil, fmt.Errorf("parquetout: %w", err)
+	}
 	if err := os.MkdirAll(dir, 0o777); err != nil {
 		return nil, err
 	}
@@ -267,7 +281,7 @@ func New(dir string, o Options) (*Writer, error) {
 	}
 	w := &Writer{dir: dir, o: o, capture: o.Capture, run: run,
 		plans: map[pkey]*plan{}, tables: map[tkey]*table{}, declared: map[*dissect.TypeDecl]*table{}, seq: map[string]int{},
-		rb: rowBuilder{json: output.NewJSONAppender()}, props: writerProps(o.CreatedBy)}
+		rb: rowBuilder{json: output.NewJSONAppender()}, props: writerProps(o.CreatedBy, codec)}
 	if o.Workers > 1 {
 		w.pool = newPool(o.Workers, o.MaxOpen)
 	}
@@ -387,7 +401,7 @@ func (w *Writer) newTable(k tkey, typ string) (*table, error) {
 	case k.overflow:
 		typ = overflowType
 	case !wireNamed(k.decl):
-		typ = k.decl.Table()
+		typ = k.decl.Type // the variants of a type share its directory
 	}
 	if proto == "" {
 		proto = hiveNull
@@ -573,34 +587,3 @@ func (w *Writer) close(p *part) error {
 
 // hiveNull is Hive's directory value for a null (here: empty) partition key.
 const hiveNull = "__HIVE_DEFAULT_PARTITION__"
-
-// EscapePartition escapes a Hive partition value as Hive and Spark do
-// (ExternalCatalogUtils.escapePathName): control characters, DEL and
-// " # % ' * / : = ? [ \ ] ^ { become %XX.
-func EscapePartition(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if escaped(c) {
-			fmt.Fprintf(&b, "%%%02X", c)
-			continue
-		}
-		b.WriteByte(c)
-	}
-	return b.String()
-}
-
-// reserved are the common column names (and the partition keys): a field
-// of that name is written as f_<name>.
-var reserved = map[string]bool{
-	"capture": true, "time": true, "transport": true, "stream": true, "src": true,
-	"dst": true, "offset": true, "length": true, "warnings": true, "extra_json": true,
-	"proto": true, "type": true, typeColumn: true, rawColumn: true,
-}
-
-func columnName(key string) string {
-	if reserved[key] || strings.HasPrefix(key, "f_") && reserved[key[2:]] {
-		return "f_" + key
-	}
-	return key
-}

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/dissect-tools/dissect/dissect"
-	"github.com/parquet-go/parquet-go"
 )
 
 // lakeFiles returns the .parquet files under dir, relative to it.
@@ -36,46 +35,6 @@ func lakeFiles(t *testing.T, dir string) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-func readRows(t *testing.T, path string) (*parquet.Schema, []map[string]any) {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	st, _ := f.Stat()
-	pf, err := parquet.OpenFile(f, st.Size())
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := parquet.NewGenericReader[map[string]any](f, pf.Schema())
-	defer r.Close()
-	rows := make([]map[string]any, pf.NumRows())
-	for i := range rows {
-		rows[i] = map[string]any{}
-	}
-	n, err := r.Read(rows)
-	if n != len(rows) {
-		t.Fatalf("read %d of %d rows: %v", n, len(rows), err)
-	}
-	return pf.Schema(), rows
-}
-
-// leafType returns the physical type and logical type of a column.
-func leafType(t *testing.T, s *parquet.Schema, path ...string) string {
-	t.Helper()
-	col, ok := s.Lookup(path...)
-	if !ok {
-		t.Fatalf("no column %v in %s", path, s)
-	}
-	typ := col.Node.Type()
-	lt := ""
-	if l := typ.LogicalType(); l != nil {
-		lt = " " + l.String()
-	}
-	return typ.Kind().String() + lt
 }
 
 // declOf returns a Decl func for a fixed set of declarations: the one of
@@ -134,6 +93,25 @@ func onlyFile(t *testing.T, dir, rel string) string {
 	}
 	if len(in) != 1 {
 		t.Fatalf("%s: parts %v (lake: %v)", rel, in, lakeFiles(t, dir))
+	}
+	return filepath.Join(dir, in[0])
+}
+
+// partWith returns the part in dir/rel whose rows have col = val: the
+// variants of a type share its directory, a part each.
+func partWith(t *testing.T, dir, rel, col, val string) string {
+	t.Helper()
+	var in []string
+	for _, f := range lakeFiles(t, dir) {
+		if filepath.Dir(f) != rel {
+			continue
+		}
+		if _, rows := readRows(t, filepath.Join(dir, f)); len(rows) > 0 && rows[0][col] == val {
+			in = append(in, f)
+		}
+	}
+	if len(in) != 1 {
+		t.Fatalf("%s, %s = %q: parts %v (lake: %v)", rel, col, val, in, lakeFiles(t, dir))
 	}
 	return filepath.Join(dir, in[0])
 }
@@ -326,8 +304,9 @@ func TestWriterOptionalFieldLater(t *testing.T) {
 	}
 }
 
-// TestWriterVariants: each variant of a type is its own partition with
-// its own columns.
+// TestWriterVariants: the variants of a type are in its partition, so
+// that the type column is the record's type, each in parts of its own
+// with its own columns.
 func TestWriterVariants(t *testing.T) {
 	req := &dissect.TypeDecl{Type: "GetSettings", Variant: &dissect.Variant{Key: "direction", Value: "request"},
 		Fields: []dissect.FieldDecl{{Name: "direction", Kind: dissect.KindString}, {Name: "code", Kind: dissect.KindUint}}}
@@ -343,11 +322,11 @@ func TestWriterVariants(t *testing.T) {
 	if fs := lakeFiles(t, dir); len(fs) != 2 {
 		t.Errorf("files %v", fs)
 	}
-	s, rows := readRows(t, onlyFile(t, dir, "proto=p/type=GetSettings.request"))
+	s, rows := readRows(t, partWith(t, dir, "proto=p/type=GetSettings", "direction", "request"))
 	if _, ok := s.Lookup("gain"); ok || len(rows) != 2 || rows[0]["code"] != int64(7) || rows[1]["code"] != int64(8) {
 		t.Errorf("request: %v", rows)
 	}
-	s, rows = readRows(t, onlyFile(t, dir, "proto=p/type=GetSettings.response"))
+	s, rows = readRows(t, partWith(t, dir, "proto=p/type=GetSettings", "direction", "response"))
 	if _, ok := s.Lookup("code"); ok || len(rows) != 1 || rows[0]["gain"] != 0.5 {
 		t.Errorf("response: %v", rows)
 	}

@@ -3,6 +3,7 @@ package parquetout
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"strings"
 	"unicode/utf8"
 
@@ -128,4 +129,20 @@ func cutEscaped(esc string, n int) string {
 		i--
 	}
 	return esc[:i]
+}
+
+// EscapePartition escapes a Hive partition value as Hive and Spark do
+// (ExternalCatalogUtils.escapePathName): control characters, DEL and
+// " # % ' * / : = ? [ \ ] ^ { become %XX.
+func EscapePartition(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if escaped(c) {
+			fmt.Fprintf(&b, "%%%02X", c)
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
 }

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"strings"
 
+	apq "github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/schema"
 	"github.com/dissect-tools/dissect/dissect"
-	"github.com/parquet-go/parquet-go"
 )
 
 // plan is the Parquet schema of one declaration and the map from its
@@ -14,7 +14,6 @@ import (
 // declaration: writing a record then only matches its keys against the
 // declared ones and appends values to known columns.
 type plan struct {
-	schema *parquet.Schema
 	ncols  int
 	file   *schema.GroupNode // the same schema, for the file writer (arrow.go)
 	specs  []colSpec         // each leaf column's type and levels
@@ -36,8 +35,9 @@ type node struct {
 	leaves []int // every column of the field, for its nulls
 	def    int
 	rep    int
-	elem   *node  // arrays
-	fields []node // objects, in declaration order
+	elem   *node   // arrays
+	fields []node  // objects, in declaration order
+	spec   colSpec // leaves: the column's type and levels
 	// flat is set for a top-level field of a scalar kind: its values
 	// go to its column at level def without more ado (scalar).
 	flat bool
@@ -47,159 +47,204 @@ type node struct {
 // has the common columns only. typed adds the record_type column, for
 // partitions that do not say the type (overflow, shortened names); raw
 // the raw column, the record's bytes (-x: the "raw" of JSON).
+//
+// The columns are in the order of -o json's keys: the envelope (proto
+// and type are the partition's), record_type where the type is not the
+// partition's, the declared fields in declaration order (an object's
+// keys in theirs), then warnings, raw, extra_json and capture.
 func newPlan(d *dissect.TypeDecl, typed, raw bool) (*plan, error) {
-	g := parquet.Group{
-		"capture":    parquet.String(),
-		"time":       timestamp(),
-		"transport":  parquet.String(),
-		"stream":     parquet.Int(64),
-		"src":        parquet.String(),
-		"dst":        parquet.String(),
-		"offset":     parquet.Int(64),
-		"length":     parquet.Int(64),
-		"warnings":   parquet.Optional(parquet.List(parquet.String())),
-		"extra_json": parquet.Optional(parquet.String()),
-	}
 	var decls []dissect.FieldDecl
 	if d != nil {
 		decls = d.Fields
 	}
-	for i := range decls {
-		g[columnName(decls[i].Name)] = parquet.Optional(nodeOf(&decls[i]))
+	p := &plan{rtype: -1, raw: -1, fields: make([]node, len(decls))}
+	var fl schema.FieldList
+	leaf := func(col *int, name string, typ colType) {
+		*col = p.ncols
+		p.ncols++
+		fl = append(fl, typ.node(name, apq.Repetitions.Required))
 	}
+	leaf(&p.time, "time", colTime)
+	leaf(&p.transport, "transport", colString)
+	leaf(&p.stream, "stream", colInt)
+	leaf(&p.src, "src", colString)
+	leaf(&p.dst, "dst", colString)
+	leaf(&p.offset, "offset", colInt)
+	leaf(&p.length, "length", colInt)
 	if typed {
-		g[typeColumn] = parquet.String()
+		leaf(&p.rtype, typeColumn, colString)
 	}
-	if raw {
-		g[rawColumn] = parquet.Optional(parquet.Leaf(parquet.ByteArrayType))
-	}
-	s := parquet.NewSchema("record", g)
-	p := &plan{schema: s, ncols: len(s.Columns()), rtype: -1, raw: -1}
-	for _, c := range []struct {
-		on   bool
-		col  *int
-		name string
-	}{{typed, &p.rtype, typeColumn}, {raw, &p.raw, rawColumn}} {
-		if !c.on {
-			continue
-		}
-		lc, ok := s.Lookup(c.name)
-		if !ok {
-			return nil, fmt.Errorf("parquetout: no column %s", c.name)
-		}
-		*c.col = lc.ColumnIndex
-	}
-	for _, c := range []struct {
-		col  *int
-		path []string
-	}{
-		{&p.capture, []string{"capture"}}, {&p.time, []string{"time"}}, {&p.transport, []string{"transport"}},
-		{&p.stream, []string{"stream"}}, {&p.src, []string{"src"}}, {&p.dst, []string{"dst"}},
-		{&p.offset, []string{"offset"}}, {&p.length, []string{"length"}},
-		{&p.warnings, []string{"warnings", "list", "element"}}, {&p.extra, []string{"extra_json"}},
-	} {
-		lc, ok := s.Lookup(c.path...)
-		if !ok {
-			return nil, fmt.Errorf("parquetout: no column %s", strings.Join(c.path, "."))
-		}
-		*c.col = lc.ColumnIndex
-	}
-	var err error
-	p.fields = make([]node, len(decls))
 	for i := range decls {
 		n := &p.fields[i]
-		if err = n.build(s, &decls[i], []string{columnName(decls[i].Name)}, 0, 0, true); err != nil {
+		sn, err := n.build(p, &decls[i], ColumnName(decls[i].Name), 0, 0, true)
+		if err != nil {
 			return nil, err
 		}
+		fl = append(fl, sn)
 		switch n.kind {
 		case dissect.KindInt, dissect.KindUint, dissect.KindFloat, dissect.KindFloat32, dissect.KindBool,
 			dissect.KindString, dissect.KindBytes, dissect.KindTime:
 			n.flat = true
 		}
 	}
-	if p.file, p.specs, err = arrowSchema(s); err != nil {
+	p.warnings = p.ncols
+	p.ncols++
+	fl = append(fl, schema.MustGroup(schema.ListOfWithName("warnings", colString.node("element", apq.Repetitions.Required), apq.Repetitions.Optional, -1)))
+	if raw {
+		p.raw = p.ncols
+		p.ncols++
+		fl = append(fl, colBytes.node(rawColumn, apq.Repetitions.Optional))
+	}
+	p.extra = p.ncols
+	p.ncols++
+	fl = append(fl, colString.node("extra_json", apq.Repetitions.Optional))
+	leaf(&p.capture, "capture", colString)
+	root, err := schema.NewGroupNode("record", apq.Repetitions.Required, fl, -1)
+	if err != nil {
 		return nil, err
 	}
-	return p, nil
+	p.file = root
+	return p, p.check(schema.NewSchema(root))
 }
 
-func timestamp() parquet.Node { return parquet.TimestampAdjusted(parquet.Nanosecond, false) }
+// colType is a leaf column's Parquet type.
+type colType struct {
+	phys    apq.Type
+	logical schema.LogicalType
+	spec    physical
+}
 
-// nodeOf returns the Parquet type of a declared field's values. Array
-// items are required: a declared array holds no nulls. Object keys are
-// optional, as a value may lack a key not declared Required. An object
+var (
+	colInt    = colType{apq.Types.Int64, schema.NewIntLogicalType(64, true), physInt64}
+	colUint   = colType{apq.Types.Int64, schema.NewIntLogicalType(64, false), physInt64}
+	colTime   = colType{apq.Types.Int64, schema.NewTimestampLogicalType(false, schema.TimeUnitNanos), physInt64}
+	colDouble = colType{apq.Types.Double, schema.NoLogicalType{}, physDouble}
+	colFloat  = colType{apq.Types.Float, schema.NoLogicalType{}, physFloat}
+	colBool   = colType{apq.Types.Boolean, schema.NoLogicalType{}, physBool}
+	colBytes  = colType{apq.Types.ByteArray, schema.NoLogicalType{}, physBytes}
+	colString = colType{apq.Types.ByteArray, schema.StringLogicalType{}, physBytes}
+)
+
+func (l colType) node(name string, rep apq.Repetition) schema.Node {
+	return schema.MustPrimitive(schema.NewPrimitiveNodeLogical(name, rep, l.logical, l.phys, -1, -1))
+}
+
+// colOf returns the Parquet type of a declared scalar kind; an object
 // declared without keys is a STRING holding its JSON, "{}", as Parquet
 // has no empty group.
-func nodeOf(f *dissect.FieldDecl) parquet.Node {
-	switch f.Kind {
+func colOf(k dissect.Kind) colType {
+	switch k {
 	case dissect.KindInt:
-		return parquet.Int(64)
+		return colInt
 	case dissect.KindUint:
-		return parquet.Uint(64)
+		return colUint
 	case dissect.KindFloat:
-		return parquet.Leaf(parquet.DoubleType)
+		return colDouble
 	case dissect.KindFloat32:
-		return parquet.Leaf(parquet.FloatType)
+		return colFloat
 	case dissect.KindBool:
-		return parquet.Leaf(parquet.BooleanType)
+		return colBool
 	case dissect.KindBytes:
-		return parquet.Leaf(parquet.ByteArrayType)
+		return colBytes
 	case dissect.KindTime:
-		return timestamp()
-	case dissect.KindArray:
-		return parquet.List(nodeOf(f.Elem))
-	case dissect.KindObject:
-		if len(f.Fields) == 0 {
-			return parquet.String()
-		}
-		g := parquet.Group{}
-		for i := range f.Fields {
-			g[f.Fields[i].Name] = parquet.Optional(nodeOf(&f.Fields[i]))
-		}
-		return g
+		return colTime
 	}
-	return parquet.String()
+	return colString
 }
 
-// build fills n for the field f at path in s. def and rep are the levels
-// of f's parent when present; optional says whether f's own node is.
-// The levels computed are checked against the schema's, so that a
-// mistake here fails the writer instead of writing a file readers
-// misread.
-func (n *node) build(s *parquet.Schema, f *dissect.FieldDecl, path []string, def, rep int, optional bool) error {
+// build fills n for the field f, named name in the file, and returns its
+// schema node: arrays are LISTs of required items (a declared array holds
+// no nulls), objects groups of their keys in declaration order, each
+// optional (a value may lack a key not declared Required). Leaves are
+// numbered in p as they come, the order of the file's columns. def and
+// rep are the levels of f's parent when present; optional says whether
+// f's own node is.
+func (n *node) build(p *plan, f *dissect.FieldDecl, name string, def, rep int, optional bool) (schema.Node, error) {
 	n.name, n.kind, n.def = f.Name, f.Kind, def
+	r := apq.Repetitions.Required
 	if optional {
 		n.def++
+		r = apq.Repetitions.Optional
 	}
 	switch {
 	case f.Kind == dissect.KindArray:
 		n.rep = rep + 1
 		n.elem = new(node)
-		p := append(path[:len(path):len(path)], "list", "element")
-		if err := n.elem.build(s, f.Elem, p, n.def+1, n.rep, false); err != nil {
-			return err
+		e, err := n.elem.build(p, f.Elem, "element", n.def+1, n.rep, false)
+		if err != nil {
+			return nil, err
 		}
 		n.leaves = n.elem.leaves
-		return nil
+		return schema.ListOfWithName(name, e, r, -1)
 	case f.Kind == dissect.KindObject && len(f.Fields) > 0:
 		n.fields = make([]node, len(f.Fields))
+		var fl schema.FieldList
 		for i := range f.Fields {
 			c := &n.fields[i]
-			if err := c.build(s, &f.Fields[i], append(path[:len(path):len(path)], f.Fields[i].Name), n.def, rep, true); err != nil {
-				return err
+			sn, err := c.build(p, &f.Fields[i], f.Fields[i].Name, n.def, rep, true)
+			if err != nil {
+				return nil, err
 			}
+			fl = append(fl, sn)
 			n.leaves = append(n.leaves, c.leaves...)
+		}
+		return schema.NewGroupNode(name, r, fl, -1)
+	}
+	l := colOf(f.Kind)
+	n.col = p.ncols
+	n.leaves = []int{n.col}
+	n.spec = colSpec{phys: l.spec, maxDef: int16(n.def), maxRep: int16(rep)}
+	p.ncols++
+	return l.node(name, r), nil
+}
+
+// check sets p.specs from the file schema sc, whose leaf columns must be
+// the ones p numbered, with the levels p computed, so that a mistake here
+// fails the writer instead of writing a file readers misread.
+func (p *plan) check(sc *schema.Schema) error {
+	if sc.NumColumns() != p.ncols {
+		return fmt.Errorf("parquetout: %d columns in the file schema, %d planned", sc.NumColumns(), p.ncols)
+	}
+	p.specs = make([]colSpec, p.ncols)
+	for i := range p.specs {
+		c := sc.Column(i)
+		s := colSpec{maxDef: c.MaxDefinitionLevel(), maxRep: c.MaxRepetitionLevel()}
+		switch c.PhysicalType() {
+		case apq.Types.Int64:
+			s.phys = physInt64
+		case apq.Types.Float:
+			s.phys = physFloat
+		case apq.Types.Double:
+			s.phys = physDouble
+		case apq.Types.Boolean:
+			s.phys = physBool
+		default:
+			s.phys = physBytes
+		}
+		p.specs[i] = s
+	}
+	var walk func(ns []node) error
+	walk = func(ns []node) error {
+		for i := range ns {
+			n := &ns[i]
+			switch {
+			case n.elem != nil:
+				if err := walk([]node{*n.elem}); err != nil {
+					return err
+				}
+			case n.fields != nil:
+				if err := walk(n.fields); err != nil {
+					return err
+				}
+			default:
+				if got := p.specs[n.col]; got != n.spec {
+					return fmt.Errorf("parquetout: column %s: %+v in the schema, %+v planned", sc.Column(n.col).Path(), got, n.spec)
+				}
+			}
 		}
 		return nil
 	}
-	lc, ok := s.Lookup(path...)
-	if !ok || lc.MaxDefinitionLevel != n.def || lc.MaxRepetitionLevel != rep {
-		return fmt.Errorf("parquetout: column %s: levels %d, %d in the schema, %d, %d planned",
-			strings.Join(path, "."), lc.MaxDefinitionLevel, lc.MaxRepetitionLevel, n.def, rep)
-	}
-	n.col = lc.ColumnIndex
-	n.leaves = []int{lc.ColumnIndex}
-	return nil
+	return walk(p.fields)
 }
 
 // field returns the index in fs of the field named key, or -1. Records
@@ -260,4 +305,21 @@ func (n *node) fits(v *dissect.Value) bool {
 		}
 	}
 	return true
+}
+
+// reserved are the common column names (and the partition keys): a field
+// of that name is written as f_<name>.
+var reserved = map[string]bool{
+	"capture": true, "time": true, "transport": true, "stream": true, "src": true,
+	"dst": true, "offset": true, "length": true, "warnings": true, "extra_json": true,
+	"proto": true, "type": true, typeColumn: true, rawColumn: true,
+}
+
+// ColumnName returns the column of a top-level field key: the key, or
+// f_<key> for the common columns' and partitions' names.
+func ColumnName(key string) string {
+	if reserved[key] || strings.HasPrefix(key, "f_") && reserved[key[2:]] {
+		return "f_" + key
+	}
+	return key
 }

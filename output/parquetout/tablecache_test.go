@@ -53,15 +53,15 @@ func TestTableCache(t *testing.T) {
 	if calls["p pos"] != 1 || calls["q pos"] != 1 || calls["p GetSettings"] != 5 {
 		t.Errorf("Decl calls %v, want p pos 1, q pos 1, p GetSettings 5", calls)
 	}
-	_, rows := readRows(t, onlyFile(t, dir, "proto=p/type=GetSettings.request"))
+	_, rows := readRows(t, partWith(t, dir, "proto=p/type=GetSettings", "direction", "request"))
 	if len(rows) != 2 || rows[0]["code"] != int64(1) || rows[1]["code"] != int64(2) {
 		t.Errorf("request: %v", rows)
 	}
-	_, rows = readRows(t, onlyFile(t, dir, "proto=p/type=GetSettings.response"))
+	_, rows = readRows(t, partWith(t, dir, "proto=p/type=GetSettings", "direction", "response"))
 	if len(rows) != 2 || rows[0]["gain"] != 0.5 || rows[1]["gain"] != 1.5 {
 		t.Errorf("response: %v", rows)
 	}
-	_, rows = readRows(t, onlyFile(t, dir, "proto=p/type=GetSettings"))
+	_, rows = readRows(t, partWith(t, dir, "proto=p/type=GetSettings", "extra_json", `{"direction":"sideways"}`))
 	if len(rows) != 1 {
 		t.Errorf("undeclared variant: %v", rows)
 	}

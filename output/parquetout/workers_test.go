@@ -3,15 +3,14 @@ package parquetout
 import (
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/dissect-tools/dissect/dissect"
-	"github.com/parquet-go/parquet-go"
 )
 
 // partSeq is the <n> of a part's name, part-<run>-<n>.parquet.
@@ -164,19 +163,14 @@ func TestLargeRowsCutRowGroups(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open(onlyFile(t, dir, "proto=p/type=t"))
+	pr, err := file.OpenParquetFile(onlyFile(t, dir, "proto=p/type=t"), false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	st, _ := f.Stat()
-	pf, err := parquet.OpenFile(f, st.Size())
-	if err != nil {
-		t.Fatal(err)
-	}
+	defer pr.Close()
 	var sizes []int64
-	for _, rg := range pf.RowGroups() {
-		sizes = append(sizes, rg.NumRows())
+	for i := range pr.NumRowGroups() {
+		sizes = append(sizes, pr.RowGroup(i).NumRows())
 	}
 	if fmt.Sprint(sizes) != "[5 5]" {
 		t.Errorf("row groups of %v rows, want [5 5]", sizes)

@@ -1,0 +1,61 @@
+package parquetout
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/dissect-tools/dissect/dissect"
+)
+
+// TestCompression: every column chunk of a part is compressed with the
+// writer's codec (snappy by default), another writer in the same process
+// keeps its own, and a codec not offered is refused.
+func TestCompression(t *testing.T) {
+	d := &dissect.TypeDecl{Type: "t", Fields: []dissect.FieldDecl{{Name: "x", Kind: dissect.KindFloat}}}
+	for _, c := range []struct {
+		opt  string
+		want compress.Compression
+	}{
+		{"", compress.Codecs.Snappy}, {"zstd", compress.Codecs.Zstd}, {"snappy", compress.Codecs.Snappy},
+		{"gzip", compress.Codecs.Gzip}, {"none", compress.Codecs.Uncompressed},
+	} {
+		dir := t.TempDir()
+		w, err := New(dir, Options{Compression: c.opt, Decl: declOf(d)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 100 {
+			if err := w.Record(rec("t", "x", dissect.Float(float64(i)))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		pr, err := file.OpenParquetFile(onlyFile(t, dir, "proto=p/type=t"), false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rg := pr.MetaData().RowGroup(0)
+		for i := range rg.NumColumns() {
+			cc, err := rg.ColumnChunk(i)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cc.Compression() != c.want {
+				t.Errorf("%q: column %d compressed with %s, want %s", c.opt, i, cc.Compression(), c.want)
+			}
+		}
+		pr.Close()
+		if _, rows := readRows(t, onlyFile(t, dir, "proto=p/type=t")); len(rows) != 100 || rows[99]["x"] != 99.0 {
+			t.Errorf("%q: %d rows read back", c.opt, len(rows))
+		}
+	}
+	for _, bad := range []string{"lz4", "ZSTD", "brotli"} {
+		if _, err := New(t.TempDir(), Options{Compression: bad}); err == nil || !strings.Contains(err.Error(), "snappy, zstd, gzip, none") {
+			t.Errorf("%q: %v", bad, err)
+		}
+	}
+}
