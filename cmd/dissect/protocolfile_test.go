@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/dissect-tools/dissect/capture"
-	"github.com/dissect-tools/dissect/dissect/all"
 	"github.com/dissect-tools/dissect/internal/duckdb"
 )
 
@@ -162,7 +161,7 @@ func TestProtocolFileParquet(t *testing.T) {
 		caps = append(caps, shippedCapture{filepath.Join(pcapDir, "acme", f), []string{"--protocol", exampleProtocol}})
 	}
 	lake := t.TempDir()
-	checkLakeMatchesJSON(t, lake, caps, all.Options{ProtocolFiles: []string{exampleProtocol}})
+	checkLakeMatchesJSON(t, lake, caps)
 	pq := filepath.Join(lake, "proto=acme-servo", "type=status", "*.parquet")
 	_, rows := duckdb.Query(t, "SELECT typeof(joints), typeof(estop), count(*)::VARCHAR FROM read_parquet("+duckdb.Quote(pq)+", hive_partitioning=true) GROUP BY ALL")
 	if len(rows) != 1 || !strings.Contains(fmt.Sprint(rows[0][0]), "\"position\" DOUBLE") || !strings.HasSuffix(fmt.Sprint(rows[0][0]), ")[]") || rows[0][1] != "UBIGINT" || rows[0][2] != "3" {
