@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/dissect-tools/dissect/internal/longtest"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -190,6 +191,7 @@ func parseFollowRaw(t *testing.T, out string) (nodes [2][]byte, ends [2]string, 
 // stream, so their bytes joined are tshark's segments joined). Every index
 // tshark has is tried, and one past the last. Skipped without tshark.
 func TestZFollowAgainstTShark(t *testing.T) {
+	longtest.Skip(t)
 	tshark, err := exec.LookPath("tshark")
 	if err != nil {
 		t.Skip("tshark not installed: the hand-checked numbering of TestZFollowTSharkIndex stands alone")
