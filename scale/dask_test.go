@@ -114,9 +114,9 @@ func contains(s []string, v string) bool {
 }
 
 // jsonCounts runs `dissect -o json` on each file and counts its records by
-// capture, protocol and lake table: the record's type, or TYPE.ROLE for
-// HandControl, whose types are declared once per role (docs/scale.md,
-// "Tables").
+// capture, protocol and lake table: the record's type, as the lake's type
+// partition holds it (docs/scale.md: a type declared once per variant,
+// HandControl's per role, is one partition).
 func jsonCounts(t *testing.T, bin string, flags []string, files []string, into map[key]int64) {
 	t.Helper()
 	for _, f := range files {
@@ -148,11 +148,7 @@ func countJSON(t *testing.T, capture string, out []byte, into map[key]int64) int
 		if r.Proto != nil {
 			proto = *r.Proto
 		}
-		table := r.Type
-		if role, ok := r.Fields["role"].(string); ok && proto == "handcontrol" {
-			table += "." + role
-		}
-		into[key{capture, proto, table}]++
+		into[key{capture, proto, r.Type}]++
 		n++
 	}
 	return n
