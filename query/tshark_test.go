@@ -53,6 +53,8 @@ func TestTSharkHints(t *testing.T) {
 		{"_ws.col.Protocol == \"vrpn\"", "use proto"},
 		{"ip.src == 10.0.0.300", "not an IP address"},
 		{"udp.length == 3", "udp.port"},
+		{"tcp.stream == 1", "use stream"},
+		{"frame.number == 5", "no frame number yet"},
 	} {
 		_, err := Compile(c.expr, known)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
