@@ -87,6 +87,7 @@ var placeholderFiles = map[string]string{
 	"captures/b.pcap":    "pcaps/deltarobot_session.pcap",
 	"captures/c.pcapng":  "pcaps/vrpn_udp_tcp.pcapng",
 	"captures/d.pcap.gz": "", // made below: a compressed copy
+	"my-rig.yaml":        "docs/examples/acme-servo.yaml",
 }
 
 // placeholders makes the documents' files in dir.
