@@ -65,13 +65,19 @@ func readMCAP(t *testing.T, r io.ReadSeeker) ([]mcapMessage, *mcap.Info) {
 // and returns the file and the run's JSON Lines.
 func writeMCAP(t *testing.T, args ...string) (string, string) {
 	t.Helper()
+	return writeMCAPAs(t, "protobuf", args...)
+}
+
+// writeMCAPAs is writeMCAP with --mcap-encoding enc.
+func writeMCAPAs(t *testing.T, enc string, args ...string) (string, string) {
+	t.Helper()
 	capFile := args[len(args)-1]
 	out, errOut, code := cli(t, append([]string{"-o", "json", "--no-summary"}, args...)...)
 	if code != 0 {
 		t.Fatalf("%s: json exit %d: %s", capFile, code, errOut)
 	}
 	file := filepath.Join(t.TempDir(), filepath.Base(capFile)+".mcap")
-	_, errOut, code = cli(t, append([]string{"-o", "mcap", "--out", file, "--no-summary"}, args...)...)
+	_, errOut, code = cli(t, append([]string{"-o", "mcap", "--mcap-encoding", enc, "--out", file, "--no-summary"}, args...)...)
 	if code != 0 {
 		t.Fatalf("%s: mcap exit %d: %s", capFile, code, errOut)
 	}
@@ -134,7 +140,9 @@ func deref(s *string) string {
 }
 
 // TestMCAPHoldsEveryRecord writes every shipped and real capture as MCAP
-// and reads it back with the MCAP library's reader: the record topics hold
+// (--mcap-encoding json: the protobuf form is compared by
+// TestMCAPIndependentReader) and reads it back with the MCAP library's
+// reader: the record topics hold
 // exactly the records of -o json, in order, each whole (numbers as their
 // text), at its capture time, on a topic named after its protocol and
 // stream, with a schema of its declaration (none undeclared); the file is
@@ -142,7 +150,7 @@ func deref(s *string) string {
 func TestMCAPHoldsEveryRecord(t *testing.T) {
 	for _, run := range sampleRuns(t) {
 		t.Run(run.name(), func(t *testing.T) {
-			file, jsonl := writeMCAP(t, run.all()...)
+			file, jsonl := writeMCAPAs(t, "json", run.all()...)
 			f, err := os.Open(file)
 			if err != nil {
 				t.Fatal(err)
@@ -493,6 +501,15 @@ func TestMCAPIndependentReader(t *testing.T) {
 		t.Run(run.name(), func(t *testing.T) {
 			file, jsonl := writeMCAP(t, run.all()...)
 			res := readRecords(t, file, jsonl)
+			protobuf := 0
+			for _, c := range res.Channels {
+				if strings.HasPrefix(c.Schema, "dissect.") && c.Encoding == "protobuf" {
+					protobuf++
+				}
+			}
+			if protobuf == 0 {
+				t.Error("no protobuf record channel")
+			}
 			if res.StatisticsMessages != strconv.Itoa(res.MessagesRead) || !slices.Equal(res.Compression, []string{"lz4"}) {
 				t.Errorf("statistics %s messages, %d read; compression %v", res.StatisticsMessages, res.MessagesRead, res.Compression)
 			}
@@ -648,7 +665,7 @@ func TestMCAPWireNamesBounded(t *testing.T) {
 	} {
 		t.Run(c.args[1], func(t *testing.T) {
 			capture := hostileCapture(t, c.args...)
-			file, jsonl := writeMCAP(t, "-r", capture)
+			file, jsonl := writeMCAPAs(t, "json", "-r", capture)
 			want := map[string]int{}
 			for _, r := range parseJSONL(t, jsonl) {
 				want[r.Type]++

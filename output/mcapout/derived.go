@@ -93,7 +93,7 @@ func (w *Writer) derivedChannel(r *dissect.Record, k topicKey, topicf func() str
 		if w.atLimit(r) {
 			return nil, nil
 		}
-		if c, err = w.channel(topic, sid, map[string]string{"proto": r.Proto}); err != nil {
+		if c, err = w.channel(topic, sid, EncodingJSON, map[string]string{"proto": r.Proto}); err != nil {
 			return nil, err
 		}
 	}

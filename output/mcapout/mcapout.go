@@ -109,7 +109,18 @@ type Options struct {
 	// every record of the same Proto and Type, as dissect.Registry.Decl
 	// gives them, and is not asked for again.
 	Decl func(*dissect.Record) *dissect.TypeDecl
+	// Encoding is the encoding of the record topics' messages:
+	// EncodingProtobuf (the default; a message type per declaration, see
+	// protoschema.go) or EncodingJSON (the record's -o json object, with a
+	// JSON Schema). Records without a declaration are JSON either way.
+	Encoding string
 }
+
+// Message encodings of the record topics (Options.Encoding).
+const (
+	EncodingProtobuf = "protobuf"
+	EncodingJSON     = "json"
+)
 
 // Writer writes records as MCAP. It is not safe for concurrent use.
 type Writer struct {
@@ -188,6 +199,9 @@ func New(w io.Writer, o Options) (*Writer, error) {
 	if _, err := newCompressor(o.Compression); err != nil {
 		return nil, err // before a byte is written
 	}
+	if err := checkEncoding(o.Encoding); err != nil {
+		return nil, err
+	}
 	// The library writes the header, the chunks made here
 	// (WriteChunkWithIndexes) and, at Close, the summary and footer.
 	mw, err := mcap.NewWriter(w, &mcap.WriterOptions{IncludeCRC: true})
@@ -236,7 +250,19 @@ func NewEmitter(e Emitter, o Options) *Writer {
 	return newWriter(e, o)
 }
 
+// checkEncoding refuses an Options.Encoding other than those known.
+func checkEncoding(e string) error {
+	switch e {
+	case "", EncodingProtobuf, EncodingJSON:
+		return nil
+	}
+	return fmt.Errorf("mcap: unknown message encoding %q (protobuf, json)", e)
+}
+
 func newWriter(e Emitter, o Options) *Writer {
+	if o.Encoding == "" {
+		o.Encoding = EncodingProtobuf
+	}
 	return &Writer{
 		out: e, o: o, enc: output.NewJSONAppender(),
 		topics: map[topicKey]*channel{}, byTopic: map[string]*channel{},
@@ -353,9 +379,13 @@ func (w *Writer) record(r *dissect.Record, d *declared, k topicKey) error {
 	if d == nil {
 		w.undeclared++
 	}
+	b := w.begin(c, r.Time)
+	if d != nil && d.pb != nil {
+		w.out.End(appendPBRecord(b, r, d.pb))
+		return nil
+	}
 	rc := *r
 	rc.Raw = nil
-	b := w.begin(c, r.Time)
 	w.out.End(w.enc.AppendRecord(b, &rc))
 	return nil
 }
@@ -396,7 +426,11 @@ func (w *Writer) recordChannel(r *dissect.Record, d *declared, k topicKey) (*cha
 	}
 	c, topic := w.free(topic, sid)
 	if c == nil {
-		c, err = w.channel(topic, sid, map[string]string{"proto": r.Proto})
+		enc := EncodingJSON
+		if d != nil && d.pb != nil {
+			enc = EncodingProtobuf
+		}
+		c, err = w.channel(topic, sid, enc, map[string]string{"proto": r.Proto})
 		if err != nil {
 			return nil, err
 		}
@@ -497,20 +531,22 @@ func (w *Writer) atLimit(r *dissect.Record) bool {
 	return true
 }
 
-// newSchema writes a JSON Schema and returns its id.
-func (w *Writer) newSchema(name, data string) (uint16, error) {
+// newSchema writes a schema, of encoding "jsonschema" or "protobuf", and
+// returns its id.
+func (w *Writer) newSchema(name, encoding string, data []byte) (uint16, error) {
 	w.nschemas++
 	id := w.nschemas
-	s := &mcap.Schema{ID: id, Name: name, Encoding: "jsonschema", Data: []byte(data)}
+	s := &mcap.Schema{ID: id, Name: name, Encoding: encoding, Data: data}
 	w.out.Schema(s)
 	w.schemaList = append(w.schemaList, s)
 	return id, nil
 }
 
-// channel adds a JSON channel on topic with the schema sid.
-func (w *Writer) channel(topic string, sid uint16, meta map[string]string) (*channel, error) {
+// channel adds a channel of messages of encoding enc on topic with the
+// schema sid.
+func (w *Writer) channel(topic string, sid uint16, enc string, meta map[string]string) (*channel, error) {
 	c := &channel{id: uint16(len(w.byTopic)), schema: sid}
-	mc := &mcap.Channel{ID: c.id, SchemaID: sid, Topic: topic, MessageEncoding: "json", Metadata: meta}
+	mc := &mcap.Channel{ID: c.id, SchemaID: sid, Topic: topic, MessageEncoding: enc, Metadata: meta}
 	w.out.Channel(mc)
 	w.chanList = append(w.chanList, mc)
 	w.byTopic[topic] = c
@@ -528,7 +564,7 @@ func (w *Writer) fixed(topic, schema, data string) (*channel, error) {
 	if err != nil {
 		return nil, err
 	}
-	return w.channel(topic, sid, nil)
+	return w.channel(topic, sid, EncodingJSON, nil)
 }
 
 // write writes a message of data on c.
