@@ -236,7 +236,10 @@ func TestMCAPPoses(t *testing.T) {
 	}
 	for _, args := range runs {
 		t.Run(filepath.Base(args[len(args)-1]), func(t *testing.T) {
-			file, jsonl := writeMCAP(t, args...)
+			// The pictures read as JSON here; as protobuf, by
+			// TestMCAPIndependentReader (the poses' bits) and
+			// output/mcapout's TestProtobufPictures.
+			file, jsonl := writeMCAPAs(t, "json", args...)
 			f, err := os.Open(file)
 			if err != nil {
 				t.Fatal(err)
@@ -418,7 +421,7 @@ func pose0Truth(t *testing.T) [7]float64 {
 func TestMCAPEvents(t *testing.T) {
 	for _, name := range []string{"deltarobot_loss.pcap", "deltarobot_garbage.pcap", "deltarobot_midstream.pcap", "neptune_session.pcap", "handcontrol_serial.pcapng"} {
 		t.Run(name, func(t *testing.T) {
-			file, jsonl := writeMCAP(t, shipped(t, name)...)
+			file, jsonl := writeMCAPAs(t, "json", shipped(t, name)...) // the events as protobuf: TestProtobufPictures
 			var want []string
 			for _, r := range parseJSONL(t, jsonl) {
 				at, _ := time.Parse(time.RFC3339Nano, r.Time)

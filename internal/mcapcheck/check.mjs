@@ -245,7 +245,7 @@ function pbValue(msg, type, leaf) {
       v = x.map(one);
     } else if (own) {
       v = one(x);
-    } else if (f.resolvedType || f.options?.proto3_optional || f.partOf) {
+    } else if (f.resolvedType?.fieldsArray || f.options?.proto3_optional || f.partOf) {
       continue; // absent
     } else {
       v = leaf.scalar(f.type, defaults[f.type] ?? 0); // proto3 implicit presence: the default

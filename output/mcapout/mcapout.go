@@ -556,21 +556,15 @@ func (w *Writer) channel(topic string, sid uint16, enc string, meta map[string]s
 // fixed returns the channel of a topic with a fixed Foxglove schema (/tf,
 // /dissect/events), made on first use; these do not count against
 // MaxTopics' overflow rule but are few.
-func (w *Writer) fixed(topic, schema, data string) (*channel, error) {
+func (w *Writer) fixed(topic, schema string) (*channel, error) {
 	if c, ok := w.byTopic[topic]; ok {
 		return c, nil
 	}
-	sid, err := w.schema(schema, data)
+	sid, err := w.foxgloveSchema(schema)
 	if err != nil {
 		return nil, err
 	}
-	return w.channel(topic, sid, EncodingJSON, nil)
-}
-
-// write writes a message of data on c.
-func (w *Writer) write(c *channel, t time.Time, data []byte) error {
-	w.out.End(append(w.begin(c, t), data...))
-	return nil
+	return w.channel(topic, sid, w.derivedEncoding(), nil)
 }
 
 // begin starts a message on c: its data is appended to the buffer
@@ -583,11 +577,16 @@ func (w *Writer) begin(c *channel, t time.Time) []byte {
 
 // event writes one foxglove.Log on /dissect/events.
 func (w *Writer) event(t time.Time, level int, msg string) error {
-	c, err := w.fixed("/dissect/events", "foxglove.Log", schemaLog)
+	c, err := w.fixed("/dissect/events", "foxglove.Log")
 	if err != nil {
 		return err
 	}
-	return w.write(c, t, appendLog(nil, t, level, msg))
+	if w.pbDerived() {
+		w.out.End(appendPBLog(w.begin(c, t), t, level, msg))
+		return nil
+	}
+	w.out.End(appendLog(w.begin(c, t), t, level, msg))
+	return nil
 }
 
 // events tells of gaps, skipped bytes and warnings on /dissect/events.

@@ -2,9 +2,11 @@ package mcapout
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"math"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -245,4 +247,85 @@ func TestEncodingRefused(t *testing.T) {
 	if _, err := New(&buf, Options{Encoding: "cbor"}); err == nil || !strings.Contains(err.Error(), `"cbor"`) || buf.Len() != 0 {
 		t.Errorf("err %v, %d bytes", err, buf.Len())
 	}
+}
+
+// The pictures and events as protobuf (Foxglove's published schemas,
+// decoded by protobufjs) say what they say as JSON: the same topics, and
+// each message the same once the JSON's empty arrays and zero lifetime
+// (protobuf's absent fields) are left out and its times written as
+// RFC 3339, as check.mjs writes a google.protobuf.Timestamp.
+func TestProtobufPictures(t *testing.T) {
+	if err := mcapcheck.Available(); err != nil {
+		t.Skip(err.Error())
+	}
+	recs := []*dissect.Record{
+		rec("p", "tracker", 1, f("sender", dissect.Str("T")), f("sensor", dissect.Int(0)), f("pos", floats(1.5, -2, 3e-9)), f("quat", quat(0.5, -0.5, 0.5, 0.5))),
+		rec("p", "tracker", 1, f("sender", dissect.Str("T")), f("sensor", dissect.Int(1)), f("pos", floats(0, 0, 0)), f("quat", quat(0, 0, 0, 1))),
+		rec("p", "arm", 0, f("x", dissect.Float32(0.5)), f("y", dissect.Float32(-0.25)), f("z", dissect.Float32(8)), f("u", dissect.Float32(1))),
+		rec("p", "path", 0, f("points", dissect.Array([]dissect.Field{dissect.Elem(floats(1, 2, 3)), dissect.Elem(floats(4, 5, 6.25))}))),
+		rec("p", "trail", 0, f("points", dissect.Array([]dissect.Field{dissect.Elem(dissect.Object([]dissect.Field{f("x", dissect.Float(1)), f("y", dissect.Float(-2)), f("z", dissect.Float(0.125))}))}))),
+		rec("p", "tracker", 1, f("sender", dissect.Str("T")), f("sensor", dissect.Int(0)), f("pos", floats(math.NaN(), 0, 0)), f("quat", quat(0, 0, 0, 1))),
+		rec("p", dissect.TypeGap, 0),
+	}
+	pictures := func(enc string) map[string][]string {
+		_, _, file := write(t, Options{Decl: registry(t).Decl, Encoding: enc}, recs...)
+		res := mcapcheck.Check(t, file)
+		if len(res.Problems) > 0 {
+			t.Fatalf("%s: problems %v", enc, res.Problems)
+		}
+		out := map[string][]string{}
+		for _, m := range res.Messages {
+			if strings.HasPrefix(m.Schema, "foxglove.") {
+				var v any
+				if err := json.Unmarshal(m.Data, &v); err != nil {
+					t.Fatal(err)
+				}
+				b, _ := json.Marshal(protobufForm(v))
+				out[m.Topic+" "+m.Schema] = append(out[m.Topic+" "+m.Schema], string(b))
+			}
+		}
+		return out
+	}
+	js, pb := pictures(EncodingJSON), pictures(EncodingProtobuf)
+	if len(js) < 6 {
+		t.Fatalf("%d derived topics: the comparison would be vacuous", len(js))
+	}
+	if !reflect.DeepEqual(js, pb) {
+		for k := range js {
+			if !reflect.DeepEqual(js[k], pb[k]) {
+				t.Errorf("%s:\njson     %v\nprotobuf %v", k, js[k], pb[k])
+			}
+		}
+		for k := range pb {
+			if js[k] == nil {
+				t.Errorf("%s only in protobuf", k)
+			}
+		}
+	}
+}
+
+// protobufForm leaves out of a JSON-encoded Foxglove message what
+// protobuf does not write (empty arrays, a zero lifetime) and writes its
+// times {sec, nsec} as RFC 3339.
+func protobufForm(v any) any {
+	switch v := v.(type) {
+	case []any:
+		for i := range v {
+			v[i] = protobufForm(v[i])
+		}
+	case map[string]any:
+		for k, x := range v {
+			a, isArr := x.([]any)
+			m, isObj := x.(map[string]any)
+			switch {
+			case isArr && len(a) == 0, k == "lifetime" && m["sec"] == 0.0 && m["nsec"] == 0.0:
+				delete(v, k)
+			case k == "timestamp" && isObj:
+				v[k] = time.Unix(int64(m["sec"].(float64)), int64(m["nsec"].(float64))).UTC().Format("2006-01-02T15:04:05.000000000Z")
+			default:
+				v[k] = protobufForm(x)
+			}
+		}
+	}
+	return v
 }
