@@ -782,3 +782,23 @@ func TestMCAPCompressionFlag(t *testing.T) {
 		t.Errorf("completion: %q", out)
 	}
 }
+
+// --mcap-encoding takes protobuf or json, for -o mcap and -o foxglove
+// only: anything else is a usage error before a file is made.
+func TestMCAPEncodingFlag(t *testing.T) {
+	capFile := filepath.Join(pcapDir, "deltarobot_session.pcap")
+	file := filepath.Join(t.TempDir(), "x.mcap")
+	_, errOut, code := cli(t, "-r", capFile, "-o", "mcap", "--mcap-encoding", "cbor", "--out", file)
+	if _, err := os.Stat(file); code != 2 || !strings.Contains(errOut, `--mcap-encoding "cbor": want protobuf or json`) || err == nil {
+		t.Errorf("cbor: exit %d, stderr %q, file made: %v", code, errOut, err == nil)
+	}
+	_, errOut, code = cli(t, "-r", capFile, "-o", "json", "--mcap-encoding", "json")
+	if code != 2 || !strings.Contains(errOut, "--mcap-encoding applies to -o mcap and -o foxglove, not -o json") {
+		t.Errorf("-o json: exit %d, stderr %q", code, errOut)
+	}
+	for _, enc := range []string{"protobuf", "json"} {
+		if _, errOut, code := cli(t, "-r", capFile, "-o", "mcap", "--mcap-encoding", enc, "--out", file); code != 0 {
+			t.Errorf("%s: exit %d: %s", enc, code, errOut)
+		}
+	}
+}
