@@ -116,12 +116,6 @@ type Options struct {
 	Encoding string
 }
 
-// Message encodings of the record topics (Options.Encoding).
-const (
-	EncodingProtobuf = "protobuf"
-	EncodingJSON     = "json"
-)
-
 // Writer writes records as MCAP. It is not safe for concurrent use.
 type Writer struct {
 	mw         *mcap.Writer
@@ -248,15 +242,6 @@ func NewEmitter(e Emitter, o Options) *Writer {
 		o.MaxTopics = 4096
 	}
 	return newWriter(e, o)
-}
-
-// checkEncoding refuses an Options.Encoding other than those known.
-func checkEncoding(e string) error {
-	switch e {
-	case "", EncodingProtobuf, EncodingJSON:
-		return nil
-	}
-	return fmt.Errorf("mcap: unknown message encoding %q (protobuf, json)", e)
 }
 
 func newWriter(e Emitter, o Options) *Writer {

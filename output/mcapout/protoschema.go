@@ -1,6 +1,7 @@
 package mcapout
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/dissect-tools/dissect/dissect"
@@ -29,6 +30,21 @@ import (
 // object a nested message T_KEY of its declared keys, array `repeated` of
 // its items (an array of arrays: repeated L_KEY, a message whose field 1,
 // items, holds one inner array). Every field's json_name is its key.
+
+// Message encodings of the record topics (Options.Encoding).
+const (
+	EncodingProtobuf = "protobuf"
+	EncodingJSON     = "json"
+)
+
+// checkEncoding refuses an Options.Encoding other than those known.
+func checkEncoding(e string) error {
+	switch e {
+	case "", EncodingProtobuf, EncodingJSON:
+		return nil
+	}
+	return fmt.Errorf("mcap: unknown message encoding %q (protobuf, json)", e)
+}
 
 // The envelope's field numbers (the keys -o json writes before "fields").
 const (
