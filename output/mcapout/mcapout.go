@@ -1,6 +1,7 @@
 // Package mcapout writes records into an MCAP file (https://mcap.dev) that
-// Foxglove and Lichtblick open with no code: JSON messages with JSON
-// Schemas, lz4-compressed chunks (zstd as an option: Options.Compression),
+// Foxglove and Lichtblick open with no code: protobuf messages with their
+// FileDescriptorSets made from the declarations (protoschema.go, foxpb.go),
+// or JSON messages with JSON Schemas (Options.Encoding), lz4-compressed chunks (zstd as an option: Options.Compression),
 // indexed, log time = capture time. What
 // a record's topic, schema and pictures are comes from its type's
 // declaration (Options.Decl, dissect.TypeDecl) and the roles it gives
@@ -219,14 +220,15 @@ func New(w io.Writer, o Options) (*Writer, error) {
 // a channel before its first message. The MCAP file's chunks are one
 // (New); a live server (output/foxws) is another (NewEmitter).
 type Emitter interface {
-	// Schema is a new schema (encoding "jsonschema"); its ID is new.
+	// Schema is a new schema (encoding "protobuf" or "jsonschema"); its
+	// ID is new.
 	Schema(s *mcap.Schema)
-	// Channel is a new channel (message encoding "json") of a schema
-	// given before; its ID is new.
+	// Channel is a new channel (message encoding "protobuf" or "json") of
+	// a schema given before; its ID is new.
 	Channel(c *mcap.Channel)
 	// Begin starts a message of channel ch, its sequence number seq and
 	// log time (nanoseconds since 1970): it returns a buffer to which the
-	// Writer appends the message's JSON and which it then gives to End.
+	// Writer appends the message and which it then gives to End.
 	Begin(ch uint16, seq uint32, logTime uint64) []byte
 	// End completes the message begun last; b is Begin's buffer with the
 	// message appended.
