@@ -2,12 +2,16 @@ package main
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/spf13/pflag"
 )
 
-// formFlags are the flags that apply to one output form only.
+// formFlags are the flags that apply to some output forms only (form:
+// their names, space-separated).
 var formFlags = []struct{ flag, form string }{
+	{"mcap-encoding", "mcap foxglove"},
 	{"speed", "foxglove"},
 	{"mcap-compression", "mcap"},
 	{"part-id", "parquet"},
@@ -22,8 +26,8 @@ func checkFormFlags(fs *pflag.FlagSet, format string) error {
 		return nil
 	}
 	for _, f := range formFlags {
-		if fs.Lookup(f.flag) != nil && fs.Changed(f.flag) && format != f.form {
-			return usageError{fmt.Errorf("--%s applies to -o %s, not -o %s", f.flag, f.form, oneLine(format))}
+		if fs.Lookup(f.flag) != nil && fs.Changed(f.flag) && !slices.Contains(strings.Fields(f.form), format) {
+			return usageError{fmt.Errorf("--%s applies to -o %s, not -o %s", f.flag, strings.ReplaceAll(f.form, " ", " and -o "), oneLine(format))}
 		}
 	}
 	return nil

@@ -46,6 +46,9 @@ func (o *readOpts) foxgloveOutput(reg *dissect.Registry) (sink, error) {
 	if f.speed < 0 || f.speed > 1e6 {
 		return nil, usageError{fmt.Errorf("--speed %g: want 0 (as fast as the clients take them) or a positive multiple of capture time", f.speed)}
 	}
+	if err := checkMcapEncoding(o.mcapEnc); err != nil {
+		return nil, err
+	}
 	addr, err := foxAddr(o.outPath)
 	if err != nil {
 		return nil, usageError{err}
@@ -61,7 +64,7 @@ func (o *readOpts) foxgloveOutput(reg *dissect.Registry) (sink, error) {
 	playback := anyRegularFile(f.files)
 	version, _, _ := strings.Cut(versionLine(), "\n")
 	srv, err := foxws.Listen(ctx, foxws.Options{
-		Addr: addr, Name: version, Decl: reg.Decl,
+		Addr: addr, Name: version, Decl: reg.Decl, Encoding: o.mcapEnc,
 		Playback: playback, Speed: f.speed, AllowOrigins: f.allow, Now: liveClock(f.files),
 	})
 	if err != nil {

@@ -67,7 +67,7 @@ func TestFoxgloveLateSubscribers(t *testing.T) {
 
 	port := fxFreePort(t)
 	url := fmt.Sprintf("ws://127.0.0.1:%d", port)
-	r := fxStart(t, "-r", file, "-o", "foxglove", "--out", fmt.Sprintf(":%d", port))
+	r := fxStart(t, "-r", file, "-o", "foxglove", "--mcap-encoding", "json", "--out", fmt.Sprintf(":%d", port))
 	if !strings.Contains(r.stderr.String(), "serving Foxglove WebSocket on "+url) {
 		t.Fatalf("--out :PORT does not serve loopback's %s:\n%s", url, r.stderr.String())
 	}
@@ -145,7 +145,7 @@ func TestFoxgloveLateSubscribers(t *testing.T) {
 // --allow-origin; --out without an address serves loopback only.
 func TestFoxgloveOriginHost(t *testing.T) {
 	port := fxFreePort(t)
-	r := fxStart(t, "-r", filepath.Join(pcapDir, "deltarobot_session.pcap"), "-o", "foxglove",
+	r := fxStart(t, "-r", filepath.Join(pcapDir, "deltarobot_session.pcap"), "-o", "foxglove", "--mcap-encoding", "json",
 		"--out", fmt.Sprintf(":%d", port), "--allow-origin", "https://*.example.org")
 	url := fmt.Sprintf("ws://127.0.0.1:%d", port)
 	dial := func(origin, host string) (int, error) {

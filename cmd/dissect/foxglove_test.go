@@ -137,7 +137,7 @@ func TestFoxgloveLive(t *testing.T) {
 	drLn, p1 := lvListenTCP(t)
 	saved := filepath.Join(t.TempDir(), "live.pcapng")
 	url := fmt.Sprintf("ws://127.0.0.1:%d", port)
-	r := lvStart(t, "-i", "lo", "-o", "foxglove", "--out", fmt.Sprintf("127.0.0.1:%d", port), "-w", saved,
+	r := lvStart(t, "-i", "lo", "-o", "foxglove", "--mcap-encoding", "json", "--out", fmt.Sprintf("127.0.0.1:%d", port), "-w", saved,
 		"-f", fmt.Sprintf("tcp port %d", p1), "-d", fmt.Sprintf("tcp.port==%d,deltarobot", p1))
 	if !strings.Contains(r.stderr.String(), "serving Foxglove WebSocket on "+url) {
 		t.Fatalf("stderr does not give the URL %s:\n%s", url, r.stderr.String())
@@ -266,7 +266,7 @@ func TestFoxglovePlayback(t *testing.T) {
 	file := filepath.Join(pcapDir, "deltarobot_session.pcap")
 	port := fxFreePort(t)
 	url := fmt.Sprintf("ws://127.0.0.1:%d", port)
-	r := fxStart(t, "-r", file, "-o", "foxglove", "--out", fmt.Sprintf("127.0.0.1:%d", port), "--speed", "0")
+	r := fxStart(t, "-r", file, "-o", "foxglove", "--mcap-encoding", "json", "--out", fmt.Sprintf("127.0.0.1:%d", port), "--speed", "0")
 	c := foxwscheck.Start(t, url, false)
 	c.WaitReady(t)
 	lvWaitFor(t, r, "the end of the input", func() bool { return strings.Contains(r.stderr.String(), "the input has ended; still serving "+url) })
@@ -396,7 +396,7 @@ func TestFoxglovePipe(t *testing.T) {
 			if len(b) == 9 && b[0] == 2 {
 				continue // a Time message: the capture time of what follows
 			}
-			if b[0] != 1 || binary.LittleEndian.Uint32(b[1:]) != 3 || !strings.Contains(string(b[13:]), `"type":"protocol_magic"`) {
+			if b[0] != 1 || binary.LittleEndian.Uint32(b[1:]) != 3 || !strings.Contains(string(b[13:]), "protocol_magic") { // the record's type, in its protobuf message
 				t.Fatalf("message %q, want the first record (protocol_magic) on subscription 3", b)
 			}
 			break

@@ -23,6 +23,9 @@ func (o *readOpts) mcapOutput(stdout io.Writer, reg *dissect.Registry) (sink, er
 	default:
 		return nil, usageError{fmt.Errorf("--mcap-compression %q: want lz4, zstd or none", o.mcapComp)}
 	}
+	if err := checkMcapEncoding(o.mcapEnc); err != nil {
+		return nil, err
+	}
 	w := io.Writer(struct{ io.Writer }{stdout}) // stdout is not ours to close
 	if o.outPath == "" || o.outPath == "-" {
 		if isTerminal(stdout) {
@@ -47,7 +50,7 @@ func (o *readOpts) mcapOutput(stdout io.Writer, reg *dissect.Registry) (sink, er
 	if o.threads > 0 {
 		workers = o.threads
 	}
-	m, err := mcapout.New(bw, mcapout.Options{Library: version, Decl: reg.Decl, Workers: workers, Compression: o.mcapComp})
+	m, err := mcapout.New(bw, mcapout.Options{Library: version, Decl: reg.Decl, Workers: workers, Compression: o.mcapComp, Encoding: o.mcapEnc})
 	if err != nil {
 		if c, ok := w.(io.Closer); ok {
 			c.Close()
@@ -55,6 +58,15 @@ func (o *readOpts) mcapOutput(stdout io.Writer, reg *dissect.Registry) (sink, er
 		return nil, err
 	}
 	return m, nil
+}
+
+// checkMcapEncoding refuses a --mcap-encoding other than protobuf and json.
+func checkMcapEncoding(e string) error {
+	switch e {
+	case mcapout.EncodingProtobuf, mcapout.EncodingJSON:
+		return nil
+	}
+	return usageError{fmt.Errorf("--mcap-encoding %q: want protobuf or json", e)}
 }
 
 // bufferedOut is the MCAP file's buffer; Close writes what it holds and

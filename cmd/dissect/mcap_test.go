@@ -65,13 +65,19 @@ func readMCAP(t *testing.T, r io.ReadSeeker) ([]mcapMessage, *mcap.Info) {
 // and returns the file and the run's JSON Lines.
 func writeMCAP(t *testing.T, args ...string) (string, string) {
 	t.Helper()
+	return writeMCAPAs(t, "protobuf", args...)
+}
+
+// writeMCAPAs is writeMCAP with --mcap-encoding enc.
+func writeMCAPAs(t *testing.T, enc string, args ...string) (string, string) {
+	t.Helper()
 	capFile := args[len(args)-1]
 	out, errOut, code := cli(t, append([]string{"-o", "json", "--no-summary"}, args...)...)
 	if code != 0 {
 		t.Fatalf("%s: json exit %d: %s", capFile, code, errOut)
 	}
 	file := filepath.Join(t.TempDir(), filepath.Base(capFile)+".mcap")
-	_, errOut, code = cli(t, append([]string{"-o", "mcap", "--out", file, "--no-summary"}, args...)...)
+	_, errOut, code = cli(t, append([]string{"-o", "mcap", "--mcap-encoding", enc, "--out", file, "--no-summary"}, args...)...)
 	if code != 0 {
 		t.Fatalf("%s: mcap exit %d: %s", capFile, code, errOut)
 	}
@@ -134,7 +140,9 @@ func deref(s *string) string {
 }
 
 // TestMCAPHoldsEveryRecord writes every shipped and real capture as MCAP
-// and reads it back with the MCAP library's reader: the record topics hold
+// (--mcap-encoding json: the protobuf form is compared by
+// TestMCAPIndependentReader) and reads it back with the MCAP library's
+// reader: the record topics hold
 // exactly the records of -o json, in order, each whole (numbers as their
 // text), at its capture time, on a topic named after its protocol and
 // stream, with a schema of its declaration (none undeclared); the file is
@@ -142,7 +150,7 @@ func deref(s *string) string {
 func TestMCAPHoldsEveryRecord(t *testing.T) {
 	for _, run := range sampleRuns(t) {
 		t.Run(run.name(), func(t *testing.T) {
-			file, jsonl := writeMCAP(t, run.all()...)
+			file, jsonl := writeMCAPAs(t, "json", run.all()...)
 			f, err := os.Open(file)
 			if err != nil {
 				t.Fatal(err)
@@ -228,7 +236,10 @@ func TestMCAPPoses(t *testing.T) {
 	}
 	for _, args := range runs {
 		t.Run(filepath.Base(args[len(args)-1]), func(t *testing.T) {
-			file, jsonl := writeMCAP(t, args...)
+			// The pictures read as JSON here; as protobuf, by
+			// TestMCAPIndependentReader (the poses' bits) and
+			// output/mcapout's TestProtobufPictures.
+			file, jsonl := writeMCAPAs(t, "json", args...)
 			f, err := os.Open(file)
 			if err != nil {
 				t.Fatal(err)
@@ -410,7 +421,7 @@ func pose0Truth(t *testing.T) [7]float64 {
 func TestMCAPEvents(t *testing.T) {
 	for _, name := range []string{"deltarobot_loss.pcap", "deltarobot_garbage.pcap", "deltarobot_midstream.pcap", "neptune_session.pcap", "handcontrol_serial.pcapng"} {
 		t.Run(name, func(t *testing.T) {
-			file, jsonl := writeMCAP(t, shipped(t, name)...)
+			file, jsonl := writeMCAPAs(t, "json", shipped(t, name)...) // the events as protobuf: TestProtobufPictures
 			var want []string
 			for _, r := range parseJSONL(t, jsonl) {
 				at, _ := time.Parse(time.RFC3339Nano, r.Time)
@@ -493,6 +504,15 @@ func TestMCAPIndependentReader(t *testing.T) {
 		t.Run(run.name(), func(t *testing.T) {
 			file, jsonl := writeMCAP(t, run.all()...)
 			res := readRecords(t, file, jsonl)
+			protobuf := 0
+			for _, c := range res.Channels {
+				if strings.HasPrefix(c.Schema, "dissect.") && c.Encoding == "protobuf" {
+					protobuf++
+				}
+			}
+			if protobuf == 0 {
+				t.Error("no protobuf record channel")
+			}
 			if res.StatisticsMessages != strconv.Itoa(res.MessagesRead) || !slices.Equal(res.Compression, []string{"lz4"}) {
 				t.Errorf("statistics %s messages, %d read; compression %v", res.StatisticsMessages, res.MessagesRead, res.Compression)
 			}
@@ -648,7 +668,7 @@ func TestMCAPWireNamesBounded(t *testing.T) {
 	} {
 		t.Run(c.args[1], func(t *testing.T) {
 			capture := hostileCapture(t, c.args...)
-			file, jsonl := writeMCAP(t, "-r", capture)
+			file, jsonl := writeMCAPAs(t, "json", "-r", capture)
 			want := map[string]int{}
 			for _, r := range parseJSONL(t, jsonl) {
 				want[r.Type]++
@@ -760,5 +780,25 @@ func TestMCAPCompressionFlag(t *testing.T) {
 	out, _, _ := cli(t, "__complete", "--mcap-compression", "")
 	if got := strings.Fields(out); !slices.Equal(got, []string{"lz4", "zstd", "none", ":4"}) {
 		t.Errorf("completion: %q", out)
+	}
+}
+
+// --mcap-encoding takes protobuf or json, for -o mcap and -o foxglove
+// only: anything else is a usage error before a file is made.
+func TestMCAPEncodingFlag(t *testing.T) {
+	capFile := filepath.Join(pcapDir, "deltarobot_session.pcap")
+	file := filepath.Join(t.TempDir(), "x.mcap")
+	_, errOut, code := cli(t, "-r", capFile, "-o", "mcap", "--mcap-encoding", "cbor", "--out", file)
+	if _, err := os.Stat(file); code != 2 || !strings.Contains(errOut, `--mcap-encoding "cbor": want protobuf or json`) || err == nil {
+		t.Errorf("cbor: exit %d, stderr %q, file made: %v", code, errOut, err == nil)
+	}
+	_, errOut, code = cli(t, "-r", capFile, "-o", "json", "--mcap-encoding", "json")
+	if code != 2 || !strings.Contains(errOut, "--mcap-encoding applies to -o mcap and -o foxglove, not -o json") {
+		t.Errorf("-o json: exit %d, stderr %q", code, errOut)
+	}
+	for _, enc := range []string{"protobuf", "json"} {
+		if _, errOut, code := cli(t, "-r", capFile, "-o", "mcap", "--mcap-encoding", enc, "--out", file); code != 0 {
+			t.Errorf("%s: exit %d: %s", enc, code, errOut)
+		}
 	}
 }

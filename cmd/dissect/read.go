@@ -35,6 +35,7 @@ type readOpts struct {
 	outPath    string      // --out: the Parquet lake's directory, the MCAP file, the text output's file, -o foxglove's address
 	out        *recordsOut // --out FILE of the text output forms (outfile.go)
 	mcapComp   string      // --mcap-compression (mcap.go)
+	mcapEnc    string      // --mcap-encoding (mcap.go, foxglove.go)
 	fox        foxOpts     // -o foxglove (foxglove.go)
 	q          queryOpts
 	query      *querySink         // the run's filter and statistics, when asked for
@@ -76,6 +77,8 @@ func addReadFlags(cmd *cobra.Command, o *readOpts) {
 	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a Go CPU profile to this file (for performance work)")
 	_ = f.MarkHidden("cpuprofile")
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"table", "json", "fields", "parquet", "mcap", "foxglove"}, cobra.ShellCompDirectiveNoFileComp))
+	f.StringVar(&o.mcapEnc, "mcap-encoding", mcapout.EncodingProtobuf, "-o mcap and -o foxglove: the record topics' message encoding: protobuf (a message type per declared record type, made from the declarations: about half the file and the CPU of json; Foxglove, Lichtblick and the MCAP libraries decode it from the file's own schemas) or json (each message the record's -o json object, with a JSON Schema); docs/mcap.md says how to read either")
+	_ = cmd.RegisterFlagCompletionFunc("mcap-encoding", cobra.FixedCompletions([]string{mcapout.EncodingProtobuf, mcapout.EncodingJSON}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("mcap-compression", cobra.FixedCompletions([]string{mcapout.CompressionLZ4, mcapout.CompressionZstd, mcapout.CompressionNone}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("time-format", cobra.FixedCompletions(output.TimeFormats, cobra.ShellCompDirectiveNoFileComp))
 }

@@ -1,7 +1,8 @@
 // Package mcapcheck reads an MCAP file for tests with an independent
 // reader: Foxglove's TypeScript library @mcap/core, through Node
-// (check.mjs in this directory), with Ajv checking every schema and every
-// message. `npm ci --prefix internal/mcapcheck` installs the pinned
+// (check.mjs in this directory), with Ajv checking every JSON Schema and
+// JSON message, and protobufjs (through @mcap/support) decoding every
+// protobuf message from its channel's FileDescriptorSet. `npm ci --prefix internal/mcapcheck` installs the pinned
 // packages (.ci/run does); without node or them, [Check] skips the test
 // and says what to run.
 package mcapcheck
@@ -118,5 +119,5 @@ func Available() error {
 
 // setup finds node and this directory with its installed packages.
 func setup() (node, dir string, err error) {
-	return nodetest.Find("internal/mcapcheck", "the independent MCAP reader is Foxglove's @mcap/core on Node", "@mcap/core", "ajv", "fzstd", "@foxglove/wasm-lz4")
+	return nodetest.Find("internal/mcapcheck", "the independent MCAP reader is Foxglove's @mcap/core on Node", "@mcap/core", "@mcap/support", "protobufjs", "lossless-json", "ajv", "fzstd", "@foxglove/wasm-lz4")
 }

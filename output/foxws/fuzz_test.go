@@ -2,6 +2,7 @@ package foxws
 
 import (
 	"context"
+	"github.com/dissect-tools/dissect/output/mcapout"
 	"testing"
 	"time"
 
@@ -26,7 +27,7 @@ func FuzzRequest(f *testing.F) {
 	}
 	reg := registry(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		s := &Server{o: Options{Queue: 4, QueueBytes: 1 << 10, Grace: time.Second, Decl: reg.Decl}, ctx: context.Background(),
+		s := &Server{o: Options{Queue: 4, QueueBytes: 1 << 10, Grace: time.Second, Decl: reg.Decl, Encoding: mcapout.EncodingJSON}, ctx: context.Background(),
 			log: newRunLog(), topics: map[uint16]string{}}
 		c := newClient(s, nil, "fuzz")
 		defer c.cancel()
@@ -58,7 +59,7 @@ func FuzzRequest(f *testing.F) {
 // queued (the client's goroutine sends it beside). MB/s of the records'
 // wire bytes.
 func BenchmarkRecord(b *testing.B) {
-	s, err := Listen(context.Background(), Options{Addr: "127.0.0.1:0", Decl: registry(b).Decl})
+	s, err := Listen(context.Background(), Options{Addr: "127.0.0.1:0", Decl: registry(b).Decl, Encoding: mcapout.EncodingJSON})
 	if err != nil {
 		b.Fatal(err)
 	}

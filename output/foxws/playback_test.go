@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/dissect-tools/dissect/output/mcapout"
 	"runtime"
 	"strconv"
 	"strings"
@@ -90,7 +91,7 @@ func TestPlaybackAndClose(t *testing.T) {
 
 func testPlayback(t *testing.T, o Options) {
 	before := runtime.NumGoroutine()
-	o.Addr, o.Decl, o.Playback = "127.0.0.1:0", registry(t).Decl, true
+	o.Addr, o.Decl, o.Playback, o.Encoding = "127.0.0.1:0", registry(t).Decl, true, mcapout.EncodingJSON
 	s, err := Listen(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)

@@ -70,6 +70,7 @@ package foxws
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -113,9 +114,11 @@ type Options struct {
 	Addr string
 	// Name is the server's name in its serverInfo ("dissect v1.2.3").
 	Name string
-	// Decl and MaxTopics are those of mcapout.Options.
+	// Decl, MaxTopics and Encoding are those of mcapout.Options: the
+	// channels are protobuf unless Encoding is mcapout.EncodingJSON.
 	Decl      func(*dissect.Record) *dissect.TypeDecl
 	MaxTopics int
+	Encoding  string
 	// Budget bounds the cost of the run's log, all clients' queues
 	// together (default DefaultBudget).
 	Budget int
@@ -238,7 +241,7 @@ func Listen(ctx context.Context, o Options) (*Server, error) {
 		loop: isLoopback(tl.Addr()),
 	}
 	s.em.s = s
-	s.w = mcapout.NewEmitter(&s.em, mcapout.Options{Decl: o.Decl, MaxTopics: o.MaxTopics})
+	s.w = mcapout.NewEmitter(&s.em, mcapout.Options{Decl: o.Decl, MaxTopics: o.MaxTopics, Encoding: o.Encoding})
 	s.hs = &http.Server{
 		Handler: http.HandlerFunc(s.serveHTTP), ConnState: s.pending.track,
 		ReadHeaderTimeout: headerTimeout, MaxHeaderBytes: maxHeaderBytes,
@@ -366,6 +369,16 @@ func advertise(as []advert) ([]byte, []uint16) {
 	return append(b, "]}"...), ids
 }
 
+// schemaText is a schema as advertise gives it: a JSON Schema's text, a
+// protobuf FileDescriptorSet's bytes in base64 (the protocol's rule for
+// binary schema encodings).
+func schemaText(sc *mcap.Schema) string {
+	if sc.Encoding == "protobuf" {
+		return base64.StdEncoding.EncodeToString(sc.Data)
+	}
+	return string(sc.Data)
+}
+
 // emitter is the server's mcapout.Emitter: each channel is advertised,
 // each message put in the log.
 type emitter struct {
@@ -394,7 +407,7 @@ func (e *emitter) Channel(c *mcap.Channel) {
 		SchemaName     string `json:"schemaName"`
 		Schema         string `json:"schema"`
 		SchemaEncoding string `json:"schemaEncoding"`
-	}{c.ID, c.Topic, c.MessageEncoding, sc.Name, string(sc.Data), sc.Encoding}
+	}{c.ID, c.Topic, c.MessageEncoding, sc.Name, schemaText(sc), sc.Encoding}
 	j, _ := json.Marshal(entry)
 	a := advert{id: c.ID, json: j}
 	s.adverts = append(s.adverts, a)

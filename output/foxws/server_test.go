@@ -3,6 +3,7 @@ package foxws
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -75,6 +76,9 @@ func listen(t *testing.T, o Options) *Server {
 	t.Helper()
 	o.Addr = "127.0.0.1:0"
 	o.Name = "dissect test"
+	if o.Encoding == "" {
+		o.Encoding = mcapout.EncodingJSON // the tests read the payloads as JSON; TestSubscribeAndFraming both
+	}
 	if o.Decl == nil {
 		o.Decl = registry(t).Decl
 	}
@@ -256,7 +260,13 @@ func TestHandshake(t *testing.T) {
 // spec says, the same topics and messages as the MCAP file of the same
 // records; after unsubscribing it gets no more of that channel.
 func TestSubscribeAndFraming(t *testing.T) {
-	s := listen(t, Options{})
+	for _, enc := range []string{mcapout.EncodingJSON, mcapout.EncodingProtobuf} {
+		t.Run(enc, func(t *testing.T) { testSubscribeAndFraming(t, enc) })
+	}
+}
+
+func testSubscribeAndFraming(t *testing.T, enc string) {
+	s := listen(t, Options{Encoding: enc})
 	defer s.Close()
 	c := dial(t, s)
 	c.expectOp("serverInfo")
@@ -264,7 +274,7 @@ func TestSubscribeAndFraming(t *testing.T) {
 
 	recs := []*dissect.Record{plain(0, 3), plain(1, 0), arm(2), plain(3, 1)}
 	var file bytes.Buffer
-	mw, err := mcapout.New(&file, mcapout.Options{Decl: registry(t).Decl})
+	mw, err := mcapout.New(&file, mcapout.Options{Decl: registry(t).Decl, Encoding: enc})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,10 +294,18 @@ func TestSubscribeAndFraming(t *testing.T) {
 		t.Fatalf("advertised %v, want the channel of the first record", chs)
 	}
 	ch := chs[0]
-	if ch.Topic != "/p/0/plain" || ch.Encoding != "json" || ch.SchemaName != "dissect.p.plain" || ch.SchemaEncoding != "jsonschema" {
+	// A protobuf schema (a FileDescriptorSet) is advertised in base64.
+	wantSchema := func(topic string) string {
+		if enc == mcapout.EncodingProtobuf {
+			return base64.StdEncoding.EncodeToString([]byte(want.schemas[topic]))
+		}
+		return want.schemas[topic]
+	}
+	schemaEnc := map[string]string{mcapout.EncodingJSON: "jsonschema", mcapout.EncodingProtobuf: "protobuf"}[enc]
+	if ch.Topic != "/p/0/plain" || ch.Encoding != enc || ch.SchemaName != "dissect.p.plain" || ch.SchemaEncoding != schemaEnc {
 		t.Errorf("channel %+v", ch)
 	}
-	if ch.Schema != want.schemas["/p/0/plain"] {
+	if ch.Schema != wantSchema("/p/0/plain") {
 		t.Errorf("schema differs from the MCAP file's:\n%s\n%s", ch.Schema, want.schemas["/p/0/plain"])
 	}
 	// Subscribed after the record was sent: it waited for the
@@ -323,7 +341,7 @@ func TestSubscribeAndFraming(t *testing.T) {
 		for _, ch := range channels(t, g) {
 			c.send(map[string]any{"op": "subscribe", "subscriptions": []map[string]any{{"id": sub, "channelId": ch.ID}}})
 			byID[sub] = ch.Topic
-			if ch.Schema != want.schemas[ch.Topic] {
+			if ch.Schema != wantSchema(ch.Topic) {
 				t.Errorf("%s: schema differs from the MCAP file's", ch.Topic)
 			}
 			sub++
@@ -338,7 +356,7 @@ func TestSubscribeAndFraming(t *testing.T) {
 		}
 	}
 	// The payload is the record's JSON (docs/output.md), by hand.
-	if !strings.Contains(payloads[0], `"type":"plain"`) || !strings.Contains(payloads[0], `"fields":{"n":0,"s":"xxx"}`) {
+	if enc == mcapout.EncodingJSON && (!strings.Contains(payloads[0], `"type":"plain"`) || !strings.Contains(payloads[0], `"fields":{"n":0,"s":"xxx"}`)) {
 		t.Errorf("payload %s", payloads[0])
 	}
 	if times[0] != uint64(t0.UnixNano()) {

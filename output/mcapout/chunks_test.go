@@ -71,7 +71,7 @@ func encode(t testing.TB, o Options, recs []*dissect.Record) []byte {
 func TestChunksOnWorkers(t *testing.T) {
 	recs := many(3000)
 	reg := registry(t)
-	one, _ := readBack(t, encode(t, Options{Decl: reg.Decl, Workers: 1, ChunkSize: 64 << 20}, recs))
+	one, _ := readBack(t, encode(t, Options{Decl: reg.Decl, Workers: 1, ChunkSize: 64 << 20, Encoding: EncodingJSON}, recs))
 	if len(one) != 6001 {
 		t.Fatalf("%d messages for %d records", len(one), len(recs))
 	}
@@ -92,7 +92,7 @@ func TestChunksOnWorkers(t *testing.T) {
 	for _, comp := range []string{CompressionLZ4, CompressionZstd, CompressionNone} {
 		var files [][]byte
 		for _, workers := range []int{1, 2, 5} {
-			raw := encode(t, Options{Decl: reg.Decl, Workers: workers, ChunkSize: 4096, Compression: comp}, recs)
+			raw := encode(t, Options{Decl: reg.Decl, Workers: workers, ChunkSize: 4096, Compression: comp, Encoding: EncodingJSON}, recs)
 			files = append(files, raw)
 			if !bytes.Equal(raw, files[0]) {
 				t.Errorf("%s: %d workers write another file than 1 (%d bytes, %d)", comp, workers, len(raw), len(files[0]))

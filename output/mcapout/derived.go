@@ -27,15 +27,19 @@ func (w *Writer) derived(r *dissect.Record, d *declared, k topicKey) error {
 	return nil
 }
 
-// num formats v as the JSON of records writes it, if it is a finite number.
-func (w *Writer) num(v dissect.Value, ok bool) ([]byte, bool) {
+// num formats v as the JSON of records writes it, if it is a finite
+// number, and sets *f to its float64 value (a float32's exactly).
+func (w *Writer) num(v dissect.Value, ok bool, f *float64) ([]byte, bool) {
 	switch v.Kind() {
 	case dissect.KindFloat, dissect.KindFloat32, dissect.KindInt, dissect.KindUint:
 	default:
 		return nil, false
 	}
-	if f := v.Float(); !ok || math.IsNaN(f) || math.IsInf(f, 0) {
+	if *f = v.Float(); !ok || math.IsNaN(*f) || math.IsInf(*f, 0) {
 		return nil, false
+	}
+	if w.pbDerived() {
+		return nil, true // protobuf uses the float64
 	}
 	start := len(w.slab)
 	w.slab = w.enc.AppendValue(w.slab, &v)
@@ -53,20 +57,32 @@ func (w *Writer) xyz(v dissect.Value, q bool) (vec, bool) {
 		if len(it) != 3 && !q || len(it) != 4 && q {
 			return out, false
 		}
-		out.x, ok[0] = w.num(it[0].Value, true)
-		out.y, ok[1] = w.num(it[1].Value, true)
-		out.z, ok[2] = w.num(it[2].Value, true)
+		out.x, ok[0] = w.num(it[0].Value, true, &out.f[0])
+		out.y, ok[1] = w.num(it[1].Value, true, &out.f[1])
+		out.z, ok[2] = w.num(it[2].Value, true, &out.f[2])
 		ok[3] = true
 		if q {
-			out.w, ok[3] = w.num(it[3].Value, true)
+			out.w, ok[3] = w.num(it[3].Value, true, &out.f[3])
 		}
 	case dissect.KindObject:
-		out.x, ok[0] = w.num(v.Get("x"))
-		out.y, ok[1] = w.num(v.Get("y"))
-		out.z, ok[2] = w.num(v.Get("z"))
-		ok[3] = true
-		if q {
-			out.w, ok[3] = w.num(v.Get("w"))
+		for i, k := range [...]string{"x", "y", "z", "w"} {
+			if i == 3 && !q {
+				ok[3] = true
+				break
+			}
+			v, found := v.Get(k)
+			var s []byte
+			s, ok[i] = w.num(v, found, &out.f[i])
+			switch i {
+			case 0:
+				out.x = s
+			case 1:
+				out.y = s
+			case 2:
+				out.z = s
+			case 3:
+				out.w = s
+			}
 		}
 	}
 	return out, ok[0] && ok[1] && ok[2] && ok[3]
@@ -80,11 +96,11 @@ func (w *Writer) notDrawn(r *dissect.Record, what string) error {
 
 // derivedChannel returns the channel of a derived topic, or nil when the
 // topics are at their limit.
-func (w *Writer) derivedChannel(r *dissect.Record, k topicKey, topicf func() string, schema, data string) (*channel, error) {
+func (w *Writer) derivedChannel(r *dissect.Record, k topicKey, topicf func() string, schema string) (*channel, error) {
 	if c := w.known(k); c != nil {
 		return c, nil
 	}
-	sid, err := w.schema(schema, data)
+	sid, err := w.foxgloveSchema(schema)
 	if err != nil {
 		return nil, err
 	}
@@ -93,7 +109,7 @@ func (w *Writer) derivedChannel(r *dissect.Record, k topicKey, topicf func() str
 		if w.atLimit(r) {
 			return nil, nil
 		}
-		if c, err = w.channel(topic, sid, map[string]string{"proto": r.Proto}); err != nil {
+		if c, err = w.channel(topic, sid, w.derivedEncoding(), map[string]string{"proto": r.Proto}); err != nil {
 			return nil, err
 		}
 	}
@@ -121,11 +137,15 @@ func (w *Writer) writeTransforms(r *dissect.Record) error {
 	if len(w.tfs) == 0 {
 		return nil
 	}
-	c, err := w.fixed("/tf", "foxglove.FrameTransforms", schemaFrameTransforms)
+	c, err := w.fixed("/tf", "foxglove.FrameTransforms")
 	if err != nil {
 		return err
 	}
-	w.out.End(appendFrameTransforms(w.begin(c, r.Time), r.Time, w.tfs))
+	if w.pbDerived() {
+		w.out.End(appendPBFrameTransforms(w.begin(c, r.Time), r.Time, w.tfs))
+	} else {
+		w.out.End(appendFrameTransforms(w.begin(c, r.Time), r.Time, w.tfs))
+	}
 	w.tfs = w.tfs[:0]
 	return nil
 }
@@ -177,12 +197,16 @@ func (w *Writer) pose(r *dissect.Record, t *dissect.TypeDecl, k topicKey) error 
 		}
 		return s
 	}
-	c, err := w.derivedChannel(r, pk, topic, "foxglove.PoseInFrame", schemaPoseInFrame)
+	c, err := w.derivedChannel(r, pk, topic, "foxglove.PoseInFrame")
 	if c == nil || err != nil {
 		return err
 	}
 	frame := w.frame(r, k)
-	w.out.End(appendPoseInFrame(w.begin(c, r.Time), r.Time, frame, pos, q))
+	if w.pbDerived() {
+		w.out.End(appendPBPoseInFrame(w.begin(c, r.Time), r.Time, frame, pos, q))
+	} else {
+		w.out.End(appendPoseInFrame(w.begin(c, r.Time), r.Time, frame, pos, q))
+	}
 	w.rooted(frame)
 	if k.sensor >= 0 {
 		w.tfs = append(w.tfs, transform{parent: frame, child: frame + "/sensor" + strconv.FormatInt(k.sensor, 10), pos: pos, q: q})
@@ -213,12 +237,16 @@ func (w *Writer) polyline(r *dissect.Record, t *dissect.TypeDecl, k topicKey) er
 		}
 		return s + "/" + seg(t.Table())
 	}
-	c, err := w.derivedChannel(r, lk, topic, "foxglove.SceneUpdate", schemaSceneUpdate)
+	c, err := w.derivedChannel(r, lk, topic, "foxglove.SceneUpdate")
 	if c == nil || err != nil {
 		return err
 	}
 	frame := w.frame(r, k)
-	w.out.End(appendLineScene(w.begin(c, r.Time), r.Time, frame, t.Table(), w.points))
+	if w.pbDerived() {
+		w.out.End(appendPBLineScene(w.begin(c, r.Time), r.Time, frame, t.Table(), w.points))
+	} else {
+		w.out.End(appendLineScene(w.begin(c, r.Time), r.Time, frame, t.Table(), w.points))
+	}
 	w.rooted(frame)
 	return w.writeTransforms(r)
 }

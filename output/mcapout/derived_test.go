@@ -20,7 +20,7 @@ const stamp = `{"sec":1795482123,"nsec":456789000}` // t0
 // z in the frame PROTO/STREAM; polylines of [x, y, z] and of {x, y, z}.
 // The expected messages are written by hand from Foxglove's schemas.
 func TestPictures(t *testing.T) {
-	msgs, _, _ := write(t, Options{Decl: registry(t).Decl},
+	msgs, _, _ := write(t, Options{Decl: registry(t).Decl, Encoding: EncodingJSON},
 		rec("p", "tracker", 1, f("sender", dissect.Str("T")), f("sensor", dissect.Int(0)), f("pos", floats(1, 2, 3)), f("quat", quat(0.5, 0.5, 0.5, 0.5))),
 		rec("p", "tracker", 1, f("sender", dissect.Str("T")), f("sensor", dissect.Int(1)), f("pos", floats(4, 5, 6)), f("quat", quat(0, 0, 0, 1))),
 		rec("p", "arm", 0, f("x", dissect.Float32(0.5)), f("y", dissect.Float32(-1)), f("z", dissect.Float32(0.25)), f("u", dissect.Float32(0))),
@@ -104,7 +104,7 @@ func TestPictures(t *testing.T) {
 // A record whose coordinates are missing or not finite is kept on its
 // record topic, not drawn, and /dissect/events says why.
 func TestNotDrawn(t *testing.T) {
-	msgs, _, _ := write(t, Options{Decl: registry(t).Decl},
+	msgs, _, _ := write(t, Options{Decl: registry(t).Decl, Encoding: EncodingJSON},
 		rec("p", "tracker", 1, f("sender", dissect.Str("T")), f("sensor", dissect.Int(0)), f("pos", floats(math.Inf(1), 2, 3)), f("quat", quat(0, 0, 0, 1))),
 		rec("p", "tracker", 1, f("sender", dissect.Str("T")), f("sensor", dissect.Int(0)), f("pos", floats(1, 2, 3))),
 		rec("p", "tracker", 1, f("sender", dissect.Str("T")), f("sensor", dissect.Int(0)), f("pos", floats(1, 2)), f("quat", quat(0, 0, 0, 1))),

@@ -97,8 +97,12 @@ func logTime(t time.Time) uint64 {
 }
 
 // A vec is a position or quaternion with its components as JSON numbers,
-// already formatted (the record's values exactly, float32 or float64).
-type vec struct{ x, y, z, w []byte }
+// already formatted (the record's values exactly, float32 or float64),
+// and as float64 (x, y, z, w) for protobuf.
+type vec struct {
+	x, y, z, w []byte
+	f          [4]float64
+}
 
 func appendXYZ(b []byte, v vec) []byte {
 	b = append(b, `{"x":`...)
@@ -118,7 +122,25 @@ func appendQuat(b []byte, q vec) []byte {
 	return append(b, '}')
 }
 
-var identity = vec{[]byte("0.0"), []byte("0.0"), []byte("0.0"), []byte("1.0")}
+var identity = vec{[]byte("0.0"), []byte("0.0"), []byte("0.0"), []byte("1.0"), [4]float64{0, 0, 0, 1}}
+
+// The line strips' look (appendLineScene writes the same in JSON).
+var lineColor = vec{f: [4]float64{0.2, 0.6, 1, 1}}
+
+const lineThickness = 2.0
+
+// foxgloveJSONSchema is the JSON Schema of Foxglove's message type name.
+func foxgloveJSONSchema(name string) string {
+	switch name {
+	case "foxglove.PoseInFrame":
+		return schemaPoseInFrame
+	case "foxglove.FrameTransforms":
+		return schemaFrameTransforms
+	case "foxglove.SceneUpdate":
+		return schemaSceneUpdate
+	}
+	return schemaLog
+}
 
 // appendPoseInFrame appends a foxglove.PoseInFrame.
 func appendPoseInFrame(b []byte, t time.Time, frame string, pos, q vec) []byte {

@@ -1,6 +1,7 @@
 // Package mcapout writes records into an MCAP file (https://mcap.dev) that
-// Foxglove and Lichtblick open with no code: JSON messages with JSON
-// Schemas, lz4-compressed chunks (zstd as an option: Options.Compression),
+// Foxglove and Lichtblick open with no code: protobuf messages with their
+// FileDescriptorSets made from the declarations (protoschema.go, foxpb.go),
+// or JSON messages with JSON Schemas (Options.Encoding), lz4-compressed chunks (zstd as an option: Options.Compression),
 // indexed, log time = capture time. What
 // a record's topic, schema and pictures are comes from its type's
 // declaration (Options.Decl, dissect.TypeDecl) and the roles it gives
@@ -109,6 +110,11 @@ type Options struct {
 	// every record of the same Proto and Type, as dissect.Registry.Decl
 	// gives them, and is not asked for again.
 	Decl func(*dissect.Record) *dissect.TypeDecl
+	// Encoding is the encoding of the record topics' messages:
+	// EncodingProtobuf (the default; a message type per declaration, see
+	// protoschema.go) or EncodingJSON (the record's -o json object, with a
+	// JSON Schema). Records without a declaration are JSON either way.
+	Encoding string
 }
 
 // Writer writes records as MCAP. It is not safe for concurrent use.
@@ -188,6 +194,9 @@ func New(w io.Writer, o Options) (*Writer, error) {
 	if _, err := newCompressor(o.Compression); err != nil {
 		return nil, err // before a byte is written
 	}
+	if err := checkEncoding(o.Encoding); err != nil {
+		return nil, err
+	}
 	// The library writes the header, the chunks made here
 	// (WriteChunkWithIndexes) and, at Close, the summary and footer.
 	mw, err := mcap.NewWriter(w, &mcap.WriterOptions{IncludeCRC: true})
@@ -211,14 +220,15 @@ func New(w io.Writer, o Options) (*Writer, error) {
 // a channel before its first message. The MCAP file's chunks are one
 // (New); a live server (output/foxws) is another (NewEmitter).
 type Emitter interface {
-	// Schema is a new schema (encoding "jsonschema"); its ID is new.
+	// Schema is a new schema (encoding "protobuf" or "jsonschema"); its
+	// ID is new.
 	Schema(s *mcap.Schema)
-	// Channel is a new channel (message encoding "json") of a schema
-	// given before; its ID is new.
+	// Channel is a new channel (message encoding "protobuf" or "json") of
+	// a schema given before; its ID is new.
 	Channel(c *mcap.Channel)
 	// Begin starts a message of channel ch, its sequence number seq and
 	// log time (nanoseconds since 1970): it returns a buffer to which the
-	// Writer appends the message's JSON and which it then gives to End.
+	// Writer appends the message and which it then gives to End.
 	Begin(ch uint16, seq uint32, logTime uint64) []byte
 	// End completes the message begun last; b is Begin's buffer with the
 	// message appended.
@@ -237,6 +247,9 @@ func NewEmitter(e Emitter, o Options) *Writer {
 }
 
 func newWriter(e Emitter, o Options) *Writer {
+	if o.Encoding == "" {
+		o.Encoding = EncodingProtobuf
+	}
 	return &Writer{
 		out: e, o: o, enc: output.NewJSONAppender(),
 		topics: map[topicKey]*channel{}, byTopic: map[string]*channel{},
@@ -353,9 +366,13 @@ func (w *Writer) record(r *dissect.Record, d *declared, k topicKey) error {
 	if d == nil {
 		w.undeclared++
 	}
+	b := w.begin(c, r.Time)
+	if d != nil && d.pb != nil {
+		w.out.End(appendPBRecord(b, r, d.pb))
+		return nil
+	}
 	rc := *r
 	rc.Raw = nil
-	b := w.begin(c, r.Time)
 	w.out.End(w.enc.AppendRecord(b, &rc))
 	return nil
 }
@@ -396,7 +413,11 @@ func (w *Writer) recordChannel(r *dissect.Record, d *declared, k topicKey) (*cha
 	}
 	c, topic := w.free(topic, sid)
 	if c == nil {
-		c, err = w.channel(topic, sid, map[string]string{"proto": r.Proto})
+		enc := EncodingJSON
+		if d != nil && d.pb != nil {
+			enc = EncodingProtobuf
+		}
+		c, err = w.channel(topic, sid, enc, map[string]string{"proto": r.Proto})
 		if err != nil {
 			return nil, err
 		}
@@ -497,20 +518,22 @@ func (w *Writer) atLimit(r *dissect.Record) bool {
 	return true
 }
 
-// newSchema writes a JSON Schema and returns its id.
-func (w *Writer) newSchema(name, data string) (uint16, error) {
+// newSchema writes a schema, of encoding "jsonschema" or "protobuf", and
+// returns its id.
+func (w *Writer) newSchema(name, encoding string, data []byte) (uint16, error) {
 	w.nschemas++
 	id := w.nschemas
-	s := &mcap.Schema{ID: id, Name: name, Encoding: "jsonschema", Data: []byte(data)}
+	s := &mcap.Schema{ID: id, Name: name, Encoding: encoding, Data: data}
 	w.out.Schema(s)
 	w.schemaList = append(w.schemaList, s)
 	return id, nil
 }
 
-// channel adds a JSON channel on topic with the schema sid.
-func (w *Writer) channel(topic string, sid uint16, meta map[string]string) (*channel, error) {
+// channel adds a channel of messages of encoding enc on topic with the
+// schema sid.
+func (w *Writer) channel(topic string, sid uint16, enc string, meta map[string]string) (*channel, error) {
 	c := &channel{id: uint16(len(w.byTopic)), schema: sid}
-	mc := &mcap.Channel{ID: c.id, SchemaID: sid, Topic: topic, MessageEncoding: "json", Metadata: meta}
+	mc := &mcap.Channel{ID: c.id, SchemaID: sid, Topic: topic, MessageEncoding: enc, Metadata: meta}
 	w.out.Channel(mc)
 	w.chanList = append(w.chanList, mc)
 	w.byTopic[topic] = c
@@ -520,21 +543,15 @@ func (w *Writer) channel(topic string, sid uint16, meta map[string]string) (*cha
 // fixed returns the channel of a topic with a fixed Foxglove schema (/tf,
 // /dissect/events), made on first use; these do not count against
 // MaxTopics' overflow rule but are few.
-func (w *Writer) fixed(topic, schema, data string) (*channel, error) {
+func (w *Writer) fixed(topic, schema string) (*channel, error) {
 	if c, ok := w.byTopic[topic]; ok {
 		return c, nil
 	}
-	sid, err := w.schema(schema, data)
+	sid, err := w.foxgloveSchema(schema)
 	if err != nil {
 		return nil, err
 	}
-	return w.channel(topic, sid, nil)
-}
-
-// write writes a message of data on c.
-func (w *Writer) write(c *channel, t time.Time, data []byte) error {
-	w.out.End(append(w.begin(c, t), data...))
-	return nil
+	return w.channel(topic, sid, w.derivedEncoding(), nil)
 }
 
 // begin starts a message on c: its data is appended to the buffer
@@ -547,11 +564,16 @@ func (w *Writer) begin(c *channel, t time.Time) []byte {
 
 // event writes one foxglove.Log on /dissect/events.
 func (w *Writer) event(t time.Time, level int, msg string) error {
-	c, err := w.fixed("/dissect/events", "foxglove.Log", schemaLog)
+	c, err := w.fixed("/dissect/events", "foxglove.Log")
 	if err != nil {
 		return err
 	}
-	return w.write(c, t, appendLog(nil, t, level, msg))
+	if w.pbDerived() {
+		w.out.End(appendPBLog(w.begin(c, t), t, level, msg))
+		return nil
+	}
+	w.out.End(appendLog(w.begin(c, t), t, level, msg))
+	return nil
 }
 
 // events tells of gaps, skipped bytes and warnings on /dissect/events.

@@ -189,7 +189,7 @@ func TestRecordsWhole(t *testing.T) {
 		rec("p", dissect.TypeGap, 0),
 		rec("", dissect.TypeGap, 3),
 	}
-	msgs, schemas, _ := write(t, Options{Decl: reg.Decl}, recs...)
+	msgs, schemas, _ := write(t, Options{Decl: reg.Decl, Encoding: EncodingJSON}, recs...)
 	want := []struct{ topic, schema string }{
 		{"/p/0/plain", "dissect.p.plain"},
 		{"/p/0/plain", "dissect.p.plain"},
@@ -255,7 +255,7 @@ func TestRecordsWhole(t *testing.T) {
 // string, is declared in an allOf, an unsigned int in the properties with
 // minimum 0, the record's proto and type pinned with their type.
 func TestSchemaForm(t *testing.T) {
-	_, schemas, _ := write(t, Options{Decl: registry(t).Decl}, rec("p", "plain", 0, f("n", dissect.Uint(7))))
+	_, schemas, _ := write(t, Options{Decl: registry(t).Decl, Encoding: EncodingJSON}, rec("p", "plain", 0, f("n", dissect.Uint(7))))
 	var s struct {
 		Properties map[string]json.RawMessage
 	}
@@ -285,7 +285,7 @@ func TestFoxgloveReadsEverySchema(t *testing.T) {
 		t.Skip(err.Error())
 	}
 	reg := registry(t)
-	_, _, file := write(t, Options{Decl: reg.Decl},
+	_, _, file := write(t, Options{Decl: reg.Decl, Encoding: EncodingJSON},
 		rec("p", "plain", 0, f("n", dissect.Uint(8)), f("v", dissect.Float(math.NaN()))),
 		rec("p", "tracker", 1, f("sender", dissect.Str("T")), f("sensor", dissect.Int(0)), f("pos", floats(math.Inf(1), 2, 3)), f("quat", quat(0, 0, 0, 1))),
 		rec("p", "tracker", 1, f("sender", dissect.Str("T")), f("sensor", dissect.Int(0)), f("pos", floats(1, 2, 3)), f("quat", quat(0, 0, 0, 1))),
@@ -306,7 +306,7 @@ func TestFoxgloveReadsEverySchema(t *testing.T) {
 	}
 	// A message that departs from its declaration is refused: the check
 	// can fail.
-	_, _, bad := write(t, Options{Decl: reg.Decl}, rec("p", "plain", 0, f("n", dissect.Int(-1))))
+	_, _, bad := write(t, Options{Decl: reg.Decl, Encoding: EncodingJSON}, rec("p", "plain", 0, f("n", dissect.Int(-1))))
 	if res := mcapcheck.Check(t, bad); len(res.Problems) != 1 || !strings.Contains(fmt.Sprint(res.Problems[0]), "fields/n must be >= 0") {
 		t.Errorf("a record against its declaration: problems %v", res.Problems)
 	}
@@ -352,7 +352,7 @@ func TestTopicLimit(t *testing.T) {
 	for s := range 5 {
 		recs = append(recs, rec("p", "plain", s, f("n", dissect.Uint(uint64(s)))))
 	}
-	msgs, _, _ := write(t, Options{MaxTopics: 3, Decl: registry(t).Decl}, recs...)
+	msgs, _, _ := write(t, Options{MaxTopics: 3, Decl: registry(t).Decl, Encoding: EncodingJSON}, recs...)
 	var topics []string
 	events := 0
 	for i, m := range msgs {
@@ -390,7 +390,7 @@ func TestTopicNamesFromTheWire(t *testing.T) {
 			t.Errorf("seg(%q) = %q, want %q", in, got, want)
 		}
 	}
-	msgs, _, _ := write(t, Options{Decl: registry(t).Decl},
+	msgs, _, _ := write(t, Options{Decl: registry(t).Decl, Encoding: EncodingJSON},
 		rec("p", "tracker", 2, f("sender", dissect.Str("../x y")), f("sensor", dissect.Int(1))),
 		rec("p", "tracker", 2, f("sender", dissect.Str("S")), f("sensor", dissect.Str("not a number"))),
 		rec("p", "tracker", 2, f("sender", dissect.Str(""))),

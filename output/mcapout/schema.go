@@ -12,8 +12,9 @@ import (
 // name the sender and its sensor.
 type declared struct {
 	decl           *dissect.TypeDecl
-	sender, sensor string // keys of the RoleSender and RoleSensor fields; "" for none
-	schema         uint16 // the channel schema's id; 0 until written
+	sender, sensor string    // keys of the RoleSender and RoleSensor fields; "" for none
+	schema         uint16    // the channel schema's id; 0 until written
+	pb             []pbField // how its records are written as protobuf; nil for JSON
 }
 
 // declared returns what the writer knows of r's declaration, or nil when
@@ -85,7 +86,16 @@ func (w *Writer) recordSchema(r *dissect.Record, d *declared) (uint16, error) {
 	if event(d.decl) {
 		proto = "*"
 	}
-	id, err := w.newSchema(schemaName(proto, d.decl), string(dissect.AppendFoxgloveRecordSchema(nil, proto, d.decl)))
+	if w.o.Encoding == EncodingProtobuf {
+		name, data, err := recordDescriptorSet(proto, d.decl)
+		if err != nil {
+			return 0, fmt.Errorf("mcap: the protobuf message of %s %s: %v", proto, d.decl.Table(), err)
+		}
+		d.pb = pbFields(d.decl.Fields)
+		d.schema, err = w.newSchema(name, EncodingProtobuf, data)
+		return d.schema, err
+	}
+	id, err := w.newSchema(schemaName(proto, d.decl), "jsonschema", dissect.AppendFoxgloveRecordSchema(nil, proto, d.decl))
 	d.schema = id
 	return id, err
 }
@@ -95,7 +105,7 @@ func (w *Writer) schema(name, data string) (uint16, error) {
 	if id, ok := w.schemas[name]; ok {
 		return id, nil
 	}
-	id, err := w.newSchema(name, data)
+	id, err := w.newSchema(name, "jsonschema", []byte(data))
 	if err == nil {
 		w.schemas[name] = id
 	}

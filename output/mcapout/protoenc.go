@@ -1,0 +1,245 @@
+package mcapout
+
+import (
+	"math"
+	"time"
+	"unicode/utf8"
+
+	"github.com/dissect-tools/dissect/dissect"
+	"google.golang.org/protobuf/encoding/protowire"
+)
+
+// A pbField is how a declared field is written (protoschema.go numbers
+// them): its key, number and kind; an array's items (elem: its number is
+// the array's, or 1 inside an L_ message for an array of arrays); an
+// object's keys.
+type pbField struct {
+	key  string
+	num  protowire.Number
+	kind dissect.Kind
+	elem *pbField
+	sub  []pbField
+}
+
+// pbFields returns the plan of the declared fields fs, numbered as
+// addDeclFields numbers them.
+func pbFields(fs []dissect.FieldDecl) []pbField {
+	out := make([]pbField, len(fs))
+	for i := range fs {
+		out[i] = pbPlan(&fs[i], protowire.Number(i+1))
+		out[i].key = fs[i].Name
+	}
+	return out
+}
+
+func pbPlan(f *dissect.FieldDecl, num protowire.Number) pbField {
+	p := pbField{num: num, kind: f.Kind}
+	switch f.Kind {
+	case dissect.KindObject:
+		p.sub = pbFields(f.Fields)
+	case dissect.KindArray:
+		e := pbField{kind: dissect.KindNull, num: num}
+		if f.Elem != nil {
+			e = pbPlan(f.Elem, num)
+			if f.Elem.Kind == dissect.KindArray {
+				e = pbPlan(f.Elem, 1)
+			}
+		}
+		p.elem = &e
+	}
+	return p
+}
+
+// appendPBRecord appends r as its declaration's message (plan: its
+// declared fields). A field the declaration does not have, or of another
+// kind than declared, is not written (the declaration checks of
+// dissect/declcheck.go keep protocols from making such records).
+func appendPBRecord(b []byte, r *dissect.Record, plan []pbField) []byte {
+	b = protowire.AppendTag(b, pbTime, protowire.BytesType)
+	b = appendTimestamp(b, r.Time)
+	b = appendPBString(b, pbProto, r.Proto)
+	b = appendPBString(b, pbTransport, r.Transport.String())
+	b = appendPBVarint(b, pbStream, uint64(r.Stream))
+	b = appendPBString(b, pbSrc, r.Src)
+	b = appendPBString(b, pbDst, r.Dst)
+	b = appendPBVarint(b, pbOffset, uint64(r.Offset))
+	b = appendPBVarint(b, pbLength, uint64(r.Length))
+	b = appendPBString(b, pbType, r.Type)
+	b = protowire.AppendTag(b, pbFieldsNum, protowire.BytesType)
+	at := len(b) + 1
+	b = appendPBFields(append(b, 0), r.Fields, plan)
+	b = endLen(b, at)
+	for _, w := range r.Warnings {
+		b = protowire.AppendTag(b, pbWarnings, protowire.BytesType)
+		b = appendUTF8(b, w)
+	}
+	return b
+}
+
+// appendPBString appends a proto3 string field, nothing when s is empty.
+func appendPBString(b []byte, num protowire.Number, s string) []byte {
+	if s == "" {
+		return b
+	}
+	return appendUTF8(protowire.AppendTag(b, num, protowire.BytesType), s)
+}
+
+// appendPBVarint appends a proto3 varint field, nothing when v is 0.
+func appendPBVarint(b []byte, num protowire.Number, v uint64) []byte {
+	if v == 0 {
+		return b
+	}
+	return protowire.AppendVarint(protowire.AppendTag(b, num, protowire.VarintType), v)
+}
+
+// appendUTF8 appends s as a length-prefixed string, each byte that is
+// not UTF-8 replaced by U+FFFD as -o json replaces it.
+func appendUTF8(b []byte, s string) []byte {
+	if utf8.ValidString(s) {
+		return protowire.AppendString(b, s)
+	}
+	at := len(b) + 1
+	b = append(b, 0)
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 {
+			b = utf8.AppendRune(b, utf8.RuneError)
+		} else {
+			b = append(b, s[i:i+n]...)
+		}
+		i += n
+	}
+	return endLen(b, at)
+}
+
+// appendTimestamp appends a google.protobuf.Timestamp, length-prefixed.
+func appendTimestamp(b []byte, t time.Time) []byte {
+	at := len(b) + 1
+	b = append(b, 0)
+	if s := t.Unix(); s != 0 {
+		b = protowire.AppendVarint(protowire.AppendTag(b, 1, protowire.VarintType), uint64(s))
+	}
+	b = appendPBVarint(b, 2, uint64(t.Nanosecond()))
+	return endLen(b, at)
+}
+
+// endLen completes a length-prefixed value whose bytes start at b[at:],
+// one byte having been reserved for its length at b[at-1].
+func endLen(b []byte, at int) []byte {
+	n := len(b) - at
+	if n < 0x80 {
+		b[at-1] = byte(n)
+		return b
+	}
+	extra := protowire.SizeVarint(uint64(n)) - 1
+	b = append(b, make([]byte, extra)...)
+	copy(b[at+extra:], b[at:at+n])
+	protowire.AppendVarint(b[:at-1], uint64(n))
+	return b
+}
+
+// appendPBFields appends the fields of fs that plan declares.
+func appendPBFields(b []byte, fs []dissect.Field, plan []pbField) []byte {
+	next := 0 // records carry their fields in declared order: try it first
+	for i := range fs {
+		f := &fs[i]
+		var p *pbField
+		if next < len(plan) && plan[next].key == f.Key {
+			p = &plan[next]
+		} else {
+			for j := range plan {
+				if plan[j].key == f.Key {
+					p, next = &plan[j], j
+					break
+				}
+			}
+			if p == nil {
+				continue
+			}
+		}
+		next++
+		b = appendPBValue(b, p.num, p, &f.Value)
+	}
+	return b
+}
+
+// appendPBValue appends v as field num of p's kind; nothing when v is of
+// another kind (null included).
+func appendPBValue(b []byte, num protowire.Number, p *pbField, v *dissect.Value) []byte {
+	if v.Kind() != p.kind {
+		return b
+	}
+	switch p.kind {
+	case dissect.KindInt, dissect.KindUint, dissect.KindBool:
+		return appendScalar(protowire.AppendTag(b, num, protowire.VarintType), v)
+	case dissect.KindFloat:
+		return appendScalar(protowire.AppendTag(b, num, protowire.Fixed64Type), v)
+	case dissect.KindFloat32:
+		return appendScalar(protowire.AppendTag(b, num, protowire.Fixed32Type), v)
+	case dissect.KindString:
+		return appendUTF8(protowire.AppendTag(b, num, protowire.BytesType), v.Str())
+	case dissect.KindBytes:
+		return protowire.AppendBytes(protowire.AppendTag(b, num, protowire.BytesType), v.Raw())
+	case dissect.KindTime:
+		return appendTimestamp(protowire.AppendTag(b, num, protowire.BytesType), v.Time())
+	case dissect.KindObject:
+		b = protowire.AppendTag(b, num, protowire.BytesType)
+		at := len(b) + 1
+		return endLen(appendPBFields(append(b, 0), v.Items(), p.sub), at)
+	case dissect.KindArray:
+		return appendPBArray(b, num, p.elem, v.Items())
+	}
+	return b
+}
+
+// appendScalar appends the value of a packable kind, without a tag.
+func appendScalar(b []byte, v *dissect.Value) []byte {
+	switch v.Kind() {
+	case dissect.KindInt:
+		return protowire.AppendVarint(b, protowire.EncodeZigZag(v.Int()))
+	case dissect.KindUint:
+		return protowire.AppendVarint(b, v.Uint())
+	case dissect.KindBool:
+		return protowire.AppendVarint(b, protowire.EncodeBool(v.Bool()))
+	case dissect.KindFloat:
+		return protowire.AppendFixed64(b, math.Float64bits(v.Float()))
+	case dissect.KindFloat32:
+		return protowire.AppendFixed32(b, math.Float32bits(v.Float32()))
+	}
+	return b
+}
+
+// appendPBArray appends the items of an array as field num: packed for
+// numbers and bools, else one field per item; an array of arrays as one
+// L_ message per item, whose field 1 is the inner array.
+func appendPBArray(b []byte, num protowire.Number, e *pbField, items []dissect.Field) []byte {
+	if len(items) == 0 {
+		return b
+	}
+	switch e.kind {
+	case dissect.KindInt, dissect.KindUint, dissect.KindBool, dissect.KindFloat, dissect.KindFloat32:
+		b = protowire.AppendTag(b, num, protowire.BytesType)
+		at := len(b) + 1
+		b = append(b, 0)
+		for i := range items {
+			if items[i].Value.Kind() == e.kind {
+				b = appendScalar(b, &items[i].Value)
+			}
+		}
+		return endLen(b, at)
+	case dissect.KindArray:
+		for i := range items {
+			if items[i].Value.Kind() != dissect.KindArray {
+				continue
+			}
+			b = protowire.AppendTag(b, num, protowire.BytesType)
+			at := len(b) + 1
+			b = endLen(appendPBArray(append(b, 0), 1, e.elem, items[i].Value.Items()), at)
+		}
+		return b
+	}
+	for i := range items {
+		b = appendPBValue(b, num, e, &items[i].Value)
+	}
+	return b
+}
