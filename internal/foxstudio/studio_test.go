@@ -93,7 +93,7 @@ type topicRecords struct {
 func mcapTopics(t *testing.T, bin, file string) map[string]*topicRecords {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "want.mcap")
-	if b, err := exec.Command(bin, "-r", file, "-o", "mcap", "--out", out).CombinedOutput(); err != nil {
+	if b, err := exec.Command(bin, "-r", file, "-o", "mcap", "--mcap-encoding", "json", "--out", out).CombinedOutput(); err != nil {
 		t.Fatalf("dissect -o mcap: %v\n%s", err, b)
 	}
 	f, err := os.Open(out)
@@ -263,7 +263,9 @@ func checkPlot(t *testing.T, r *Report, want *topicRecords) {
 		if err := json.Unmarshal(want.data[i], &rec); err != nil {
 			t.Fatal(err)
 		}
-		if pts[i].ReceiveTime != want.times[i] || pts[i].Y != rec.Fields.Z {
+		// z is declared float32: a protobuf channel carries its bits,
+		// which the Plot widens to a double; JSON its shortest digits.
+		if pts[i].ReceiveTime != want.times[i] || float32(pts[i].Y) != float32(rec.Fields.Z) {
 			t.Errorf("Plot point %d: time %s (%s), z %v; want the record's capture time %s (%s), z %v",
 				i, pts[i].ReceiveTime, nsDate(pts[i].ReceiveTime), pts[i].Y, want.times[i], nsDate(want.times[i]), rec.Fields.Z)
 		}
@@ -337,7 +339,9 @@ func checkRawMessages(t *testing.T, r *Report, root string, want map[string]*top
 			continue
 		}
 		shown++
-		if text := r.Panels[i].Text; !strings.Contains(text, stamp) || !strings.Contains(text, rec.Time) {
+		// A JSON channel's message shows its time as text; a protobuf
+		// one (the default) its message type's name, the time folded.
+		if text := r.Panels[i].Text; !strings.Contains(text, stamp) || !strings.Contains(text, rec.Time) && !strings.Contains(text, "dissect.") {
 			t.Errorf("the Raw Messages panel of %s shows %q; want its last record (time %s) %s", c.TopicPath, firstLines(text, 3), rec.Time, stamp)
 		}
 	}
