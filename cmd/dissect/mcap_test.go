@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/dissect-tools/dissect/internal/longtest"
 	"io"
 	"math"
 	"os"
@@ -483,6 +484,7 @@ func TestMCAPEvents(t *testing.T) {
 // as JavaScript parses it, the record's JSON object of -o json as
 // JavaScript parses it, and the poses' numbers bit-equal to the records'.
 func TestMCAPIndependentReader(t *testing.T) {
+	longtest.Skip(t)
 	if err := mcapcheck.Available(); err != nil {
 		t.Skip(err.Error())
 	}
@@ -594,6 +596,7 @@ func TestMCAPIndependentReader(t *testing.T) {
 // (The changes seldom make a NaN; output/mcapout's tests write NaN and
 // infinities through the same reader.)
 func TestMCAPMutatedCaptures(t *testing.T) {
+	longtest.Skip(t)
 	if err := mcapcheck.Available(); err != nil {
 		t.Skip(err.Error())
 	}
