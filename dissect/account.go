@@ -54,6 +54,8 @@ func (s *Stream) flushSkip(dir Dir, t time.Time) {
 // short, the skipped run.
 func (s *Stream) flushHeld(dir Dir, t time.Time, why string) {
 	d := &s.dirs[dir]
+	s.ctx.End = why == ReasonIncomplete // the direction's end, not a gap (Ctx.End)
+	defer func() { s.ctx.End = false }()
 	if s.hunt != nil {
 		s.huntFlush(dir)
 	}
@@ -104,7 +106,9 @@ func (s *Stream) end(dir Dir, t time.Time) {
 		return
 	}
 	if s.hunt != nil {
+		s.ctx.End = true // the direction's end (Ctx.End), for the hunt's last look
 		s.huntScan(dir, t, true)
+		s.ctx.End = false
 	}
 	s.flushHeld(dir, t, ReasonIncomplete)
 	for _, w := range d.warn { // no record followed them

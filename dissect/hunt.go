@@ -162,8 +162,8 @@ func (s *Stream) huntAdvance(i int, dir Dir, t time.Time, win []byte, base int64
 	c := &h.ctx
 	// At the end of the direction Sync judges what it would have waited
 	// on (Ctx.Last).
-	c.Dir, c.Time, c.Final, c.Last = dir, t, false, final
-	defer func() { c.Last = false }()
+	c.Dir, c.Time, c.Final, c.Last, c.End = dir, t, false, final, final && s.ctx.End
+	defer func() { c.Last, c.End = false, false }()
 	end := base + int64(len(win))
 	for a.pos < end {
 		b := win[a.pos-base:]

@@ -71,6 +71,12 @@ type Ctx struct {
 	// Answering as without Last is correct too: what is held is then
 	// skipped, as before.
 	Last bool
+	// End is true, with Last, when the direction has ended (no gap
+	// follows: nothing of it will ever come). A resync that accepts less
+	// evidence where the data ends (Deltarobot's two messages ending
+	// exactly there) does so only then: before a gap the bytes after it
+	// may be what would have confirmed or refuted the candidate.
+	End bool
 	// Decode is false when only the type is wanted (summary-only runs): the
 	// parser may then skip filling Fields, but must still update its state.
 	Decode bool

@@ -471,15 +471,15 @@ const (
 // messages framed from there are chainLen complete known messages or include
 // a complete, correct protocol_magic; reject as soon as a byte rules it out;
 // undecided when b ends first. With last (no byte follows b: the end of
-// the direction or a gap), a chain of at least two complete known
-// messages that ends exactly where b ends is accepted too, and one that
-// b cuts short is rejected.
-func chain(b []byte, last bool) int {
+// the direction or a gap), one that b cuts short is rejected; with end
+// too (the direction has ended, Ctx.End), a chain of at least two
+// complete known messages that ends exactly where b ends is accepted.
+func chain(b []byte, last, end bool) int {
 	p := 0
 	for i := range chainLen {
 		switch len(b) - p {
 		case 0:
-			if last && i >= 2 {
+			if end && i >= 2 {
 				return accept
 			}
 			if last {
@@ -541,7 +541,7 @@ func (p *parser) Sync(c *dissect.Ctx, b []byte) (int, bool) {
 			continue
 		}
 		p.examined++
-		switch chain(b[i:], c.Last) {
+		switch chain(b[i:], c.Last, c.Last && c.End) {
 		case accept:
 			return i, true
 		case undecided:

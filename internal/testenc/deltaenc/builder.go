@@ -243,14 +243,21 @@ const (
 
 // knownChain looks at up to SyncRun consecutive messages starting at b[0]
 // and judges them twice: by the rule "SyncRun complete messages with known
-// ids" (r3), and by that rule or "a complete protocol_magic holding
-// DeltaRVr among them" (rm), which the decoder documents as well. Only ids
+// ids, or at least two that end exactly where the direction ends" (r3),
+// and by that rule or "a complete protocol_magic holding DeltaRVr among
+// them" (rm), which the decoder documents as well (b ends where the
+// direction does in every use here). Only ids
 // and lengths are checked, the loosest reading of "a known message parses":
 // a stricter decoder rejects a subset of these candidates.
 func knownChain(b []byte) (r3, rm int) {
 	p := 0
 	magic := false
-	for range SyncRun {
+	for i := range SyncRun {
+		if p == len(b) && i >= 2 {
+			// b ends the direction: the contract accepts two or more
+			// complete known messages that end exactly there.
+			return chainHit, chainHit
+		}
 		if len(b)-p < 2 {
 			return chainIncomplete, orMagic(magic, chainIncomplete)
 		}
