@@ -1,6 +1,6 @@
 package vrpn
 
-// Round trips of ping and pong (rtt.go): on the real captures, and on
+// Round trips of ping and pong (roundtrip.go): on the real captures, and on
 // connections built by hand from the README's wire format.
 
 import (
