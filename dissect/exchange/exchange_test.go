@@ -70,7 +70,7 @@ func TestUnkeyed(t *testing.T) {
 	m.Request(0, ping, exchange.Key{}, at(1), 0)
 	m.Request(0, ping, exchange.Key{}, at(2), 0)
 	m.Request(0, ping, exchange.Uint(0), at(3), 0) // keyed: not for an unkeyed reply
-	reply(t, &m, 1, exchange.Key{}, 4, 1, ping)     // oldest first
+	reply(t, &m, 1, exchange.Key{}, 4, 1, ping)    // oldest first
 	reply(t, &m, 1, exchange.Key{}, 5, 2, ping)
 	reply(t, &m, 1, exchange.Key{}, 6, -1, ping)
 	reply(t, &m, 1, exchange.Uint(0), 7, 3, ping)
