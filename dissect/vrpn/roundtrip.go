@@ -47,11 +47,20 @@ func (p *parser) roundTrip(c *dissect.Ctx, typ, sender string, named bool) (rtt 
 		return 0, false
 	}
 	plan := p.proto.ex
-	if n, isReq := plan.Request(typ); isReq {
-		p.ex.Request(c.Dir, n, exchange.Str(sender), c.Time, c.Offset)
+	var answers []int32
+	switch typ {
+	case namePing:
+		p.ex.Request(c.Dir, p.proto.ping, exchange.Str(sender), c.Time, c.Offset)
 		return 0, false
+	case namePong:
+		answers = p.proto.pong
+	default:
+		if n, isReq := plan.Request(typ); isReq {
+			p.ex.Request(c.Dir, n, exchange.Str(sender), c.Time, c.Offset)
+			return 0, false
+		}
+		answers = plan.Answers(typ)
 	}
-	answers := plan.Answers(typ)
 	if answers == nil {
 		return 0, false
 	}

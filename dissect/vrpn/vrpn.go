@@ -26,6 +26,8 @@ type protocol struct {
 	gen    uint64           // bumped on every change of routes
 	names  nameBudget       // bounds the names held by all the run's tables
 	ex     *exchange.Plan   // requests and replies (roundtrip.go)
+	ping   int32            // ex's number of ping_message
+	pong   []int32          // ex's answers of pong_message
 }
 
 // New returns the VRPN protocol. Make a fresh value per run: it remembers,
@@ -51,7 +53,9 @@ func NewWith(opt Options) dissect.Protocol {
 	if opt.MaxNameBytes <= 0 {
 		opt.MaxNameBytes = maxRunNameBytes
 	}
-	return &protocol{routes: make(map[netip.AddrPort]*table), names: nameBudget{max: opt.MaxNameBytes}, ex: exchangePlan()}
+	ex := exchangePlan()
+	ping, _ := ex.Request(namePing)
+	return &protocol{routes: make(map[netip.AddrPort]*table), names: nameBudget{max: opt.MaxNameBytes}, ex: ex, ping: ping, pong: ex.Answers(namePong)}
 }
 
 // Info describes VRPN (a new value on each call).
