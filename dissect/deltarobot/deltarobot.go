@@ -101,6 +101,9 @@ func (protocol) NewParser(*dissect.StreamInfo) dissect.Parser {
 	return &parser{pings: exchange.Matcher{Rules: exchange.Rules{Bound: maxPings}}}
 }
 
+// End notes the pings forgotten past the bound (dissect.Ender).
+func (p *parser) End(c *dissect.Ctx) { exchange.NoteLost(c, proto, &p.pings) }
+
 // parser keeps the per-stream state: the handshake progress of each
 // direction and the pings each direction sent.
 type parser struct {

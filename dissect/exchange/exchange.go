@@ -22,6 +22,7 @@ package exchange
 
 import (
 	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -307,4 +308,56 @@ func has(types []int32, t int32) bool {
 		}
 	}
 	return false
+}
+
+// Lost says in one line how many requests the matcher forgot past its
+// bounds, and how many expired or were skipped ("" when none): the note a
+// protocol gives at a stream's end when it does not warn of each.
+func (m *Matcher) Lost() string {
+	c := m.counts
+	if c.Forgotten+c.Expired+c.Skipped == 0 {
+		return ""
+	}
+	var parts []string
+	if c.Forgotten > 0 {
+		parts = append(parts, requests(c.Forgotten)+" forgotten unanswered past the bound of "+m.bounds())
+	}
+	if c.Expired > 0 {
+		parts = append(parts, requests(c.Expired)+" unanswered within "+m.Rules.Timeout.String())
+	}
+	if c.Skipped > 0 {
+		parts = append(parts, requests(c.Skipped)+" skipped by the reply to a later one")
+	}
+	return strings.Join(parts, ", ")
+}
+
+func requests(n uint64) string {
+	if n == 1 {
+		return "1 request"
+	}
+	return strconv.FormatUint(n, 10) + " requests"
+}
+
+// NoteLost notes at a stream's end what m lost (Lost), if anything, as
+// "PROTO: stream N: ...".
+func NoteLost(c *dissect.Ctx, proto string, m *Matcher) {
+	if s := m.Lost(); s != "" {
+		id := 0
+		if c.Stream != nil {
+			id = c.Stream.ID
+		}
+		c.Note("%s: stream %d: %s", proto, id, s)
+	}
+}
+
+// bounds names the bounds of the rules: "64 per direction and type".
+func (m *Matcher) bounds() string {
+	s := strconv.Itoa(max(m.Rules.Bound, 1)) + " per direction"
+	if !m.Rules.Shared {
+		s += " and type"
+	}
+	if m.Rules.PerKey > 0 {
+		s += " (" + strconv.Itoa(m.Rules.PerKey) + " per key)"
+	}
+	return s
 }

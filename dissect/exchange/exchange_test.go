@@ -41,6 +41,13 @@ func counts(t *testing.T, m *exchange.Matcher, want exchange.Counts) {
 	}
 }
 
+func lost(t *testing.T, m *exchange.Matcher, want string) {
+	t.Helper()
+	if got := m.Lost(); got != want {
+		t.Errorf("Lost() = %q, want %q", got, want)
+	}
+}
+
 func TestKeyed(t *testing.T) {
 	m := exchange.Matcher{Rules: exchange.Rules{Bound: 64}}
 	m.Request(0, ping, exchange.Uint(7), at(0), 0)
@@ -61,6 +68,7 @@ func TestKeyed(t *testing.T) {
 	reply(t, &m, 1, exchange.Key{}, 12, -1, ping)
 	reply(t, &m, 1, exchange.Uint(9), 13, 10, other, ping)
 	counts(t, &m, exchange.Counts{Requests: 3, Replies: 8, Matched: 3, Unmatched: 5})
+	lost(t, &m, "")
 }
 
 func TestUnkeyed(t *testing.T) {
@@ -108,6 +116,7 @@ func TestBound(t *testing.T) {
 	reply(t, &m, 1, exchange.Uint(2), 6, 2, ping)
 	reply(t, &m, 1, exchange.Uint(0), 6, 5, other)
 	counts(t, &m, exchange.Counts{Requests: 6, Replies: 4, Matched: 2, Unmatched: 2, Forgotten: 2})
+	lost(t, &m, "2 requests forgotten unanswered past the bound of 3 per direction and type")
 }
 
 func TestBoundSharedAndPerKey(t *testing.T) {
@@ -130,6 +139,7 @@ func TestBoundSharedAndPerKey(t *testing.T) {
 	reply(t, &m, 1, b, 9, 4, status, other) // the older of the two types
 	reply(t, &m, 1, b, 9, 5, status, other)
 	reply(t, &m, 1, b, 9, 2, ping)
+	lost(t, &m, "2 requests forgotten unanswered past the bound of 4 per direction (2 per key)")
 }
 
 func TestTimeout(t *testing.T) {
@@ -151,6 +161,7 @@ func TestTimeout(t *testing.T) {
 		t.Fatalf("reply at 16 ms: %+v %v, dropped %+v", req, ok, dropped)
 	}
 	counts(t, &m, exchange.Counts{Requests: 2, Replies: 2, Unmatched: 2, Expired: 2})
+	lost(t, &m, "2 requests unanswered within 10ms")
 }
 
 func TestInOrder(t *testing.T) {
@@ -172,6 +183,7 @@ func TestInOrder(t *testing.T) {
 		t.Fatalf("waiting %+v, want the request at offset 48", w)
 	}
 	counts(t, &m, exchange.Counts{Requests: 3, Replies: 2, Matched: 1, Unmatched: 1, Skipped: 1})
+	lost(t, &m, "1 request skipped by the reply to a later one")
 }
 
 func TestValueKey(t *testing.T) {

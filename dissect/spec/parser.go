@@ -35,6 +35,9 @@ func (ps *parser) Parse(c *dissect.Ctx, b []byte) (int, error) {
 	return n, nil
 }
 
+// End notes the requests forgotten past the bound (dissect.Ender).
+func (ps *parser) End(c *dissect.Ctx) { exchange.NoteLost(c, ps.p.s.Name, &ps.ex) }
+
 // Sync finds where frames start again.
 func (ps *parser) Sync(c *dissect.Ctx, b []byte) (int, bool) {
 	return ps.p.fr.Resync(b, c.Last, ps.p.trial(ps.dec, &ps.rec))

@@ -351,4 +351,10 @@ func TestPingSendersBounded(t *testing.T) {
 		checkRTT(t, r, want)
 	}
 	dissecttest.CheckDeclared(t, reg, col.Records)
+	st.End(0, t0)
+	st.End(1, t0)
+	want := "vrpn: stream 1: 1 request forgotten unanswered past the bound of 512 per direction (8 per key)"
+	if notes := st.Notes(); len(notes) != 1 || notes[0] != want {
+		t.Errorf("notes %q, want %q", notes, want)
+	}
 }
