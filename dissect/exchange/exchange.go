@@ -177,11 +177,39 @@ func (m *Matcher) Request(dir dissect.Dir, typ int32, key Key, t time.Time, off 
 	m.expire(t)
 	m.counts.Requests++
 	q := &m.waiting[dir&1]
-	if m.Rules.PerKey > 0 && m.count(*q, typ, key, true) >= m.Rules.PerKey {
-		m.drop(q, m.oldest(*q, typ, key, true), Forgotten)
+	// One pass: how many requests share each bound, and the oldest of each.
+	nType, firstType, nKey, firstKey := 0, 0, 0, 0
+	for i := range *q {
+		e := &(*q)[i]
+		if e.Type != typ {
+			if m.Rules.Shared {
+				if nType == 0 {
+					firstType = i
+				}
+				nType++
+			}
+			continue
+		}
+		if nType == 0 {
+			firstType = i
+		}
+		nType++
+		if e.Key == key {
+			if nKey == 0 {
+				firstKey = i
+			}
+			nKey++
+		}
 	}
-	if m.count(*q, typ, key, false) >= max(m.Rules.Bound, 1) {
-		m.drop(q, m.oldest(*q, typ, key, false), Forgotten)
+	if m.Rules.PerKey > 0 && nKey >= m.Rules.PerKey {
+		m.drop(q, firstKey, Forgotten)
+		// the dropped request was of typ: firstType <= firstKey
+		if nType--; firstKey == firstType {
+			firstType = m.oldest(*q, typ) // the next of the bound's group
+		}
+	}
+	if nType >= max(m.Rules.Bound, 1) {
+		m.drop(q, firstType, Forgotten)
 	}
 	*q = append(*q, Entry{Type: typ, Key: key, Time: t, Off: off})
 	return m.dropped
@@ -250,34 +278,15 @@ func (m *Matcher) expire(t time.Time) {
 	}
 }
 
-// count returns how many requests in q count towards a bound on typ (and
-// key, when perKey).
-func (m *Matcher) count(q []Entry, typ int32, key Key, perKey bool) int {
-	n := 0
+// oldest returns the index of the oldest request in q that counts
+// towards the bound of typ (len(q) when none).
+func (m *Matcher) oldest(q []Entry, typ int32) int {
 	for i := range q {
-		if m.same(&q[i], typ, key, perKey) {
-			n++
-		}
-	}
-	return n
-}
-
-// oldest returns the index of the oldest request in q that counts towards
-// the same bound; there is one, since the bound is reached.
-func (m *Matcher) oldest(q []Entry, typ int32, key Key, perKey bool) int {
-	for i := range q {
-		if m.same(&q[i], typ, key, perKey) {
+		if m.Rules.Shared || q[i].Type == typ {
 			return i
 		}
 	}
-	return 0
-}
-
-func (m *Matcher) same(e *Entry, typ int32, key Key, perKey bool) bool {
-	if perKey {
-		return e.Type == typ && e.Key == key
-	}
-	return m.Rules.Shared || e.Type == typ
+	return len(q)
 }
 
 func (m *Matcher) drop(q *[]Entry, i int, why Why) {
