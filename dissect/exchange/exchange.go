@@ -174,7 +174,9 @@ func (m *Matcher) Waiting(dir dissect.Dir) []Entry { return m.waiting[dir&1] }
 // next call).
 func (m *Matcher) Request(dir dissect.Dir, typ int32, key Key, t time.Time, off int64) []Entry {
 	m.dropped = m.dropped[:0]
-	m.expire(t)
+	if m.Rules.Timeout > 0 {
+		m.expire(t)
+	}
 	m.counts.Requests++
 	q := &m.waiting[dir&1]
 	// One pass: how many requests share each bound, and the oldest of each.
@@ -223,7 +225,9 @@ func (m *Matcher) Request(dir dissect.Dir, typ int32, key Key, t time.Time, off 
 // call).
 func (m *Matcher) Reply(dir dissect.Dir, key Key, t time.Time, answers ...int32) (req Entry, ok bool, dropped []Entry) {
 	m.dropped = m.dropped[:0]
-	m.expire(t)
+	if m.Rules.Timeout > 0 {
+		m.expire(t)
+	}
 	m.counts.Replies++
 	q := &m.waiting[(dir^1)&1]
 	for i := range *q {
@@ -305,9 +309,12 @@ func (m *Matcher) drop(q *[]Entry, i int, why Why) {
 }
 
 func (m *Matcher) remove(q *[]Entry, i int) {
-	n := copy((*q)[i:], (*q)[i+1:])
-	(*q)[i+n] = Entry{} // drop the key's string
-	*q = (*q)[:i+n]
+	last := len(*q) - 1
+	if i < last {
+		copy((*q)[i:], (*q)[i+1:])
+	}
+	(*q)[last].Key.s = "" // the list no longer holds the key's string
+	*q = (*q)[:last]
 }
 
 func has(types []int32, t int32) bool {
