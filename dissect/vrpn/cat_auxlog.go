@@ -14,7 +14,7 @@ const (
 // server to log the server's connections to the named files (empty names
 // stop logging) or asks which files it logs to; the server answers either
 // with Logging_response, naming the files it now logs to (timed for a
-// logging request: cat_rtt.go). All three are
+// logging request: roundtrip.go). All three are
 // written by pack_log_message_of_type: four int32 lengths, then the four
 // names without NULs (the status request: four zero lengths).
 func auxLoggerDefs() []msgDef {
@@ -42,7 +42,7 @@ func auxLoggerDefs() []msgDef {
 		exchange: dissect.Exchange{Role: dissect.Reply, Answers: nameAuxLogRequest},
 	}, {
 		// Not declared a request: its answer is a Logging_response, whose
-		// round trips -z rtt files under Logging_request (cat_rtt.go).
+		// round trips -z rtt files under Logging_request (roundtrip.go).
 		name:   nameAuxLogStatus,
 		doc:    "a client asks the server which files it logs to (mainline sends four empty names; answered by Logging_response)",
 		body:   files("(always empty from mainline) "),

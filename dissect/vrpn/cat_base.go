@@ -10,7 +10,7 @@ const nameText = "vrpn_Base text_message"
 const maxTextLen = 1024
 
 // baseDefs lists the catalogued types of mainline's vrpn_BaseClass.C
-// (ping and pong are decoded by rtt.go).
+// (ping and pong are decoded by roundtrip.go).
 func baseDefs() []msgDef {
 	return []msgDef{{
 		name: nameText,

@@ -228,7 +228,7 @@ func catalogDecls() []dissect.TypeDecl {
 }
 
 // catalogue decodes a body of a catalogued type into c.Rec, then keeps a
-// request or times a reply (cat_rtt.go).
+// request or times a reply (roundtrip.go).
 func (p *parser) catalogue(c *dissect.Ctx, body []byte, d *msgDef, sender string, named bool) {
 	defer p.exchangeRTT(c, d, sender, named)
 	r := c.Rec

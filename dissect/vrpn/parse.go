@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/dissect-tools/dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect/exchange"
 )
 
 const protoName = "vrpn"
@@ -72,8 +73,9 @@ type parser struct {
 	info  *dissect.StreamInfo
 	udp   bool
 	dirs  [2]dirState
-	sum   []byte     // scratch for summaries
-	ints  []namedInt // scratch for catalogue counts (catalog.go)
+	sum   []byte           // scratch for summaries
+	ints  []namedInt       // scratch for catalogue counts (catalog.go)
+	ex    exchange.Matcher // the requests no reply answered yet (roundtrip.go)
 }
 
 type dirState struct {
@@ -100,9 +102,6 @@ type dirState struct {
 	checks int64
 	// ref is what a resync candidate's run is checked against (resync.go).
 	ref joinRef
-	// pings are the pings this direction sent that no pong answered yet
-	// (rtt.go).
-	pings pending
 }
 
 // header is a framed message's header.
