@@ -1,7 +1,6 @@
 package handcontrol
 
 import (
-
 	"github.com/dissect-tools/dissect/dissect"
 )
 
