@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/dissect-tools/dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect/layout"
 )
 
 const protoName = "vrpn"
@@ -72,8 +73,9 @@ type parser struct {
 	info  *dissect.StreamInfo
 	udp   bool
 	dirs  [2]dirState
-	sum   []byte     // scratch for summaries
-	ints  []namedInt // scratch for catalogue counts (catalog.go)
+	sum   []byte          // scratch for summaries
+	cat   *layout.Decoder // the catalogue's decoder, once needed (catalog.go)
+	pad   []byte          // scratch for a text buffer cut after its NUL (catalog.go)
 }
 
 type dirState struct {
