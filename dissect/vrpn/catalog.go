@@ -43,8 +43,13 @@ type msgDef struct {
 	exchange dissect.Exchange
 	pose     *dissect.Pose
 
-	typ   int // the body's type in catalogPlan
-	textN int // the size of a text buffer that ends the body (textf), 0: none
+	typ   int   // the body's type in catalogPlan
+	textN int   // the size of a text buffer that ends the body (textf), 0: none
+	texts []int // the indexes of the body's text buffers
+	// fixed is the size of a body of fixed size that has nothing to warn
+	// about once whole (numbers only), 0 for the others: a types-only run
+	// need not read it.
+	fixed int
 }
 
 // Constructors of fields, for readable tables. Integers and floats are
@@ -160,30 +165,57 @@ type catalogue map[string]*msgDef
 var catalogPlan, catalogued, catalogOrder = newCatalogue()
 
 // newCatalogue compiles the bodies of every family into one plan.
-func newCatalogue() (*layout.Plan, catalogue, []*msgDef) {
+func newCatalogue() (plan *layout.Plan, m catalogue, order []*msgDef) {
+	var err error
 	s := &layout.Schema{Endian: layout.BigEndian, Enums: catalogEnums, Types: []layout.Type{{
 		Name: quatType, Doc: "a quaternion x, y, z, w",
 		Seq: []layout.Field{{ID: "x", Type: "f8"}, {ID: "y", Type: "f8"}, {ID: "z", Type: "f8"}, {ID: "w", Type: "f8"}},
 	}, imagerChannelType()}}
-	m := catalogue{}
-	var order []*msgDef
+	m = catalogue{}
 	for _, family := range families() {
 		for i := range family {
 			d := &family[i]
 			d.typ = len(s.Types)
-			if n := len(d.body); n > 0 && d.body[n-1].Terminator != nil && d.body[n-1].Size.Set {
-				d.textN = int(d.body[n-1].Size.N)
+			for k := range d.body {
+				if f := &d.body[k]; f.Terminator != nil && f.Size.Set {
+					d.texts = append(d.texts, k)
+					if k == len(d.body)-1 {
+						d.textN = int(f.Size.N)
+					}
+				}
 			}
 			s.Types = append(s.Types, layout.Type{Name: layoutName(d.name), Doc: d.doc, Seq: d.body})
 			m[d.name] = d
 			order = append(order, d)
 		}
 	}
-	plan, err := layout.Compile(s, layout.Limits{})
+	plan, err = layout.Compile(s, layout.Limits{})
 	if err != nil {
 		panic("vrpn catalogue: " + err.Error()) // the tables above are fixed
 	}
+	for _, d := range order {
+		d.setFixed(plan)
+	}
 	return plan, m, order
+}
+
+// setFixed sets d.fixed from plan when every field of the body is a
+// number, or a fixed count of numbers, or a quaternion.
+func (d *msgDef) setFixed(plan *layout.Plan) {
+	if len(d.body) == 0 || d.decode != nil {
+		return
+	}
+	for _, f := range d.body {
+		switch f.Type {
+		case "s2", "u2", "s4", "u4", "f4", "f8", quatType:
+		default:
+			return
+		}
+		if f.Enum != "" || f.Repeat != layout.Once && (f.Repeat != layout.RepeatExpr || f.RepeatExpr.Field != "") {
+			return
+		}
+	}
+	d.fixed = int(plan.MinSize(d.typ))
 }
 
 // decl declares the type: the header, the body's fields, then data for a
@@ -250,6 +282,10 @@ func (p *parser) catalogue(c *dissect.Ctx, body []byte, d *msgDef, sender string
 		p.summary(c, func(sum []byte) []byte { return append(sum, s...) })
 		return
 	}
+	if !c.Decode && d.fixed > 0 && len(body) >= d.fixed {
+		long(c, body, d.fixed+min(d.stale, len(body)-d.fixed), d.name)
+		return
+	}
 	if p.cat == nil {
 		p.cat = catalogPlan.NewDecoder()
 	}
@@ -267,8 +303,8 @@ func (p *parser) catalogue(c *dissect.Ctx, body []byte, d *msgDef, sender string
 	n = min(n, len(body))
 	n += min(d.stale, len(body)-n)
 	fs := r.Fields[mark:]
-	for i, f := range d.body {
-		if f.Terminator != nil && f.Size.Set && int64(len(fs[i].Value.Str())) == f.Size.N {
+	for _, k := range d.texts {
+		if f := &d.body[k]; int64(len(fs[k].Value.Str())) == f.Size.N {
 			r.Warnf("%s: %s fills its %d bytes with no NUL", d.name, f.ID, f.Size.N)
 		}
 	}
