@@ -102,8 +102,8 @@ type crcTable struct {
 	c     CRC
 	t     [256]uint64
 	t8    [256]byte // t as bytes, for a one-byte register (w 8, not reflected)
-	shift int // non-reflected widths below 8 run as 8-bit CRCs shifted up
-	w     int // the register's width as run
+	shift int       // non-reflected widths below 8 run as 8-bit CRCs shifted up
+	w     int       // the register's width as run
 }
 
 func reflect(v uint64, w int) uint64 { return bits.Reverse64(v) >> (64 - w) }
