@@ -60,15 +60,8 @@ func decodeButtonMode(c *dissect.Ctx, b []byte, name string) ([]byte, bool) {
 	}
 	long(c, b, 8, name)
 	button, mode := i32(b), i32(b[4:])
-	var m string
-	switch mode {
-	case buttonMomentary:
-		m = "momentary"
-	case buttonToggleOff:
-		m = "toggle_off"
-	case buttonToggleOn:
-		m = "toggle_on"
-	default:
+	m, ok := enumName("button_mode", int64(mode))
+	if !ok {
 		r.Warnf("%s: mode %d at offset 4 is not one mainline names", name, mode)
 		m = strconv.FormatInt(int64(mode), 10)
 	}

@@ -156,8 +156,9 @@ func imagerDescription(c *dissect.Ctx, b []byte) ([]byte, bool) {
 		for j, k := range [4]string{"min_val", "max_val", "offset", "scale"} {
 			f[j] = dissect.Field{Key: k, Value: dissect.Float32(math.Float32frombits(be.Uint32(cb[4*j:])))}
 		}
-		cv := "none"
-		if comp := be.Uint32(cb[16:]); comp != 0 {
+		comp := be.Uint32(cb[16:])
+		cv, ok := enumName("imager_compression", int64(comp))
+		if !ok {
 			cv = strconv.FormatUint(uint64(comp), 10)
 		}
 		f[4] = dissect.Field{Key: "compression", Value: dissect.Str(cv)}
