@@ -62,11 +62,11 @@ func (p *parser) Parse(c *dissect.Ctx, b []byte) (int, error) {
 			return 0, dissect.Malformed(protoName, errNoSFD, i, "no start-of-frame delimiter: byte %d is 0x%02x, want 0x%02x (fd ba dc 01 50 b4 11 ff)", i, b[i], sfd[i])
 		}
 	}
-	if len(b) < headerLen {
+	total, ok := frameSize(b)
+	if !ok {
 		return 0, dissect.ErrNeedMore
 	}
-	size := int(le16(b[9:]))
-	total := overhead + size
+	size := total - overhead
 	code := b[8]
 	if len(b) < total {
 		if j := p.inner(c, b); j > 0 {
@@ -103,18 +103,14 @@ func (p *parser) inner(c *dissect.Ctx, b []byte) int {
 		*l = look{set: true, off: c.Offset, pos: 1}
 	}
 	for l.pos < len(b) {
-		i := bytes.Index(b[l.pos:], sfd)
-		if i < 0 {
-			l.pos = max(l.pos, len(b)-sfdLen+1) // a partial SFD may end b
+		i, found := frames[0].Hunt(b[l.pos:])
+		if !found {
+			l.pos += i // a partial SFD may end b
 			return 0
 		}
 		j := l.pos + i
-		if len(b)-j < headerLen {
-			l.pos = j
-			return 0
-		}
-		n := overhead + int(le16(b[j+9:]))
-		if len(b)-j < n {
+		n, ok := frameSize(b[j:])
+		if !ok || len(b)-j < n {
 			l.pos = j
 			return 0
 		}
@@ -131,15 +127,7 @@ func (p *parser) inner(c *dissect.Ctx, b []byte) int {
 // offset of a trailing partial SFD (with false) so it is judged again with
 // more bytes.
 func (p *parser) Sync(_ *dissect.Ctx, b []byte) (int, bool) {
-	if i := bytes.Index(b, sfd); i >= 0 {
-		return i, true
-	}
-	for k := min(len(b), sfdLen-1); k > 0; k-- {
-		if bytes.Equal(b[len(b)-k:], sfd[:k]) {
-			return len(b) - k, false
-		}
-	}
-	return len(b), false
+	return frames[0].Hunt(b)
 }
 
 // sentBy reports whether code is sent by the host (requests 4-17) or by

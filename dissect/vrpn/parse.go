@@ -8,6 +8,7 @@ import (
 
 	"github.com/dissect-tools/dissect/dissect"
 	"github.com/dissect-tools/dissect/dissect/exchange"
+	"github.com/dissect-tools/dissect/dissect/layout"
 )
 
 const protoName = "vrpn"
@@ -74,7 +75,8 @@ type parser struct {
 	udp   bool
 	dirs  [2]dirState
 	sum   []byte           // scratch for summaries
-	ints  []namedInt       // scratch for catalogue counts (catalog.go)
+	cat   *layout.Decoder  // the catalogue's decoder, once needed (catalog.go)
+	pad   []byte           // scratch for a text buffer cut after its NUL (catalog.go)
 	ex    exchange.Matcher // the requests no reply answered yet (roundtrip.go)
 }
 
