@@ -4,9 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/apache/arrow-go/v18/parquet/compress"
-	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/dissect-tools/dissect/dissect"
+	"github.com/parquet-go/parquet-go/format"
 )
 
 // TestCompression: every column chunk of a part is compressed with the
@@ -16,10 +15,10 @@ func TestCompression(t *testing.T) {
 	d := &dissect.TypeDecl{Type: "t", Fields: []dissect.FieldDecl{{Name: "x", Kind: dissect.KindFloat}}}
 	for _, c := range []struct {
 		opt  string
-		want compress.Compression
+		want format.CompressionCodec
 	}{
-		{"", compress.Codecs.Snappy}, {"zstd", compress.Codecs.Zstd}, {"snappy", compress.Codecs.Snappy},
-		{"gzip", compress.Codecs.Gzip}, {"none", compress.Codecs.Uncompressed},
+		{"", format.Snappy}, {"zstd", format.Zstd}, {"snappy", format.Snappy},
+		{"gzip", format.Gzip}, {"none", format.Uncompressed},
 	} {
 		dir := t.TempDir()
 		w, err := New(dir, Options{Compression: c.opt, Decl: declOf(d)})
@@ -34,21 +33,12 @@ func TestCompression(t *testing.T) {
 		if err := w.Close(); err != nil {
 			t.Fatal(err)
 		}
-		pr, err := file.OpenParquetFile(onlyFile(t, dir, "proto=p/type=t"), false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rg := pr.MetaData().RowGroup(0)
-		for i := range rg.NumColumns() {
-			cc, err := rg.ColumnChunk(i)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if cc.Compression() != c.want {
-				t.Errorf("%q: column %d compressed with %s, want %s", c.opt, i, cc.Compression(), c.want)
+		pf := openPart(t, onlyFile(t, dir, "proto=p/type=t"))
+		for i, cc := range pf.Metadata().RowGroups[0].Columns {
+			if got := cc.MetaData.Codec; got != c.want {
+				t.Errorf("%q: column %d compressed with %s, want %s", c.opt, i, got, c.want)
 			}
 		}
-		pr.Close()
 		if _, rows := readRows(t, onlyFile(t, dir, "proto=p/type=t")); len(rows) != 100 || rows[99]["x"] != 99.0 {
 			t.Errorf("%q: %d rows read back", c.opt, len(rows))
 		}
