@@ -47,10 +47,13 @@ func ValidCompression(c string) error {
 	return err
 }
 
-// dataPageSize bounds a data page's buffer: pages of 64 KiB instead of
-// the library's 256 KiB keep the column writers' buffers out of the row
-// groups' size.
-const dataPageSize = 64 << 10
+// dataPageSize bounds a data page's buffer (values and levels before
+// encoding), which each column writer of an open part holds. On the 50
+// MB Deltarobot capture (docs/performance.md): 64 KiB made a lake of 19.8
+// MB at 46 MB of RSS (the float columns' pages too small for snappy to
+// find their repeats), 128 KiB 13.4 MB at 66 MB (arrow-go's writer made
+// 13.1 MB at 72 MB), the library's 256 KiB 10.8 MB at 73 MB.
+const dataPageSize = 128 << 10
 
 // maxDictBytes bounds a dictionary column's dictionary in a column chunk
 // (commonEncoding); beyond it (a column of many different values) the

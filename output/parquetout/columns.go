@@ -277,76 +277,111 @@ func (c *column) write(cw *parquet.ColumnWriter, s *scratch, col int) error {
 // appendSlots appends to dst the next slots of the column from cur,
 // about chunkSlots of them, ending where a row ends.
 func (c *column) appendSlots(dst []parquet.Value, cur *cursor, col int) []parquet.Value {
+	switch {
+	case c.maxRep > 0:
+		return c.appendRepeated(dst, cur, col)
+	case c.maxDef == 0: // required: a slot is a value
+		return c.appendValues(dst, cur, chunkSlots, 0, col)
+	}
+	for len(dst) < chunkSlots && cur.def.i < len(c.def) {
+		r := c.def[cur.def.i]
+		n := min(r.n-cur.def.used, uint32(chunkSlots-len(dst)))
+		if r.v == c.maxDef {
+			dst = c.appendValues(dst, cur, int(n), int(r.v), col)
+		} else {
+			dst = appendNulls(dst, int(n), 0, int(r.v), col)
+		}
+		if cur.def.used += n; cur.def.used == r.n {
+			cur.def.i, cur.def.used = cur.def.i+1, 0
+		}
+	}
+	return dst
+}
+
+// appendNulls appends n nulls with levels rep and def.
+func appendNulls(dst []parquet.Value, n, rep, def, col int) []parquet.Value {
+	var v parquet.Value
+	v.SetRepetitionLevel(rep)
+	v.SetDefinitionLevel(def)
+	v.SetColumnIndex(col)
+	for range n {
+		dst = append(dst, v)
+	}
+	return dst
+}
+
+// appendRepeated appends the slots of a column with repetition, one at
+// a time, until about chunkSlots and a row's end.
+func (c *column) appendRepeated(dst []parquet.Value, cur *cursor, col int) []parquet.Value {
 	for {
-		if len(dst) >= chunkSlots {
-			if r, ok := cur.rep.peek(c.rep); c.maxRep == 0 || !ok || r == 0 {
-				return dst
-			}
+		if r, ok := cur.rep.peek(c.rep); !ok || r == 0 && len(dst) >= chunkSlots {
+			return dst
 		}
-		def, rep := c.maxDef, int16(0)
-		if c.maxDef > 0 {
-			v, ok := cur.def.next(c.def)
-			if !ok {
-				return dst
-			}
-			def = v
-		}
-		if c.maxRep > 0 {
-			rep, _ = cur.rep.next(c.rep)
-		}
-		var v parquet.Value
+		def, _ := cur.def.next(c.def)
+		rep, _ := cur.rep.next(c.rep)
 		if def == c.maxDef {
-			var ok bool
-			if v, ok = c.value(cur); !ok {
-				return dst
-			}
+			dst = c.appendValues(dst, cur, 1, int(def), col)
+			dst[len(dst)-1].SetRepetitionLevel(int(rep))
+		} else {
+			dst = appendNulls(dst, 1, int(rep), int(def), col)
 		}
-		dst = append(dst, v.Level(int(rep), int(def), col))
 	}
 }
 
-// value returns the column's next value.
-func (c *column) value(cur *cursor) (parquet.Value, bool) {
+// appendValues appends the column's next n values (fewer if it has
+// fewer) at definition level def (repetition level 0).
+func (c *column) appendValues(dst []parquet.Value, cur *cursor, n, def, col int) []parquet.Value {
 	switch c.phys {
 	case physInt64:
-		if len(c.i64r) > 0 || len(c.i64) == 0 {
-			if cur.vc.i >= len(c.i64r) {
-				return parquet.Value{}, false
-			}
-			v := c.i64r[cur.vc.i].v
-			cur.vc.step(c.i64r[cur.vc.i].n)
-			return parquet.Int64Value(v), true
+		if len(c.i64r) > 0 {
+			return appendRuns(dst, c.i64r, &cur.vc, n, func(r i64Run) (parquet.Value, uint32) { return parquet.Int64Value(r.v), r.n }, def, col)
 		}
-		if cur.vi >= len(c.i64) {
-			return parquet.Value{}, false
-		}
-		cur.vi++
-		return parquet.Int64Value(c.i64[cur.vi-1]), true
+		dst, cur.vi = appendEach(dst, c.i64, cur.vi, n, parquet.Int64Value, def, col)
 	case physFloat:
-		if cur.vi >= len(c.f32) {
-			return parquet.Value{}, false
-		}
-		cur.vi++
-		return parquet.FloatValue(c.f32[cur.vi-1]), true
+		dst, cur.vi = appendEach(dst, c.f32, cur.vi, n, parquet.FloatValue, def, col)
 	case physDouble:
-		if cur.vi >= len(c.f64) {
-			return parquet.Value{}, false
-		}
-		cur.vi++
-		return parquet.DoubleValue(c.f64[cur.vi-1]), true
+		dst, cur.vi = appendEach(dst, c.f64, cur.vi, n, parquet.DoubleValue, def, col)
 	case physBool:
-		if cur.vi >= len(c.bl) {
-			return parquet.Value{}, false
+		dst, cur.vi = appendEach(dst, c.bl, cur.vi, n, parquet.BooleanValue, def, col)
+	default: // physBytes: runs of one value
+		return appendRuns(dst, c.str, &cur.vc, n, func(r strRun) (parquet.Value, uint32) {
+			return parquet.ByteArrayValue(c.data[r.start:r.end:r.end]), r.n
+		}, def, col)
+	}
+	return dst
+}
+
+// appendEach appends the values of xs from i on, n at most, made by mk
+// at definition level def, and returns the index after the last.
+func appendEach[T any](dst []parquet.Value, xs []T, i, n int, mk func(T) parquet.Value, def, col int) ([]parquet.Value, int) {
+	end := min(len(xs), i+n)
+	for _, x := range xs[i:end] {
+		v := mk(x)
+		v.SetDefinitionLevel(def)
+		v.SetColumnIndex(col)
+		dst = append(dst, v)
+	}
+	return dst, end
+}
+
+// appendRuns appends the next n values of runs (fewer if they hold
+// fewer) from vc on, each run's value and count given by mk, at
+// definition level def.
+func appendRuns[R any](dst []parquet.Value, runs []R, vc *valCursor, n int, mk func(R) (parquet.Value, uint32), def, col int) []parquet.Value {
+	for ; n > 0 && vc.i < len(runs); vc.i, vc.used = vc.i+1, 0 {
+		v, rn := mk(runs[vc.i])
+		k := min(rn-vc.used, uint32(n))
+		v.SetDefinitionLevel(def)
+		v.SetColumnIndex(col)
+		for range k {
+			dst = append(dst, v)
 		}
-		cur.vi++
-		return parquet.BooleanValue(c.bl[cur.vi-1]), true
+		n -= int(k)
+		if vc.used += k; vc.used < rn {
+			break
+		}
 	}
-	if cur.vc.i >= len(c.str) {
-		return parquet.Value{}, false
-	}
-	r := c.str[cur.vc.i]
-	cur.vc.step(r.n)
-	return parquet.ByteArrayValue(c.data[r.start:r.end:r.end]), true
+	return dst
 }
 
 // runCursor walks a column's runs of levels.
@@ -380,11 +415,4 @@ func (rc *runCursor) next(runs []lvlRun) (int16, bool) {
 type valCursor struct {
 	i    int    // the run
 	used uint32 // of its values, already taken
-}
-
-// step takes one value of the current run, of n values.
-func (vc *valCursor) step(n uint32) {
-	if vc.used++; vc.used == n {
-		vc.i, vc.used = vc.i+1, 0
-	}
 }

@@ -16,7 +16,10 @@ import (
 // the column index hold its rows' values (exactly, for values of at most
 // 16 bytes, the index's limit).
 func TestDictColumns(t *testing.T) {
-	const rows, groupRows = 24000, 20000
+	// A row group of more than a page of dictionary indexes (4 bytes
+	// each in the page buffer), and a shorter one.
+	const groupRows = dataPageSize/4 + 8000
+	const rows = groupRows + 4000
 	d := &dissect.TypeDecl{Type: "*"}
 	dir := t.TempDir()
 	w, err := New(dir, Options{Capture: "c.pcap", RowGroupRows: groupRows, Decl: declOf(d)})
@@ -26,8 +29,8 @@ func TestDictColumns(t *testing.T) {
 	srcOf := map[string]func(i int) string{
 		// runs of 1 to 7 rows of 5 addresses, not in order
 		"few": func(i int) string { return fmt.Sprintf("10.0.0.%d:4000", (i/(1+i%7)*3)%5) },
-		// names of 100 bytes in runs of 2: 800 KB of them by the first
-		// page's end (16,384 indexes in dataPageSize), too many for a
+		// names of 100 bytes in runs of 2: 1.6 MB of them by the first
+		// page's end (32,768 indexes in dataPageSize), too many for a
 		// dictionary (maxDictBytes, 64 KiB): the row group's later pages
 		// are plain
 		"many": func(i int) string { return fmt.Sprintf("h%099d", i/2) },
@@ -90,7 +93,7 @@ func checkStrStats(t *testing.T, path, name string, dict bool, value func(row in
 				plain = true
 			}
 		}
-		if wantPlain := !dict && n > 16384; plain != wantPlain || cc.DictionaryPageOffset == 0 {
+		if wantPlain := !dict && n > dataPageSize/4; plain != wantPlain || cc.DictionaryPageOffset == 0 {
 			t.Errorf("%s row group %d: plain data pages %v, dictionary page at %d; want a dictionary %v (%v)", name, g, plain, cc.DictionaryPageOffset, dict, cc.EncodingStats)
 		}
 		st := cc.Statistics
