@@ -63,7 +63,7 @@ const maxDictBytes = 64 << 10
 // writerOptions are the files' options: the codec, given to this
 // writer's files only; statistics (column chunks, pages and the column
 // index) for readers' filters; the encodings of the schema
-// (commonEncoding), plain otherwise. DELTA_BINARY_PACKED and dictionaries
+// (commonEncoding), plain otherwise (byte arrays too). DELTA_BINARY_PACKED and dictionaries
 // are Parquet format 2.x features that Spark's reader (3.3 and later),
 // DuckDB, pyarrow and Polars read; data pages are version 1, as Spark and
 // most readers write them.
@@ -77,6 +77,9 @@ func writerOptions(createdBy string, codec compress.Codec) []parquet.WriterOptio
 		parquet.DataPageStatistics(true),
 		parquet.PageBufferSize(dataPageSize),
 		parquet.DictionaryMaxBytes(maxDictBytes),
+		// The library's default for byte arrays is DELTA_LENGTH_BYTE_ARRAY,
+		// which Spark reads from 3.3 only; plain as before.
+		parquet.DefaultEncodingFor(parquet.ByteArray, &parquet.Plain),
 		createdByOption(createdBy),
 	}
 }
