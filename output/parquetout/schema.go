@@ -344,18 +344,22 @@ func (n *node) fits(v *dissect.Value) bool {
 	return true
 }
 
-// reserved are the common column names (and the partition keys): a field
-// of that name is written as f_<name>.
-var reserved = map[string]bool{
-	"capture": true, "time": true, "transport": true, "stream": true, "src": true,
-	"dst": true, "offset": true, "length": true, "warnings": true, "extra_json": true,
-	"proto": true, "type": true, typeColumn: true, rawColumn: true,
+// reserved says whether name is a common column's (or a partition
+// key's): a field of that name is written as f_<name>. A switch, not a
+// map: nothing of the writer is built when a program starts.
+func reserved(name string) bool {
+	switch name {
+	case "capture", "time", "transport", "stream", "src", "dst", "offset", "length", "warnings", "extra_json",
+		"proto", "type", typeColumn, rawColumn:
+		return true
+	}
+	return false
 }
 
 // ColumnName returns the column of a top-level field key: the key, or
 // f_<key> for the common columns' and partitions' names.
 func ColumnName(key string) string {
-	if reserved[key] || strings.HasPrefix(key, "f_") && reserved[key[2:]] {
+	if reserved(key) || strings.HasPrefix(key, "f_") && reserved(key[2:]) {
 		return "f_" + key
 	}
 	return key
