@@ -61,8 +61,8 @@ const dataPageSize = 128 << 10
 const maxDictBytes = 64 << 10
 
 // writerOptions are the files' options: the codec, given to this
-// writer's files only; statistics (column chunks, pages and the column
-// index) for readers' filters; the encodings of the schema
+// writer's files only; statistics (column chunks and the column index,
+// a page's bounds) for readers' filters; the encodings of the schema
 // (commonEncoding), plain otherwise (byte arrays too). DELTA_BINARY_PACKED and dictionaries
 // are Parquet format 2.x features that Spark's reader (3.3 and later),
 // DuckDB, pyarrow and Polars read; data pages are version 1, as Spark and
@@ -74,7 +74,11 @@ func writerOptions(createdBy string, codec compress.Codec) []parquet.WriterOptio
 	return []parquet.WriterOption{
 		parquet.Compression(codec),
 		parquet.DataPageVersion(1),
-		parquet.DataPageStatistics(true),
+		// Each page's minimum and maximum go to the column index (and
+		// the column chunks' statistics), where readers look for them;
+		// the same in every page's header would compute them twice
+		// (two string comparisons per value of the dictionary columns).
+		parquet.DataPageStatistics(false),
 		parquet.PageBufferSize(dataPageSize),
 		parquet.DictionaryMaxBytes(maxDictBytes),
 		// The library's default for byte arrays is DELTA_LENGTH_BYTE_ARRAY,

@@ -120,6 +120,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/dissect-tools/dissect/dissect"
@@ -516,13 +517,16 @@ func (w *Writer) newPart(t *table) (*part, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := parquet.NewWriterConfig(append(w.props, t.plan.file)...)
-	if err != nil {
+	opts := append(slices.Clip(w.props), t.plan.file)
+	// NewWriter panics on a bad configuration: checked first. The
+	// options, not this config, go to NewWriter, which merges a config
+	// into its defaults and so cannot turn an option off.
+	if _, err := parquet.NewWriterConfig(opts...); err != nil {
 		f.Close()
 		os.Remove(tmp)
 		return nil, err
 	}
-	return &part{f: f, fw: parquet.NewWriter(f, cfg), tmp: tmp, final: final, specs: t.plan.specs, cur: newBatch(t.plan.specs)}, nil
+	return &part{f: f, fw: parquet.NewWriter(f, opts...), tmp: tmp, final: final, specs: t.plan.specs, cur: newBatch(t.plan.specs)}, nil
 }
 
 // wait waits for the row group a worker is writing, if any, and returns
