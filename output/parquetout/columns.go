@@ -336,32 +336,44 @@ func (c *column) appendValues(dst []parquet.Value, cur *cursor, n, def, col int)
 		if len(c.i64r) > 0 {
 			return appendRuns(dst, c.i64r, &cur.vc, n, func(r i64Run) (parquet.Value, uint32) { return parquet.Int64Value(r.v), r.n }, def, col)
 		}
-		dst, cur.vi = appendEach(dst, c.i64, cur.vi, n, parquet.Int64Value, def, col)
-	case physFloat:
-		dst, cur.vi = appendEach(dst, c.f32, cur.vi, n, parquet.FloatValue, def, col)
-	case physDouble:
-		dst, cur.vi = appendEach(dst, c.f64, cur.vi, n, parquet.DoubleValue, def, col)
-	case physBool:
-		dst, cur.vi = appendEach(dst, c.bl, cur.vi, n, parquet.BooleanValue, def, col)
-	default: // physBytes: runs of one value
+	case physBytes: // runs of one value
 		return appendRuns(dst, c.str, &cur.vc, n, func(r strRun) (parquet.Value, uint32) {
 			return parquet.ByteArrayValue(c.data[r.start:r.end:r.end]), r.n
 		}, def, col)
 	}
+	// A column has values in one typed slice only, by its type.
+	end := min(cur.vi+n, len(c.i64)+len(c.f32)+len(c.f64)+len(c.bl))
+	start := len(dst)
+	switch c.phys {
+	case physInt64:
+		for _, x := range c.i64[cur.vi:end] {
+			dst = append(dst, parquet.Int64Value(x))
+		}
+	case physFloat:
+		for _, x := range c.f32[cur.vi:end] {
+			dst = append(dst, parquet.FloatValue(x))
+		}
+	case physDouble:
+		for _, x := range c.f64[cur.vi:end] {
+			dst = append(dst, parquet.DoubleValue(x))
+		}
+	case physBool:
+		for _, x := range c.bl[cur.vi:end] {
+			dst = append(dst, parquet.BooleanValue(x))
+		}
+	}
+	cur.vi = end
+	setLevels(dst[start:], def, col)
 	return dst
 }
 
-// appendEach appends the values of xs from i on, n at most, made by mk
-// at definition level def, and returns the index after the last.
-func appendEach[T any](dst []parquet.Value, xs []T, i, n int, mk func(T) parquet.Value, def, col int) ([]parquet.Value, int) {
-	end := min(len(xs), i+n)
-	for _, x := range xs[i:end] {
-		v := mk(x)
-		v.SetDefinitionLevel(def)
-		v.SetColumnIndex(col)
-		dst = append(dst, v)
+// setLevels puts the values vs at definition level def of column col
+// (repetition level 0).
+func setLevels(vs []parquet.Value, def, col int) {
+	for i := range vs {
+		vs[i].SetDefinitionLevel(def)
+		vs[i].SetColumnIndex(col)
 	}
-	return dst, end
 }
 
 // appendRuns appends the next n values of runs (fewer if they hold
