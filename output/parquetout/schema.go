@@ -21,12 +21,65 @@ type plan struct {
 	file   *parquet.Schema // the same schema, for the file writer (codec.go)
 	specs  []colSpec       // each leaf column's type and levels
 	fields []node          // the declared top-level fields, in declaration order
-	// The common columns' indexes.
-	capture, time, transport, stream, src, dst int
-	offset, length, warnings, extra            int
-	rtype                                      int // record_type, or -1
-	raw                                        int // raw (Options.Raw), or -1
+	// The common columns: the envelope's (dissect.Envelope: its JSON
+	// keys but the partitions'), then the lake's own.
+	env                      []envColumn
+	capture, warnings, extra int
+	rtype                    int // record_type, or -1
+	raw                      int // raw (Options.Raw), or -1
 }
+
+// envColumn is an envelope key's column.
+type envColumn struct {
+	col  int
+	kind dissect.Kind // KindTime, KindInt or KindString
+	// from says which of the record's fields holds the value, for the
+	// keys the writer knows; values (the envelope's) gives the others'.
+	from   envField
+	values func(*dissect.Record) ([2]dissect.Value, int)
+}
+
+// envField is where an envelope column's value is read from: the
+// record's field itself for the keys known here (a call of the
+// envelope's Values per key and record took about a third of -o
+// parquet's CPU), the envelope's Values for any other.
+type envField uint8
+
+const (
+	envValues envField = iota
+	envTime
+	envTransport
+	envStream
+	envSrc
+	envDst
+	envOffset
+	envLength
+)
+
+// envFieldOf returns where the value of the envelope key name is read.
+func envFieldOf(name string) envField {
+	switch name {
+	case "time":
+		return envTime
+	case "transport":
+		return envTransport
+	case "stream":
+		return envStream
+	case "src":
+		return envSrc
+	case "dst":
+		return envDst
+	case "offset":
+		return envOffset
+	case "length":
+		return envLength
+	}
+	return envValues
+}
+
+// partitionKey says whether an envelope key is a partition's (proto=,
+// type=) rather than a column.
+func partitionKey(name string) bool { return name == "proto" || name == "type" }
 
 // node is a declared field in the schema: where each of its values goes.
 // Levels are Parquet's: def is the definition level of a present value,
@@ -62,20 +115,20 @@ func newPlan(d *dissect.TypeDecl, typed, raw bool) (*plan, error) {
 	}
 	p := &plan{rtype: -1, raw: -1, fields: make([]node, len(decls))}
 	var fl group
-	leaf := func(col *int, name string, typ colType) {
+	leaf := func(col *int, name string, k dissect.Kind) {
 		*col = p.ncols
 		p.ncols++
-		fl = append(fl, named{commonEncoding(name, typ.node()), name})
+		fl = append(fl, named{commonEncoding(k, colOf(k).node()), name})
 	}
-	leaf(&p.time, "time", colTime)
-	leaf(&p.transport, "transport", colString)
-	leaf(&p.stream, "stream", colInt)
-	leaf(&p.src, "src", colString)
-	leaf(&p.dst, "dst", colString)
-	leaf(&p.offset, "offset", colInt)
-	leaf(&p.length, "length", colInt)
+	for _, k := range dissect.Envelope() {
+		if k.JSON && !partitionKey(k.Name) {
+			e := envColumn{kind: k.Kind, from: envFieldOf(k.Name), values: k.Values}
+			leaf(&e.col, k.Name, k.Kind)
+			p.env = append(p.env, e)
+		}
+	}
 	if typed {
-		leaf(&p.rtype, typeColumn, colString)
+		leaf(&p.rtype, typeColumn, dissect.KindString)
 	}
 	for i := range decls {
 		n := &p.fields[i]
@@ -98,7 +151,7 @@ func newPlan(d *dissect.TypeDecl, typed, raw bool) (*plan, error) {
 	p.extra = p.ncols
 	p.ncols++
 	fl = append(fl, named{parquet.Optional(colString.node()), "extra_json"})
-	leaf(&p.capture, "capture", colString)
+	leaf(&p.capture, "capture", dissect.KindString)
 	p.file = parquet.NewSchema("record", fl)
 	return p, p.check()
 }
@@ -213,19 +266,19 @@ func (n *node) build(p *plan, f *dissect.FieldDecl, def, rep int, optional bool)
 	return sn
 }
 
-// commonEncoding returns the node of a common column with its encoding:
-// DELTA_BINARY_PACKED for the INT64 columns (times and offsets that
-// grow, streams and lengths that repeat: on the 50 MB Deltarobot capture
-// a lake of 15 MB instead of 18 MB, in the same time), a dictionary for
-// the string columns, which repeat a handful of values in runs (each
-// value once per column chunk, then an index a row that the RLE
-// encoding turns into a few bytes per run; beyond maxDictBytes of
-// distinct values a chunk goes on plain), plain for the others.
-func commonEncoding(name string, n parquet.Node) parquet.Node {
-	switch name {
-	case "time", "stream", "offset", "length":
+// commonEncoding returns the node of a common column, of kind k, with
+// its encoding: DELTA_BINARY_PACKED for the INT64 columns (times and
+// offsets that grow, streams and lengths that repeat: on the 50 MB
+// Deltarobot capture a lake of 15 MB instead of 18 MB, in the same time),
+// a dictionary for the string columns, which repeat a handful of values
+// in runs (each value once per column chunk, then an index a row that the
+// RLE encoding turns into a few bytes per run; beyond maxDictBytes of
+// distinct values a chunk goes on plain).
+func commonEncoding(k dissect.Kind, n parquet.Node) parquet.Node {
+	switch k {
+	case dissect.KindTime, dissect.KindInt:
 		return parquet.Encoded(n, &parquet.DeltaBinaryPacked)
-	case "capture", "transport", "src", "dst", typeColumn:
+	case dissect.KindString:
 		return parquet.Encoded(n, &parquet.RLEDictionary)
 	}
 	return n
@@ -345,13 +398,17 @@ func (n *node) fits(v *dissect.Value) bool {
 }
 
 // reserved says whether name is a common column's (or a partition
-// key's): a field of that name is written as f_<name>. A switch, not a
-// map: nothing of the writer is built when a program starts.
+// key's, an envelope key too): a field of that name is written as
+// f_<name>.
 func reserved(name string) bool {
 	switch name {
-	case "capture", "time", "transport", "stream", "src", "dst", "offset", "length", "warnings", "extra_json",
-		"proto", "type", typeColumn, rawColumn:
+	case "capture", "warnings", "extra_json", typeColumn, rawColumn:
 		return true
+	}
+	for _, k := range dissect.Envelope() {
+		if k.JSON && k.Name == name {
+			return true
+		}
 	}
 	return false
 }
