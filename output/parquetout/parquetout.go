@@ -40,7 +40,9 @@
 //
 // # Schema
 //
-// Every part has the columns
+// Every part has the columns of the envelope ([dissect.Envelope], its
+// JSON keys but the partitions' proto and type, in its order), then its
+// own:
 //
 //	time       TIMESTAMP(NANOS)            Record.Time, UTC (see below)
 //	transport  STRING                      tcp, udp, serial
