@@ -2,7 +2,6 @@ package dissect
 
 import (
 	"errors"
-	"time"
 )
 
 // This file holds the capture times of held bytes. A record's time is the
@@ -34,7 +33,7 @@ const maxByteTimes = 4096
 // the previous range's end) came in a unit captured at t.
 type byteTime struct {
 	end int64
-	t   time.Time
+	t   Stamp
 }
 
 // byteTimeSize is what one range costs, for the budget.
@@ -42,12 +41,12 @@ const byteTimeSize = 32
 
 // noteTime remembers, after a unit's bytes were given, that the held bytes
 // up to d.end came at t; the ranges of bytes no longer held are dropped.
-func (d *dirState) noteTime(t time.Time) {
+func (d *dirState) noteTime(t Stamp) {
 	d.dropTimes(d.next)
 	if d.end <= d.next {
 		return
 	}
-	if n := len(d.times); n > d.th && d.times[n-1].t.Equal(t) {
+	if n := len(d.times); n > d.th && d.times[n-1].t.Frame == t.Frame && d.times[n-1].t.Time.Equal(t.Time) {
 		d.times[n-1].end = d.end
 		return
 	}
@@ -91,7 +90,7 @@ func (d *dirState) mergeTimes() {
 // timeAt returns the capture time of the unit that brought the byte at
 // stream offset off, when the direction still knows it, else t (the byte
 // came with the unit being processed).
-func (d *dirState) timeAt(off int64, t time.Time) time.Time {
+func (d *dirState) timeAt(off int64, t Stamp) Stamp {
 	for i := d.th; i < len(d.times); i++ {
 		if off < d.times[i].end {
 			return d.times[i].t
@@ -110,7 +109,7 @@ func (d *dirState) timeAt(off int64, t time.Time) time.Time {
 // bytes (Final and Last are off while a part is offered, so nothing is
 // read "to the end"). A part found too short is not offered again
 // (dirState.short), so the parses stay linear in the units held.
-func (s *Stream) parseTimed(d *dirState, rest []byte, t time.Time) (int, error) {
+func (s *Stream) parseTimed(d *dirState, rest []byte, t Stamp) (int, error) {
 	c := &s.ctx
 	final, last := c.Final, c.Last
 	c.Final, c.Last = false, false
@@ -127,7 +126,7 @@ func (s *Stream) parseTimed(d *dirState, rest []byte, t time.Time) (int, error) 
 		if lim >= int64(len(rest)) {
 			break
 		}
-		c.Time = d.times[i].t
+		c.at(d.times[i].t)
 		s.rec.Reset()
 		n, err := s.parser.Parse(c, rest[:lim])
 		if err == nil || !errors.Is(err, ErrNeedMore) {
@@ -138,7 +137,7 @@ func (s *Stream) parseTimed(d *dirState, rest []byte, t time.Time) (int, error) 
 		d.shortAt, d.shortEnd = d.next, d.next+need
 	}
 	c.Final, c.Last = final, last
-	c.Time = d.timeAt(d.next+int64(len(rest))-1, t)
+	c.at(d.timeAt(d.next+int64(len(rest))-1, t))
 	s.rec.Reset()
 	return s.parser.Parse(c, rest)
 }

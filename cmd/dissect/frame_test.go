@@ -1,0 +1,417 @@
+package main
+
+import (
+	"fmt"
+	"net/netip"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/dissect-tools/dissect/internal/longtest"
+)
+
+// The tests of frame numbers (frame, frame.number) and of tshark's stream
+// numbers (tcp.stream, udp.stream) check the CLI against tshark. From
+// tshark's fields of every packet (its number, streams, sender, TCP
+// sequence number and length, UDP length, a serial read's length and
+// direction) the oracle works out, apart from dissect, which packet
+// completed each record: the bytes of each direction are laid out from
+// where the direction's data starts (after its SYN, or where its first
+// segment starts when the SYN was not captured), each byte taking the
+// number of the first packet that carried it; a record [offset,
+// offset+length) is complete when its bytes and every byte before them
+// back to the last byte never captured have come (reassembly delivers
+// bytes in order, so a record behind a hole that a later segment fills is
+// completed by that segment). A UDP record is completed by the datagram
+// that holds its last byte, a serial record by the read that does.
+
+// tsharkPacket is one packet as tshark reads it.
+type tsharkPacket struct {
+	frame     int
+	transport string // tcp, udp, serial, or "" (nothing dissect decodes)
+	stream    int    // tcp.stream or udp.stream
+	src       string // as dissect writes src: ADDRESS:PORT, or host/link for serial
+	seq       uint32 // tcp.seq_raw
+	n         int    // payload bytes: tcp.len, udp.length-8, a read's captured length
+	syn, ack  bool
+	ackSeq    uint32
+}
+
+// tsharkPackets reads path with tshark.
+func tsharkPackets(t *testing.T, path string) []tsharkPacket {
+	t.Helper()
+	fields := []string{"frame.number", "tcp.stream", "udp.stream", "ip.src", "ipv6.src", "tcp.srcport", "udp.srcport",
+		"tcp.seq_raw", "tcp.len", "tcp.flags.syn", "tcp.flags.ack", "tcp.ack_raw", "udp.length",
+		"frame.cap_len", "frame.packet_flags_direction", "frame.interface_name", "frame.encap_type"}
+	args := []string{"-n", "-r", path, "-T", "fields", "-E", "occurrence=l", "-E", "separator=/t"}
+	for _, f := range fields {
+		args = append(args, "-e", f)
+	}
+	out, err := exec.Command("tshark", args...).Output()
+	if err != nil {
+		t.Fatalf("tshark %s: %v", path, err)
+	}
+	var pkts []tsharkPacket
+	for _, line := range strings.Split(strings.TrimRight(string(out), "\n"), "\n") {
+		f := strings.Split(line, "\t")
+		if len(f) != len(fields) {
+			t.Fatalf("tshark line %q: %d fields", line, len(f))
+		}
+		num := func(s string) int {
+			n, _ := strconv.ParseInt(s, 0, 64)
+			return int(n)
+		}
+		p := tsharkPacket{frame: num(f[0])}
+		addr := f[3]
+		if addr == "" {
+			addr = f[4]
+		}
+		switch {
+		case f[1] != "":
+			p.transport, p.stream, p.n = "tcp", num(f[1]), num(f[8])
+			p.src = netip.AddrPortFrom(netip.MustParseAddr(addr), uint16(num(f[5]))).String()
+			p.seq, p.syn, p.ack, p.ackSeq = uint32(num(f[7])), f[9] == "1" || f[9] == "True", f[10] == "1" || f[10] == "True", uint32(num(f[11]))
+		case f[2] != "":
+			p.transport, p.stream, p.n = "udp", num(f[2]), num(f[12])-8
+			p.src = netip.AddrPortFrom(netip.MustParseAddr(addr), uint16(num(f[6]))).String()
+		case f[16] == "45": // WTAP_ENCAP_USER0 (LINKTYPE_USER0): a serial read
+			p.transport, p.n = "serial", num(f[13])
+			p.src = "host"
+			if num(f[14])&3 == 1 { // inbound: the device sent it
+				p.src = f[15]
+			}
+		}
+		pkts = append(pkts, p)
+	}
+	return pkts
+}
+
+// frameDir is one direction's oracle: the number of the packet that
+// completes a record ending at each offset.
+type frameDir struct {
+	first  []int // first[b]: the first packet that carried byte b (0: none)
+	done   []int // done[b]: the packet after which bytes up to b were all delivered
+	frames []int // UDP: the datagram of each byte
+}
+
+type dirID struct {
+	transport string
+	stream    int
+	src       string
+}
+
+// frameOracle lays out every direction's bytes from tshark's packets.
+func frameOracle(pkts []tsharkPacket) map[dirID]*frameDir {
+	dirs := map[dirID]*frameDir{}
+	get := func(k dirID) *frameDir {
+		if dirs[k] == nil {
+			dirs[k] = &frameDir{}
+		}
+		return dirs[k]
+	}
+	// Where each TCP direction's data starts: after its SYN, else where
+	// the peer's SYN-ACK says, else its first segment with data.
+	base := map[dirID]uint32{}
+	peer := map[dirID]dirID{}
+	for _, p := range pkts {
+		if p.transport != "tcp" {
+			continue
+		}
+		k := dirID{"tcp", p.stream, p.src}
+		if p.syn {
+			if _, ok := base[k]; !ok {
+				base[k] = p.seq + 1
+			}
+			if p.ack {
+				for _, q := range pkts { // the peer: the other sender of the stream
+					if q.transport == "tcp" && q.stream == p.stream && q.src != p.src {
+						peer[k] = dirID{"tcp", p.stream, q.src}
+						break
+					}
+				}
+				if o, ok := peer[k]; ok {
+					if _, ok := base[o]; !ok {
+						base[o] = p.ackSeq
+					}
+				}
+			}
+		}
+		if _, ok := base[k]; !ok && p.n > 0 {
+			base[k] = p.seq
+		}
+	}
+	for _, p := range pkts {
+		k := dirID{p.transport, p.stream, p.src}
+		switch p.transport {
+		case "tcp":
+			if p.n == 0 {
+				continue
+			}
+			d := get(k)
+			s := int64(int32(p.seq + boolU32(p.syn) - base[k]))
+			if s < 0 {
+				continue
+			}
+			for b := s; b < s+int64(p.n); b++ {
+				for int64(len(d.first)) <= b {
+					d.first = append(d.first, 0)
+				}
+				if d.first[b] == 0 {
+					d.first[b] = p.frame
+				}
+			}
+		case "udp", "serial":
+			if p.transport == "serial" {
+				k.stream = 0
+			}
+			d := get(k)
+			for range p.n {
+				d.frames = append(d.frames, p.frame)
+			}
+		}
+	}
+	for _, d := range dirs {
+		d.done = make([]int, len(d.first))
+		for b, f := range d.first {
+			switch {
+			case f == 0:
+			case b > 0 && d.first[b-1] != 0:
+				d.done[b] = max(f, d.done[b-1])
+			default:
+				d.done[b] = f
+			}
+		}
+	}
+	return dirs
+}
+
+func boolU32(b bool) uint32 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// complete returns the packet that completed the record [off, off+n) of
+// the direction, or 0 when the oracle cannot say (a gap, bytes tshark
+// does not show).
+func (d *frameDir) complete(off, n int64) int {
+	e := off + n - 1
+	if d.frames != nil {
+		if e < int64(len(d.frames)) {
+			return d.frames[e]
+		}
+		return 0
+	}
+	if e >= int64(len(d.done)) {
+		return 0
+	}
+	return d.done[e]
+}
+
+// dissectRecord is one record as -T fields writes the names the tests use.
+type dissectRecord struct {
+	frame, tcpStream, udpStream, stream string
+	transport, src, typ                 string
+	offset, length                      int64
+}
+
+var frameFieldNames = []string{"frame.number", "tcp.stream", "udp.stream", "stream", "transport", "src", "type", "offset", "length"}
+
+// dissectRecords runs the CLI with -T fields over path, with extra
+// arguments (flags, a filter).
+func dissectRecords(t *testing.T, path string, extra ...string) []dissectRecord {
+	t.Helper()
+	args := []string{"--no-summary", "-T", "fields"}
+	for _, f := range frameFieldNames {
+		args = append(args, "-e", f)
+	}
+	out, errOut, code := cli(t, append(append(args, extra...), path)...)
+	if code != 0 {
+		t.Fatalf("dissect %s %q: exit %d: %s", path, extra, code, errOut)
+	}
+	var recs []dissectRecord
+	for _, line := range strings.Split(strings.TrimRight(out, "\n"), "\n") {
+		if line == "" {
+			continue
+		}
+		f := strings.Split(line, "\t")
+		if len(f) != len(frameFieldNames) {
+			t.Fatalf("line %q: %d fields", line, len(f))
+		}
+		off, _ := strconv.ParseInt(f[7], 10, 64)
+		n, _ := strconv.ParseInt(f[8], 10, 64)
+		recs = append(recs, dissectRecord{frame: f[0], tcpStream: f[1], udpStream: f[2], stream: f[3], transport: f[4], src: f[5], typ: f[6], offset: off, length: n})
+	}
+	return recs
+}
+
+// frameCaptures are the captures the frame tests read: every shipped pcap
+// and pcapng (and the real ones beside the repository) with DISSECT_LONG,
+// else a few that hold the hard cases (a loss, a capture joined
+// mid-stream, UDP and TCP together, VLAN and IPv6, a serial tap).
+func frameCaptures(t *testing.T) []shippedCapture {
+	t.Helper()
+	var out []shippedCapture
+	quick := map[string]bool{"deltarobot_loss.pcap": true, "deltarobot_midstream.pcap": true, "vrpn_udp_tcp.pcapng": true,
+		"deltarobot_vlan_ipv6.pcapng": true, "handcontrol_serial.pcapng": true}
+	for _, c := range shippedCaptures(t) {
+		if strings.HasSuffix(c.path, ".vrpnlog") || !longtest.On() && !quick[filepath.Base(c.path)] {
+			continue
+		}
+		out = append(out, c)
+	}
+	if longtest.On() {
+		real, _ := filepath.Glob("../../../shared/captures/*/*.pcap*")
+		for _, f := range real {
+			out = append(out, shippedCapture{path: f})
+		}
+	}
+	return out
+}
+
+func needTShark(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("tshark"); err != nil {
+		t.Skip("tshark is not installed (.ci/run installs it): frame numbers are not compared with tshark's")
+	}
+}
+
+// TestFrameNumbersMatchTShark: every record's frame.number is tshark's
+// number of the packet that completed it, and its tcp.stream or
+// udp.stream is tshark's stream of that packet.
+func TestFrameNumbersMatchTShark(t *testing.T) {
+	needTShark(t)
+	for _, c := range frameCaptures(t) {
+		t.Run(filepath.Base(c.path), func(t *testing.T) {
+			checkFrames(t, c.path, c.args)
+		})
+	}
+}
+
+// checkFrames compares the frames of path's records with the oracle and
+// returns the records with the oracle's frame of each.
+func checkFrames(t *testing.T, path string, args []string) ([]dissectRecord, []int) {
+	t.Helper()
+	pkts := tsharkPackets(t, path)
+	dirs := frameOracle(pkts)
+	recs := dissectRecords(t, path, args...)
+	want := make([]int, len(recs))
+	checked := 0
+	for i, r := range recs {
+		k := dirID{transport: r.transport, src: r.src}
+		switch r.transport {
+		case "tcp":
+			k.stream, _ = strconv.Atoi(r.tcpStream)
+			if r.udpStream != "" {
+				t.Errorf("%s record at %d of %s: udp.stream %q on TCP", r.typ, r.offset, r.src, r.udpStream)
+			}
+		case "udp":
+			k.stream, _ = strconv.Atoi(r.udpStream)
+			if r.tcpStream != "" {
+				t.Errorf("%s record at %d of %s: tcp.stream %q on UDP", r.typ, r.offset, r.src, r.tcpStream)
+			}
+		}
+		if r.typ == "gap" {
+			continue // no byte of it was captured
+		}
+		d := dirs[k]
+		if d == nil {
+			t.Errorf("%s record at %d: tshark has no %s stream %d from %s", r.typ, r.offset, k.transport, k.stream, k.src)
+			continue
+		}
+		want[i] = d.complete(r.offset, r.length)
+		if want[i] == 0 {
+			t.Errorf("%s record [%d,+%d) of %s %d from %s: tshark shows no packet that completes it", r.typ, r.offset, r.length, k.transport, k.stream, k.src)
+			continue
+		}
+		if r.frame != strconv.Itoa(want[i]) {
+			t.Errorf("%s record [%d,+%d) of %s %d from %s: frame.number %s, tshark's packet %d completed it", r.typ, r.offset, r.length, k.transport, k.stream, k.src, r.frame, want[i])
+		}
+		checked++
+	}
+	if checked == 0 {
+		t.Fatalf("%s: no record was checked", path)
+	}
+	t.Logf("%d of %d records checked against %d packets", checked, len(recs), len(pkts))
+	return recs, want
+}
+
+// TestFrameAndStreamFilters: -Y 'frame.number == N', -Y 'tcp.stream == K'
+// and -Y 'udp.stream == K' select the records completed by the packets
+// tshark's same filter selects.
+func TestFrameAndStreamFilters(t *testing.T) {
+	needTShark(t)
+	for _, c := range frameCaptures(t) {
+		if !longtest.On() && !strings.Contains(c.path, "vrpn_udp_tcp") && !strings.Contains(c.path, "deltarobot_loss") {
+			continue // a tshark run per filter: the others with DISSECT_LONG
+		}
+		t.Run(filepath.Base(c.path), func(t *testing.T) {
+			recs, want := checkFrames(t, c.path, c.args)
+			var filters []string
+			// The first and the last packet that complete a record, and
+			// the first packet (a SYN or a read: often none).
+			frames := map[int]bool{1: true}
+			for _, f := range want {
+				if f > 0 {
+					frames[f] = true
+					break
+				}
+			}
+			for i := len(want) - 1; i >= 0; i-- {
+				if want[i] > 0 {
+					frames[want[i]] = true
+					break
+				}
+			}
+			for f := range frames {
+				filters = append(filters, fmt.Sprintf("frame.number == %d", f))
+			}
+			for k := range 3 {
+				filters = append(filters, fmt.Sprintf("tcp.stream == %d", k), fmt.Sprintf("udp.stream == %d", k))
+			}
+			sort.Strings(filters)
+			for _, filter := range filters {
+				sel := tsharkFrames(t, c.path, filter)
+				var wantRecs []string
+				for i, r := range recs {
+					if want[i] > 0 && sel[want[i]] {
+						wantRecs = append(wantRecs, recordKey(r))
+					}
+				}
+				var got []string
+				for _, r := range dissectRecords(t, c.path, append(append([]string{}, c.args...), "-Y", filter)...) {
+					if r.typ != "gap" {
+						got = append(got, recordKey(r))
+					}
+				}
+				if strings.Join(got, "\n") != strings.Join(wantRecs, "\n") {
+					t.Errorf("-Y %q: dissect selects\n%s\nthe records tshark's packets completed are\n%s", filter, strings.Join(got, "\n"), strings.Join(wantRecs, "\n"))
+				}
+			}
+		})
+	}
+}
+
+func recordKey(r dissectRecord) string {
+	return fmt.Sprintf("%s %s %s+%d %s", r.transport, r.src, strconv.FormatInt(r.offset, 10), r.length, r.typ)
+}
+
+// tsharkFrames returns the numbers of the packets tshark's display
+// filter selects.
+func tsharkFrames(t *testing.T, path, filter string) map[int]bool {
+	t.Helper()
+	out, err := exec.Command("tshark", "-n", "-r", path, "-Y", filter, "-T", "fields", "-e", "frame.number").Output()
+	if err != nil {
+		t.Fatalf("tshark -Y %q %s: %v", filter, path, err)
+	}
+	sel := map[int]bool{}
+	for _, f := range strings.Fields(string(out)) {
+		n, _ := strconv.Atoi(f)
+		sel[n] = true
+	}
+	return sel
+}
