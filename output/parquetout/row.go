@@ -25,6 +25,7 @@ func (rb *rowBuilder) build(b *batch, p *plan, r *dissect.Record, capture string
 	cols := b.cols
 	sz := cols[p.capture].addStr(capture)
 	cols[p.time].i64 = append(cols[p.time].i64, r.Time.UnixNano())
+	cols[p.frame].i64 = append(cols[p.frame].i64, r.Frame)
 	sz += cols[p.transport].addStr(r.Transport.String())
 	b.int64Run(p.stream, int64(r.Stream))
 	sz += cols[p.src].addStr(r.Src)
@@ -34,7 +35,7 @@ func (rb *rowBuilder) build(b *batch, p *plan, r *dissect.Record, capture string
 	if p.rtype >= 0 {
 		sz += 8 + cols[p.rtype].addStr(r.Type)
 	}
-	b.size += 6*8 + sz
+	b.size += 7*8 + sz
 	if p.raw >= 0 {
 		if r.Raw == nil {
 			b.null(p.raw, 0, 0)

@@ -19,10 +19,10 @@ type plan struct {
 	specs  []colSpec         // each leaf column's type and levels
 	fields []node            // the declared top-level fields, in declaration order
 	// The common columns' indexes.
-	capture, time, transport, stream, src, dst int
-	offset, length, warnings, extra            int
-	rtype                                      int // record_type, or -1
-	raw                                        int // raw (Options.Raw), or -1
+	capture, time, frame, transport, stream, src, dst int
+	offset, length, warnings, extra                   int
+	rtype                                             int // record_type, or -1
+	raw                                               int // raw (Options.Raw), or -1
 }
 
 // node is a declared field in the schema: where each of its values goes.
@@ -64,13 +64,23 @@ func newPlan(d *dissect.TypeDecl, typed, raw bool) (*plan, error) {
 		p.ncols++
 		fl = append(fl, typ.node(name, apq.Repetitions.Required))
 	}
-	leaf(&p.time, "time", colTime)
-	leaf(&p.transport, "transport", colString)
-	leaf(&p.stream, "stream", colInt)
-	leaf(&p.src, "src", colString)
-	leaf(&p.dst, "dst", colString)
-	leaf(&p.offset, "offset", colInt)
-	leaf(&p.length, "length", colInt)
+	for _, k := range dissect.JSONEnvelope() {
+		if k.Name == "proto" || k.Name == "type" {
+			continue // the partition's
+		}
+		col := p.envelopeColumn(k.Name)
+		if col == nil {
+			return nil, fmt.Errorf("parquet: the lake has no column for the envelope key %q", k.Name)
+		}
+		typ := colString
+		switch k.Kind {
+		case dissect.KindTime:
+			typ = colTime
+		case dissect.KindInt:
+			typ = colInt
+		}
+		leaf(col, k.Name, typ)
+	}
 	if typed {
 		leaf(&p.rtype, typeColumn, colString)
 	}
@@ -307,10 +317,35 @@ func (n *node) fits(v *dissect.Value) bool {
 	return true
 }
 
+// envelopeColumn is where the plan keeps the column of envelope key
+// name (the row builder writes each), nil for a key the lake does not
+// write.
+func (p *plan) envelopeColumn(name string) *int {
+	switch name {
+	case "time":
+		return &p.time
+	case "frame":
+		return &p.frame
+	case "transport":
+		return &p.transport
+	case "stream":
+		return &p.stream
+	case "src":
+		return &p.src
+	case "dst":
+		return &p.dst
+	case "offset":
+		return &p.offset
+	case "length":
+		return &p.length
+	}
+	return nil
+}
+
 // reserved are the common column names (and the partition keys): a field
 // of that name is written as f_<name>.
 var reserved = map[string]bool{
-	"capture": true, "time": true, "transport": true, "stream": true, "src": true,
+	"capture": true, "time": true, "frame": true, "transport": true, "stream": true, "src": true,
 	"dst": true, "offset": true, "length": true, "warnings": true, "extra_json": true,
 	"proto": true, "type": true, typeColumn: true, rawColumn: true,
 }
