@@ -9,8 +9,11 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/dissect-tools/dissect/capture"
 	"github.com/dissect-tools/dissect/internal/longtest"
+	"github.com/dissect-tools/dissect/internal/pktbuild"
 )
 
 // The tests of frame numbers (frame, frame.number) and of tshark's stream
@@ -293,14 +296,16 @@ func TestFrameNumbersMatchTShark(t *testing.T) {
 }
 
 // checkFrames compares the frames of path's records with the oracle and
-// returns the records with the oracle's frame of each.
-func checkFrames(t *testing.T, path string, args []string) ([]dissectRecord, []int) {
+// returns the records with the oracle's frame of each, and how many were
+// completed by a later packet than the one that carried their last byte
+// (held behind a hole).
+func checkFrames(t *testing.T, path string, args []string) ([]dissectRecord, []int, int) {
 	t.Helper()
 	pkts := tsharkPackets(t, path)
 	dirs := frameOracle(pkts)
 	recs := dissectRecords(t, path, args...)
 	want := make([]int, len(recs))
-	checked := 0
+	checked, held := 0, 0
 	for i, r := range recs {
 		k := dirID{transport: r.transport, src: r.src}
 		switch r.transport {
@@ -328,6 +333,9 @@ func checkFrames(t *testing.T, path string, args []string) ([]dissectRecord, []i
 			t.Errorf("%s record [%d,+%d) of %s %d from %s: tshark shows no packet that completes it", r.typ, r.offset, r.length, k.transport, k.stream, k.src)
 			continue
 		}
+		if e := r.offset + r.length - 1; d.first != nil && want[i] != d.first[e] {
+			held++
+		}
 		if r.frame != strconv.Itoa(want[i]) {
 			t.Errorf("%s record [%d,+%d) of %s %d from %s: frame.number %s, tshark's packet %d completed it", r.typ, r.offset, r.length, k.transport, k.stream, k.src, r.frame, want[i])
 		}
@@ -336,8 +344,8 @@ func checkFrames(t *testing.T, path string, args []string) ([]dissectRecord, []i
 	if checked == 0 {
 		t.Fatalf("%s: no record was checked", path)
 	}
-	t.Logf("%d of %d records checked against %d packets", checked, len(recs), len(pkts))
-	return recs, want
+	t.Logf("%d of %d records checked against %d packets, %d held behind a hole", checked, len(recs), len(pkts), held)
+	return recs, want, held
 }
 
 // TestFrameAndStreamFilters: -Y 'frame.number == N', -Y 'tcp.stream == K'
@@ -350,7 +358,7 @@ func TestFrameAndStreamFilters(t *testing.T) {
 			continue // a tshark run per filter: the others with DISSECT_LONG
 		}
 		t.Run(filepath.Base(c.path), func(t *testing.T) {
-			recs, want := checkFrames(t, c.path, c.args)
+			recs, want, _ := checkFrames(t, c.path, c.args)
 			var filters []string
 			// The first and the last packet that complete a record, and
 			// the first packet (a SYN or a read: often none).
@@ -414,4 +422,55 @@ func tsharkFrames(t *testing.T, path, filter string) map[int]bool {
 		sel[n] = true
 	}
 	return sel
+}
+
+// TestFrameNumbersHostile: the real VRPN connection of
+// vrpn_tcp_only.pcap rebuilt with pktbuild so that its segments come out
+// of order and twice: every third message in two halves, the second half
+// first; every fifth in three thirds, last first; every fourth sent again
+// after it (a retransmission of delivered bytes); every seventh sent again
+// before its peer's answer, while later bytes are held. The records are
+// those of the original capture (times aside), and each record's frame is
+// tshark's packet that completed it: a record held behind a hole is
+// completed by the segment that fills the hole.
+func TestFrameNumbersHostile(t *testing.T) {
+	needTShark(t)
+	orig := filepath.Join(pcapDir, "vrpn_tcp_only.pcap")
+	d := readTCPData(t, orig)
+	c := pktbuild.NewConn(d.client, d.server, 1000, 5000)
+	segs := c.Handshake()
+	reordered := 0
+	for i, data := range d.data {
+		from := d.from[i]
+		seq := c.Next[from]
+		at := func(a, b int) pktbuild.Segment { return c.Segment(from, pktbuild.PSH, seq+uint32(a), data[a:b]) }
+		n := len(data)
+		switch {
+		case i%5 == 0 && n >= 3:
+			segs = append(segs, at(2*n/3, n), at(n/3, 2*n/3), at(0, n/3))
+			reordered++
+		case i%3 == 0 && n >= 2:
+			segs = append(segs, at(n/2, n), at(0, n/2))
+			reordered++
+		case i%7 == 0 && n >= 2:
+			segs = append(segs, at(n/2, n), at(n/2, n), at(0, n/2))
+			reordered++
+		default:
+			segs = append(segs, at(0, n))
+		}
+		if i%4 == 0 {
+			segs = append(segs, at(0, n))
+		}
+		c.Next[from] += uint32(n)
+		segs = append(segs, c.Ack(from.Other()))
+	}
+	segs = append(segs, c.Fin(pktbuild.Client), c.Fin(pktbuild.Server), c.Ack(pktbuild.Client))
+	if reordered < 5 {
+		t.Fatalf("only %d messages reordered: a useless case", reordered)
+	}
+	in := writePcap(t, "hostile.pcap", pktbuild.Packets(pktbuild.Encap{Type: capture.LinkEthernet}, time.Unix(1_700_000_000, 0), time.Millisecond, segs...))
+	sameRecords(t, "the reordered capture", recordsWithoutTime(t, in), recordsWithoutTime(t, orig))
+	if _, _, held := checkFrames(t, in, nil); held < 5 {
+		t.Errorf("only %d records held behind a hole: a useless case", held)
+	}
 }
