@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"net/netip"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
@@ -14,6 +15,7 @@ import (
 	"github.com/dissect-tools/dissect/capture"
 	"github.com/dissect-tools/dissect/internal/longtest"
 	"github.com/dissect-tools/dissect/internal/pktbuild"
+	"github.com/dissect-tools/dissect/internal/testenc/vrpnlogenc"
 )
 
 // The tests of frame numbers (frame, frame.number) and of tshark's stream
@@ -472,5 +474,92 @@ func TestFrameNumbersHostile(t *testing.T) {
 	sameRecords(t, "the reordered capture", recordsWithoutTime(t, in), recordsWithoutTime(t, orig))
 	if _, _, held := checkFrames(t, in, nil); held < 5 {
 		t.Errorf("only %d records held behind a hole: a useless case", held)
+	}
+}
+
+// TestFrameNumbersOfLogEntries: in a VRPN log file each entry is a unit:
+// a log written by the independent encoder (vrpnlogenc), one message an
+// entry, gives each message the number of its entry, 1-based; the cookie
+// comes with the first.
+func TestFrameNumbersOfLogEntries(t *testing.T) {
+	t0 := time.Date(2026, 12, 2, 3, 0, 0, 0, time.UTC)
+	es := []vrpnlogenc.Entry{
+		{Type: vrpnlogenc.SenderDescription, Sender: 0, Time: t0, Payload: vrpnlogenc.NameBody("Tracker0")},
+		{Type: vrpnlogenc.TypeDescription, Sender: 3, Time: t0, Payload: vrpnlogenc.NameBody("vrpn_Tracker Pos_Quat")},
+	}
+	for i := range 5 {
+		es = append(es, vrpnlogenc.Entry{Type: 3, Sender: 0, Time: t0.Add(time.Duration(i+1) * time.Millisecond),
+			Payload: vrpnlogenc.PosQuat(int32(i), [3]float64{1, 2, 3}, [4]float64{0, 0, 0, 1})})
+	}
+	path := filepath.Join(t.TempDir(), "t.vrpnlog")
+	if err := os.WriteFile(path, vrpnlogenc.File(vrpnlogenc.Cookie("07.38", vrpnlogenc.LogNone), es...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := cli(t, "--no-summary", "-T", "fields", "-e", "frame", "-e", "type", path)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	want := "1\tcookie\n1\tsender_description\n2\ttype_description\n"
+	for i := range 5 {
+		want += fmt.Sprintf("%d\tvrpn_Tracker Pos_Quat\n", i+3)
+	}
+	if out != want {
+		t.Errorf("frames of the log's records:\n%s\nwant\n%s", out, want)
+	}
+}
+
+// TestFrameNumbersOfSerialReads: on a serial link each read is a unit,
+// numbered among all the capture's packets: a record is completed by the
+// read (of its direction) that brings its last byte. The reads are taken
+// from the capture files here (no tshark needed); HandControl's messages
+// span several reads of both directions, interleaved.
+func TestFrameNumbersOfSerialReads(t *testing.T) {
+	for _, c := range []struct {
+		path string
+		args []string
+	}{
+		{filepath.Join(pcapDir, "handcontrol_serial.pcapng"), nil},
+		{filepath.Join(pcapDir, "acme", "acme_servo_serial.pcapng"), []string{"--protocol", "../../docs/examples/acme-servo.yaml"}},
+	} {
+		t.Run(filepath.Base(c.path), func(t *testing.T) {
+			src, err := capture.OpenFile(c.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer src.Close()
+			reads := map[string][]int{} // per src as dissect names it: each byte's read
+			spanned := 0
+			for n := 1; ; n++ {
+				p, err := src.Next()
+				if err != nil {
+					break
+				}
+				who := "host"
+				if p.Direction == capture.DirInbound {
+					who = p.InterfaceName
+				}
+				for range p.Data {
+					reads[who] = append(reads[who], n)
+				}
+			}
+			recs := dissectRecords(t, c.path, c.args...)
+			for _, r := range recs {
+				rd := reads[r.src]
+				e := r.offset + r.length - 1
+				if e >= int64(len(rd)) || r.typ == "gap" {
+					t.Errorf("%s record [%d,+%d) from %s: past the %d bytes read", r.typ, r.offset, r.length, r.src, len(rd))
+					continue
+				}
+				if rd[r.offset] != rd[e] {
+					spanned++
+				}
+				if r.frame != strconv.Itoa(rd[e]) {
+					t.Errorf("%s record [%d,+%d) from %s: frame %s, its last byte came in read %d", r.typ, r.offset, r.length, r.src, r.frame, rd[e])
+				}
+			}
+			if len(recs) == 0 || spanned == 0 {
+				t.Errorf("%d records, %d over several reads: a useless case", len(recs), spanned)
+			}
+		})
 	}
 }
