@@ -563,3 +563,35 @@ func TestFrameNumbersOfSerialReads(t *testing.T) {
 		})
 	}
 }
+
+// TestTCPStreamOnReuse: a 4-tuple used again is a new TCP stream, as
+// tshark numbers them: after both FINs, and when a SYN with another
+// initial sequence number comes while the old connection was never seen
+// to end. A UDP flow between other ports is numbered apart. Each
+// record's tcp.stream, udp.stream and frame are tshark's.
+func TestTCPStreamOnReuse(t *testing.T) {
+	needTShark(t)
+	cli4, srv := netip.MustParseAddrPort("10.1.0.1:40000"), netip.MustParseAddrPort("10.1.0.2:4000")
+	var segs []pktbuild.Segment
+	for i, isn := range []uint32{1000, 90000, 500000} {
+		c := pktbuild.NewConn(cli4, srv, isn, isn*3)
+		segs = append(segs, c.Handshake()...)
+		segs = append(segs, c.Send(pktbuild.Client, []byte(fmt.Sprintf("request %d", i))), c.Send(pktbuild.Server, []byte("reply")))
+		if i == 0 {
+			segs = append(segs, c.Fin(pktbuild.Client), c.Fin(pktbuild.Server), c.Ack(pktbuild.Client))
+		}
+	}
+	e := pktbuild.Encap{Type: capture.LinkEthernet}
+	pkts := pktbuild.Packets(e, time.Unix(1_700_000_000, 0), time.Millisecond, segs...)
+	u := pktbuild.UDPPacket(netip.MustParseAddrPort("10.1.0.3:5000"), netip.MustParseAddrPort("10.1.0.4:6000"), []byte("datagram"))
+	pkts = append(pkts[:4:4], append([]*capture.Packet{e.Wrap(u.Encode()).Packet(time.Unix(1_700_000_000, 3_500_000))}, pkts[4:]...)...)
+	in := writePcap(t, "reuse.pcap", pkts)
+	recs, _, _ := checkFrames(t, in, nil)
+	streams := map[string]bool{}
+	for _, r := range recs {
+		streams[r.transport+r.tcpStream+r.udpStream] = true
+	}
+	if len(streams) != 4 {
+		t.Errorf("streams %v: want TCP 0, 1, 2 and UDP 0", streams)
+	}
+}
