@@ -85,8 +85,8 @@ const (
 // in them; the first place where one finds a point followed by two whole
 // messages decides the protocol, and the stream is decoded from there (the
 // bytes held before it go to the protocol's resync first). Every record
-// carries the capture time of the unit that brought its last byte, however
-// long the stream held it (times.go).
+// carries the stamp (capture time and number) of the unit that brought its
+// last byte, however long the stream held it (times.go).
 //
 // Memory is bounded by [Limits] whatever the input; the work per byte is
 // bounded too (a constant times the number of protocols while looking).
@@ -140,11 +140,11 @@ type dirState struct {
 	skipOff    int64 // pending skipped run [skipOff, skipOff+skipLen)
 	skipLen    int64
 	skipReason string
-	skipT      Stamp // capture time of the unit that brought the run's last byte
+	skipT      Stamp // the unit that brought the run's last byte
 
 	end   int64      // stream offset past the last byte given
-	lastT Stamp      // capture time of the unit that brought the last byte given
-	times []byteTime // capture times of the held bytes of earlier units (times.go)
+	lastT Stamp      // the unit that brought the last byte given
+	times []byteTime // the units of the held bytes of earlier units (times.go)
 	th    int        // times[:th] are spent
 	// shortEnd: a parse of the message at shortAt said it ends past
 	// shortEnd-1 (times.go)
@@ -155,7 +155,7 @@ type dirState struct {
 	discard       int64 // bytes of an oversize message still to pass
 	discardOff    int64
 	discardReason string
-	discardT      Stamp // capture time of the unit that brought the last byte passed
+	discardT      Stamp // the unit that brought the last byte passed
 
 	needSync bool
 	ended    bool
@@ -259,7 +259,7 @@ func (s *Stream) Joined(dir Dir) {
 func (s *Stream) Data(dir Dir, t time.Time, data []byte) { s.DataAt(dir, Stamp{Time: t}, data) }
 
 // DataAt gives the next contiguous bytes of direction dir. data is not kept.
-// u is the unit that brought it: what it completes carries u's time
+// t is the unit that brought it: what it completes carries t's time
 // and number.
 func (s *Stream) DataAt(dir Dir, t Stamp, data []byte) {
 	if s.err != nil || len(data) == 0 {
@@ -282,7 +282,7 @@ func (s *Stream) Datagram(dir Dir, t time.Time, data []byte) { s.DatagramAt(dir,
 
 // DatagramAt gives one UDP datagram of direction dir. Datagram boundaries are
 // kept: a message never spans two datagrams. data is not kept.
-// u is the unit that brought it: what it completes carries u's time
+// t is the unit that brought it: what it completes carries t's time
 // and number.
 func (s *Stream) DatagramAt(dir Dir, t Stamp, data []byte) {
 	if s.err != nil {
@@ -305,7 +305,7 @@ func (s *Stream) Gap(dir Dir, t time.Time, n int64) { s.GapAt(dir, Stamp{Time: t
 
 // GapAt reports n bytes of direction dir that were never captured. The parser
 // resynchronises after it.
-// u is the unit that brought it: what it completes carries u's time
+// t is the unit that brought it: what it completes carries t's time
 // and number.
 func (s *Stream) GapAt(dir Dir, t Stamp, n int64) {
 	if s.err != nil || n <= 0 {
@@ -325,7 +325,7 @@ func (s *Stream) End(dir Dir, t time.Time) { s.EndAt(dir, Stamp{Time: t}) }
 
 // EndAt reports that direction dir has ended (FIN, RST, end of capture, idle
 // expiry). What is still held becomes a skipped record.
-// u is the unit that brought it: what it completes carries u's time
+// t is the unit that brought it: what it completes carries t's time
 // and number.
 func (s *Stream) EndAt(dir Dir, t Stamp) {
 	if s.err != nil {
