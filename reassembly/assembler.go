@@ -588,8 +588,9 @@ func (a *Assembler) last(t time.Time) Stamp { return Stamp{t, a.stats.Packets} }
 // (each hole becoming a Gap event before the held data, and a hole before
 // a FIN becoming a Gap too), then every direction not yet closed is
 // closed, including directions that carried nothing. Streams are ended in
-// ID order, with time t. Afterwards the assembler holds no state; a later
-// packet starts new streams, numbered after the last.
+// ID order, with time end and the last packet's number. Afterwards the
+// assembler holds no state; a later packet starts new streams, numbered
+// after the last.
 func (a *Assembler) Flush(end time.Time) {
 	t := a.last(end)
 	a.fragFlush(t)
@@ -608,8 +609,8 @@ func (a *Assembler) Flush(end time.Time) {
 
 // Expire ends, as Flush does, every stream whose last packet is more than
 // idle before now, and forgets it; finished TCP connections idle that long
-// are forgotten too. Streams are ended in ID order with time now. Use it
-// on live captures to keep memory bounded.
+// are forgotten too. Streams are ended in ID order with time now and the
+// last packet's number. Use it on live captures to keep memory bounded.
 func (a *Assembler) Expire(now time.Time, idle time.Duration) {
 	a.fragExpire(a.last(now))
 	for _, c := range a.order {
