@@ -48,7 +48,7 @@ func heldTimes(t *testing.T, n, after int) ([]Stamp, int) {
 		if r.Type != "unknown" || r.Offset != int64(len(got)) || r.Length != 1 {
 			t.Fatalf("record %s at %d+%d, want message %d", r.Type, r.Offset, r.Length, len(got))
 		}
-		got = append(got, Stamp{r.Time, r.Frame})
+		got = append(got, Stamp{Time: r.Time, Frame: r.Frame})
 		return nil
 	}), StreamOptions{})
 	most := 0
@@ -57,7 +57,7 @@ func heldTimes(t *testing.T, n, after int) ([]Stamp, int) {
 		d := &s.dirs[0]
 		most = max(most, len(d.times)-d.th)
 	}
-	s.EndAt(0, Stamp{unitStamp(n).Time.Add(time.Hour), int64(n + 1)})
+	s.EndAt(0, Stamp{Time: unitStamp(n).Time.Add(time.Hour), Frame: int64(n + 1)})
 	if len(got) != n {
 		t.Fatalf("%d records, want %d", len(got), n)
 	}
@@ -66,7 +66,7 @@ func heldTimes(t *testing.T, n, after int) ([]Stamp, int) {
 
 // unitStamp is the stamp of heldTimes's unit i.
 func unitStamp(i int) Stamp {
-	return Stamp{time.Unix(1700000000, 0).Add(time.Duration(i/2) * time.Millisecond), int64(i + 1)}
+	return Stamp{Time: time.Unix(1700000000, 0).Add(time.Duration(i/2) * time.Millisecond), Frame: int64(i + 1)}
 }
 
 // TestHeldBytesKeepTheirTimes: bytes a resync holds until it is sure

@@ -18,8 +18,8 @@ func (h *countHandler) Data(_ *Stream, _ Dir, _ Stamp, b []byte) { h.bytes += in
 func (h *countHandler) Datagram(_ *Stream, _ Dir, _ Stamp, b []byte) {
 	h.bytes += int64(len(b))
 }
-func (h *countHandler) Gap(_ *Stream, _ Dir, _ Stamp, n int64)     { h.gaps += n }
-func (h *countHandler) Close(*Stream, Dir, Stamp)                  {}
+func (h *countHandler) Gap(_ *Stream, _ Dir, _ Stamp, n int64)         { h.gaps += n }
+func (h *countHandler) Close(*Stream, Dir, Stamp)                      {}
 func (h *countHandler) Conflict(*Stream, Dir, time.Time, int64, int64) {}
 
 // BenchmarkTCPInOrder feeds in-order segments of 1448 bytes (Ethernet,
