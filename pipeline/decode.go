@@ -230,7 +230,7 @@ func (h *handler) Open(s *reassembly.Stream, t reassembly.Stamp) {
 		info.Name = [2]string{addrString(s.Addr[0]), addrString(s.Addr[1])}
 	}
 	if d.opened != nil {
-		d.opened.StreamOpened(s.ID, s.Transport)
+		d.opened.StreamOpened(s.StreamID)
 	}
 	s.User = &streamState{ds: dissect.NewStream(info, d.reg, dissect.SinkFunc(d.record), d.sopt)}
 }
