@@ -28,6 +28,8 @@ func (rb *rowBuilder) build(b *batch, p *plan, r *dissect.Record, capture string
 		switch e.from {
 		case envTime:
 			cols[e.col].i64 = append(cols[e.col].i64, r.Time.UnixNano())
+		case envFrame:
+			cols[e.col].i64 = append(cols[e.col].i64, r.Frame)
 		case envTransport:
 			sz += cols[e.col].addStr(r.Transport.String())
 		case envStream: // kept as runs, of no size: a stream's messages come in bursts

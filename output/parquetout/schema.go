@@ -48,6 +48,7 @@ type envField uint8
 const (
 	envValues envField = iota
 	envTime
+	envFrame
 	envTransport
 	envStream
 	envSrc
@@ -61,6 +62,8 @@ func envFieldOf(name string) envField {
 	switch name {
 	case "time":
 		return envTime
+	case "frame":
+		return envFrame
 	case "transport":
 		return envTransport
 	case "stream":
