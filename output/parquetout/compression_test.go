@@ -71,7 +71,7 @@ func TestEncodings(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]string{
-		"time": "DELTA_BINARY_PACKED", "stream": "DELTA_BINARY_PACKED", "offset": "DELTA_BINARY_PACKED", "length": "DELTA_BINARY_PACKED",
+		"time": "DELTA_BINARY_PACKED", "frame": "DELTA_BINARY_PACKED", "stream": "DELTA_BINARY_PACKED", "offset": "DELTA_BINARY_PACKED", "length": "DELTA_BINARY_PACKED",
 		"transport": "RLE_DICTIONARY", "src": "RLE_DICTIONARY", "dst": "RLE_DICTIONARY", "capture": "RLE_DICTIONARY",
 		"s": "PLAIN", "x": "PLAIN", "warnings.list.element": "PLAIN", "extra_json": "PLAIN",
 	}
