@@ -50,28 +50,52 @@ func pbPlan(f *dissect.FieldDecl, num protowire.Number) pbField {
 	return p
 }
 
-// appendPBRecord appends r as its declaration's message (plan: its
-// declared fields). A field the declaration does not have, or of another
-// kind than declared, is not written (the declaration checks of
-// dissect/declcheck.go keep protocols from making such records).
-func appendPBRecord(b []byte, r *dissect.Record, plan []pbField) []byte {
-	b = protowire.AppendTag(b, pbTime, protowire.BytesType)
-	b = appendTimestamp(b, r.Time)
-	b = appendPBString(b, pbProto, r.Proto)
-	b = appendPBString(b, pbTransport, r.Transport.String())
-	b = appendPBVarint(b, pbStream, uint64(r.Stream))
-	b = appendPBString(b, pbSrc, r.Src)
-	b = appendPBString(b, pbDst, r.Dst)
-	b = appendPBVarint(b, pbOffset, uint64(r.Offset))
-	b = appendPBVarint(b, pbLength, uint64(r.Length))
-	b = appendPBString(b, pbType, r.Type)
+// A pbRecord is how the records of a declaration are written: the
+// envelope keys their messages hold (messageEnvelope of the keys their
+// channels state) and their declared fields.
+type pbRecord struct {
+	env    []envKey
+	fields []pbField
+}
+
+func newPBRecord(t *dissect.TypeDecl, stated []string) *pbRecord {
+	return &pbRecord{env: messageEnvelope(stated), fields: pbFields(t.Fields)}
+}
+
+// appendPBRecord appends r as its declaration's message. A field the
+// declaration does not have, or of another kind than declared, is not
+// written (the declaration checks of dissect/declcheck.go keep protocols
+// from making such records).
+func appendPBRecord(b []byte, r *dissect.Record, p *pbRecord) []byte {
 	b = protowire.AppendTag(b, pbFieldsNum, protowire.BytesType)
 	at := len(b) + 1
-	b = appendPBFields(append(b, 0), r.Fields, plan)
+	b = appendPBFields(append(b, 0), r.Fields, p.fields)
 	b = endLen(b, at)
 	for _, w := range r.Warnings {
 		b = protowire.AppendTag(b, pbWarnings, protowire.BytesType)
 		b = appendUTF8(b, w)
+	}
+	for i := range p.env {
+		e := &p.env[i]
+		if e.key.Values == nil {
+			continue
+		}
+		v, n := e.key.Values(r)
+		if n == 0 {
+			continue
+		}
+		switch v[0].Kind() {
+		case dissect.KindTime:
+			b = appendTimestamp(protowire.AppendTag(b, e.num, protowire.BytesType), v[0].Time())
+		case dissect.KindString:
+			b = appendPBString(b, e.num, v[0].Str())
+		case dissect.KindInt:
+			b = appendPBVarint(b, e.num, uint64(v[0].Int()))
+		case dissect.KindBool:
+			if v[0].Bool() {
+				b = appendPBVarint(b, e.num, 1)
+			}
+		}
 	}
 	return b
 }
