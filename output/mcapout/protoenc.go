@@ -76,28 +76,76 @@ func appendPBRecord(b []byte, r *dissect.Record, p *pbRecord) []byte {
 		b = appendUTF8(b, w)
 	}
 	for i := range p.env {
-		e := &p.env[i]
-		if e.key.Values == nil {
-			continue
-		}
-		v, n := e.key.Values(r)
-		if n == 0 {
-			continue
-		}
-		switch v[0].Kind() {
-		case dissect.KindTime:
-			b = appendTimestamp(protowire.AppendTag(b, e.num, protowire.BytesType), v[0].Time())
-		case dissect.KindString:
-			b = appendPBString(b, e.num, v[0].Str())
-		case dissect.KindInt:
-			b = appendPBVarint(b, e.num, uint64(v[0].Int()))
-		case dissect.KindBool:
-			if v[0].Bool() {
-				b = appendPBVarint(b, e.num, 1)
-			}
+		b = appendPBEnvelope(b, &p.env[i], r)
+	}
+	return b
+}
+
+// appendPBEnvelope appends r's value of the envelope key e: through the
+// key's Values, or, for a key that is a field of the Record, from the
+// field itself (e.fast), which costs a fifth of a -o mcap run's CPU less
+// (TestEnvelopeFastPath holds the two to the same bytes).
+func appendPBEnvelope(b []byte, e *envKey, r *dissect.Record) []byte {
+	switch e.fast {
+	case envTime:
+		return appendTimestamp(protowire.AppendTag(b, e.num, protowire.BytesType), r.Time)
+	case envSrc:
+		return appendPBString(b, e.num, r.Src)
+	case envDst:
+		return appendPBString(b, e.num, r.Dst)
+	case envOffset:
+		return appendPBVarint(b, e.num, uint64(r.Offset))
+	case envLength:
+		return appendPBVarint(b, e.num, uint64(r.Length))
+	}
+	if e.key.Values == nil {
+		return b
+	}
+	v, n := e.key.Values(r)
+	if n == 0 {
+		return b
+	}
+	switch v[0].Kind() {
+	case dissect.KindTime:
+		b = appendTimestamp(protowire.AppendTag(b, e.num, protowire.BytesType), v[0].Time())
+	case dissect.KindString:
+		b = appendPBString(b, e.num, v[0].Str())
+	case dissect.KindInt:
+		b = appendPBVarint(b, e.num, uint64(v[0].Int()))
+	case dissect.KindBool:
+		if v[0].Bool() {
+			b = appendPBVarint(b, e.num, 1)
 		}
 	}
 	return b
+}
+
+// The envelope keys read straight from a Record's fields (envKey.fast);
+// envValues: any other, through its Values.
+const (
+	envValues = iota
+	envTime
+	envSrc
+	envDst
+	envOffset
+	envLength
+)
+
+// fastEnvelope returns how the envelope key name is read.
+func fastEnvelope(name string) int {
+	switch name {
+	case "time":
+		return envTime
+	case "src":
+		return envSrc
+	case "dst":
+		return envDst
+	case "offset":
+		return envOffset
+	case "length":
+		return envLength
+	}
+	return envValues
 }
 
 // appendPBString appends a proto3 string field, nothing when s is empty.

@@ -102,10 +102,11 @@ func (w *Writer) statedEnvelope(r *dissect.Record, stated []string) string {
 }
 
 // An envKey is an envelope key a record's message holds: its field
-// number and the key.
+// number, the key, and how it is read.
 type envKey struct {
-	num protowire.Number
-	key dissect.EnvelopeKey
+	num  protowire.Number
+	key  dissect.EnvelopeKey
+	fast int // fastEnvelope
 }
 
 // messageEnvelope returns the envelope keys of the messages of records
@@ -114,7 +115,7 @@ func messageEnvelope(stated []string) []envKey {
 	var out []envKey
 	for i, k := range dissect.Envelope() {
 		if k.JSON && !slices.Contains(stated, k.Name) {
-			out = append(out, envKey{protowire.Number(i + pbEnvelope), k})
+			out = append(out, envKey{protowire.Number(i + pbEnvelope), k, fastEnvelope(k.Name)})
 		}
 	}
 	return out
