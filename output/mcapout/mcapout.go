@@ -97,7 +97,7 @@ type Options struct {
 	MaxTopics int
 	// Compression is the chunks' compression: CompressionZstd (the
 	// default: the file 0.72× lz4's on the generated 50 MB capture for
-	// ~15% more CPU, docs/performance.md), CompressionLZ4 or
+	// ~30% more CPU, docs/performance.md), CompressionLZ4 or
 	// CompressionNone.
 	Compression string
 	// Workers is the number of goroutines compressing chunks while the
