@@ -118,8 +118,8 @@ type Options struct {
 	// JSON Schema). Records without a declaration are JSON either way.
 	Encoding string
 	// PoseInterval is the least capture time between two poses drawn on
-	// a pose topic (DefaultPoseInterval when 0); negative draws a pose
-	// for every record.
+	// a pose topic (when 0: DefaultPoseInterval in a file, every record's
+	// for NewEmitter); negative draws a pose for every record.
 	PoseInterval time.Duration
 }
 
@@ -252,11 +252,17 @@ type Emitter interface {
 
 // NewEmitter returns a Writer that gives what it makes (the same topics,
 // schemas and messages as the MCAP file of New, in the same order) to e
-// instead of a file. Options.Compression, ChunkSize, Workers and Library
-// are not used. Close does nothing more than stop the Writer.
+// instead of a file, but for the poses: every record's is drawn unless
+// Options.PoseInterval says otherwise (a viewer takes only the topics
+// it subscribes to; a file pays 16 bytes of index per message).
+// Options.Compression, ChunkSize, Workers and Library are not used. Close
+// does nothing more than stop the Writer.
 func NewEmitter(e Emitter, o Options) *Writer {
 	if o.MaxTopics <= 0 || o.MaxTopics > 60000 {
 		o.MaxTopics = 4096
+	}
+	if o.PoseInterval == 0 {
+		o.PoseInterval = -1
 	}
 	return newWriter(e, o)
 }
@@ -433,10 +439,7 @@ func (w *Writer) recordChannel(r *dissect.Record, d *declared, k topicKey) (*cha
 	if c == nil {
 		enc, meta := EncodingJSON, map[string]string{"proto": r.Proto}
 		if d != nil && d.pb != nil {
-			enc = EncodingProtobuf
-			if stated := w.channelKeys(d.decl); stated != nil {
-				meta["envelope"] = w.statedEnvelope(r, stated)
-			}
+			enc, meta["envelope"] = EncodingProtobuf, w.statedEnvelope(r, channelKeys(d.decl))
 		}
 		c, err = w.channel(topic, sid, enc, meta)
 		if err != nil {

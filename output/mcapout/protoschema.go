@@ -28,11 +28,10 @@ import (
 //	  message Fields { ... }               // the declared fields, numbered 1, 2, ... in declared order
 //	}
 //
-// In an MCAP file, the envelope keys a record topic's channel states
-// (proto, transport, stream, and type but for a protocol's "*"
-// declaration: channelKeys) are not in the message: the channel's
-// metadata "envelope" holds them as a JSON object. Over a WebSocket
-// (NewEmitter) every key is in the message.
+// The envelope keys a record topic's channel states (proto, transport,
+// stream, and type but for a protocol's "*" declaration: channelKeys) are
+// not in the message: the channel's metadata "envelope" holds them as a
+// JSON object (a WebSocket channel, of NewEmitter, has none).
 // An envelope key of kind time is a google.protobuf.Timestamp, string a
 // string, int an int64 (uint64 when never negative), bool a bool.
 //
@@ -65,16 +64,14 @@ const (
 	pbEnvelope  = 3
 )
 
-// channelKeys are the envelope keys an MCAP file's record topic states
+// channelKeys are the envelope keys a record topic states
 // (recordChannel keys its channels by them): its channel's metadata
 // "envelope" holds them, its messages do not. The type is stated but for
 // a protocol's "*" declaration, whose records of several types may share
-// a topic. A Writer of NewEmitter states none: a Foxglove WebSocket
-// channel has no metadata.
-func (w *Writer) channelKeys(t *dissect.TypeDecl) []string {
-	if w.ch == nil {
-		return nil
-	}
+// a topic. A Writer of NewEmitter makes the same messages: a Foxglove
+// WebSocket channel has no metadata, and its topic names these keys but
+// the transport.
+func channelKeys(t *dissect.TypeDecl) []string {
 	if t.Type == "*" {
 		return []string{"proto", "transport", "stream"}
 	}
