@@ -413,7 +413,7 @@ func TestFoxglovePipe(t *testing.T) {
 			if len(b) == 9 && b[0] == 2 {
 				continue // a Time message: the capture time of what follows
 			}
-			if b[0] != 1 || binary.LittleEndian.Uint32(b[1:]) != 3 || !strings.Contains(string(b[13:]), "protocol_magic") { // the record's type, in its protobuf message
+			if b[0] != 1 || binary.LittleEndian.Uint32(b[1:]) != 3 || !strings.Contains(string(b[13:]), "DeltaRVr") { // the record's magic, in its protobuf message
 				t.Fatalf("message %q, want the first record (protocol_magic) on subscription 3", b)
 			}
 			break

@@ -1,12 +1,18 @@
 // Drives a real Foxglove Studio 1.48 (page/: @foxglove/studio-base's
 // built bundle on React 17) in headless Chromium through puppeteer-core,
 // connected to a Foxglove WebSocket server by the deep link
-// ?ds=foxglove-websocket&ds.url=URL, and reports what its panels
-// received and show.
+// ?ds=foxglove-websocket&ds.url=URL, or with --file opening an MCAP file
+// as its "Open local file" does, and reports what its panels received
+// and show.
 //
 //   node drive.mjs --url ws://127.0.0.1:8765 [--delay 6] [--expect TOPIC=N ...]
 //                  [--out DIR] [--timeout 90] [--chromium /usr/bin/chromium] [--hold]
+//   node drive.mjs --file run.mcap [same options]
 //
+// With --file, the page's server serves the file too, and once the app
+// has mounted the page opens it (__probe.openFile) and seeks to its start
+// (__probe.seekStart); once the panels have subscribed, it plays
+// (__probe.play).
 // The page is served from a loopback HTTP server of this script. Studio
 // opens with the layout "empty" of layout.json (no panels: it subscribes
 // to nothing); once it has connected, and --delay seconds later, it is
@@ -36,6 +42,7 @@ const dir = path.dirname(fileURLToPath(import.meta.url));
 const { values: opt } = parseArgs({
   options: {
     url: { type: 'string' },
+    file: { type: 'string' },
     delay: { type: 'string', default: '0' },
     expect: { type: 'string', multiple: true, default: [] },
     out: { type: 'string' },
@@ -45,8 +52,8 @@ const { values: opt } = parseArgs({
     hold: { type: 'boolean', default: false },
   },
 });
-if (!opt.url) {
-  console.error('usage: node drive.mjs --url ws://HOST:PORT [--delay S] [--expect TOPIC=N ...] [--out DIR]');
+if (!opt.url === !opt.file) {
+  console.error('usage: node drive.mjs --url ws://HOST:PORT | --file FILE.mcap [--delay S] [--expect TOPIC=N ...] [--out DIR]');
   process.exit(2);
 }
 const expect = new Map(opt.expect.map((e) => {
@@ -70,6 +77,8 @@ const server = http.createServer((req, res) => {
   let file = null;
   if (p === '/layout.json') {
     file = opt.layout;
+  } else if (p === '/file.mcap' && opt.file) {
+    file = opt.file;
   } else if (p.startsWith('/page/') || p.startsWith('/node_modules/')) {
     const f = path.resolve(dir, '.' + decodeURIComponent(p));
     if (f.startsWith(dir + path.sep)) file = f;
@@ -104,22 +113,48 @@ try {
   page.on('response', (res) => {
     if (res.status() >= 400) consoleLines.push(`http ${res.status()}: ${res.url()}`);
   });
-  const q = new URLSearchParams({ ds: 'foxglove-websocket', 'ds.url': opt.url, layoutId: 'empty' });
-  await page.goto(`http://127.0.0.1:${httpPort}/page/index.html?${q}`);
+  const q = new URLSearchParams(opt.url ? { ds: 'foxglove-websocket', 'ds.url': opt.url, layoutId: 'empty' } : { layoutId: 'empty' });
+  await page.goto(`http://127.0.0.1:${httpPort}/page/index.html?${q}`, { timeout: Number(opt.timeout) * 1000 });
   const report = () => page.evaluate(() => window.__probe?.report() ?? { error: window.__probe?.error ?? 'no probe' });
   const deadline = Date.now() + Number(opt.timeout) * 1000;
+  const source = opt.url ?? opt.file;
+  if (opt.file) {
+    // The app's providers mount after the page loads: open the file once
+    // the player selection is there.
+    for (;;) {
+      const opened = await page.evaluate(() => window.__probe.openFile('/file.mcap').then(() => '', (e) => String(e)));
+      if (opened === '') break;
+      if (Date.now() > deadline) throw new Error(`Studio did not open ${opt.file}: ${opened}`);
+      await sleep(100);
+    }
+  }
 
   // Connected: the player is present.
   let r;
   for (;;) {
     r = await report();
     if (r.error) throw new Error(`the page: ${r.error}`);
-    if (r.connected === 'PRESENT') break;
-    if (Date.now() > deadline) throw new Error(`Studio did not connect to ${opt.url} in ${opt.timeout} s: ${JSON.stringify(r.problems)}`);
+    if (r.connected === 'PRESENT' && (opt.url || r.currentTime !== null)) break;
+    if (Date.now() > deadline) throw new Error(`Studio did not connect to ${source} in ${opt.timeout} s: ${JSON.stringify(r.problems)}`);
     await sleep(100);
   }
+  if (opt.file) {
+    // From the file's start: Studio opens a file paused 99 ms after it.
+    // Seek there before the panels subscribe (Studio then loads their
+    // topics' blocks, which the Plot draws, from the start on), wait
+    // until the player is there (its clock at the start time), and play
+    // once they have subscribed.
+    const seeks = (await report()).seeks;
+    await page.evaluate(() => window.__probe.seekStart());
+    for (;;) {
+      r = await report();
+      if (r.seeks > seeks && r.currentTime !== null && r.currentTime === r.startTime) break;
+      if (Date.now() > deadline) throw new Error(`Studio did not seek to the file's start in ${opt.timeout} s`);
+      await sleep(100);
+    }
+  }
   const connectedAt = Date.now();
-  log(`connected to ${opt.url}; the panels come in ${opt.delay} s`);
+  log(`connected to ${source}; the panels come in ${opt.delay} s`);
   await sleep(Number(opt.delay) * 1000);
   await page.evaluate(() => window.__probe.show('panels'));
   const shownAt = Date.now();
@@ -136,6 +171,10 @@ try {
     await sleep(100);
   }
   log('panels subscribed');
+  if (opt.file) {
+    await page.evaluate(() => window.__probe.play());
+    log('playing');
+  }
 
   const topicOfPath = (p) => p.split('.')[0];
   const done = (r) => {

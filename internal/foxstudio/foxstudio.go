@@ -3,7 +3,9 @@
 // bundle exporting App and FoxgloveWebSocketDataSourceFactory), mounted
 // with React 17 on page/index.html, in Debian's headless chromium driven
 // by drive.mjs through puppeteer-core. Studio connects by its deep link
-// (?ds=foxglove-websocket&ds.url=ws://...), opens with no panels, and
+// (?ds=foxglove-websocket&ds.url=ws://...), or opens an MCAP file as its
+// "Open local file" does (Options.File) and plays it once its panels
+// are shown; it opens with no panels, and
 // switches to the layout "panels" of layout.json (a 3D panel following
 // "world", a Plot of /deltarobot/0/actuator_position.fields.z, Raw
 // Messages of /deltarobot/0/pong and /deltarobot/0/curve) a chosen delay
@@ -108,7 +110,8 @@ type panelText struct {
 
 // Options say what to connect to and what to wait for.
 type Options struct {
-	URL string // ws://HOST:PORT
+	URL  string // ws://HOST:PORT
+	File string // or an MCAP file to open
 	// Delay: how long after connecting the panels are shown (and
 	// subscribe).
 	Delay time.Duration
@@ -178,7 +181,11 @@ func Start(t testing.TB, o Options) *Studio {
 	if err != nil {
 		t.Skip(err.Error())
 	}
-	args := []string{filepath.Join(dir, "drive.mjs"), "--url", o.URL, "--chromium", chromium,
+	source := []string{"--url", o.URL}
+	if o.File != "" {
+		source = []string{"--file", o.File}
+	}
+	args := []string{filepath.Join(dir, "drive.mjs"), source[0], source[1], "--chromium", chromium,
 		"--delay", strconv.FormatFloat(o.Delay.Seconds(), 'f', -1, 64),
 		"--timeout", strconv.FormatFloat(o.Timeout.Seconds(), 'f', -1, 64)}
 	topics := make([]string, 0, len(o.Expect))

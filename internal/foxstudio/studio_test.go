@@ -55,29 +55,74 @@ func TestStudioFilePanelsLate(t *testing.T) {
 	for _, speed := range []string{"1", "0"} {
 		t.Run("speed="+speed, func(t *testing.T) {
 			run := startDissect(t, bin, "-r", pcap, "-o", "foxglove", "--out", freeAddr(t), "--speed", speed)
-			expect := map[string]int{}
-			for _, topic := range layoutTopics(t, root) {
-				if want[topic].count == 0 {
-					t.Fatalf("the layout's topic %s has no message in %s's -o mcap", topic, sessionPcap)
-				}
-				expect[topic] = want[topic].count
-			}
+			expect := layoutExpect(t, root, want)
 			s := Start(t, Options{URL: run.url, Delay: 6 * time.Second, Expect: expect, Timeout: 75 * time.Second, Out: t.ArtifactDir()})
 			r := s.Wait(t, 120*time.Second)
 			summary := run.stop(t)
 			t.Logf("Studio: connected %d ms before its panels were shown, reported %d ms after; %d seeks; screenshots in %s\ndissect:\n%s",
 				r.Waited.ConnectToShowMs, r.Waited.ShowToDoneMs, r.Seeks, t.ArtifactDir(), summary)
-			if r.TimedOut {
-				t.Errorf("the panels were not filled in 75 s (see below what they got)")
-			}
-			checkCounts(t, r, expect)
-			checkPlot(t, r, want[plotTopic])
-			checkSpan(t, r, first, last, want)
-			check3D(t, r)
-			checkRawMessages(t, r, root, want)
-			checkProblems(t, r)
+			checkAll(t, r, root, want, expect, first, last)
 		})
 	}
+}
+
+// TestStudioOpensMCAPFile opens the -o mcap file of a shipped capture
+// (the defaults: protobuf messages, zstd chunks) in a real Foxglove
+// Studio, as its "Open local file" does (its MCAP file data source, which
+// reads the file through its indexes in a worker), shows the layout's
+// panels and plays the file; the checks are those of the WebSocket test,
+// against the same file's -o mcap --mcap-encoding json read by
+// Foxglove's Go reader: every panel is handed every message of its
+// topics, the Plot draws every actuator position at its capture time and
+// value, Studio's time axis is the capture's, the 3D panel renders in
+// "world" with no error, the Raw Messages panels show each topic's last
+// record, and Studio reports no error.
+func TestStudioOpensMCAPFile(t *testing.T) {
+	longtest.Skip(t)
+	root := ModuleRoot(t)
+	bin := buildDissect(t, root)
+	pcap := filepath.Join(root, sessionPcap)
+	want := mcapTopics(t, bin, pcap)
+	first, last := pcapSpan(t, pcap)
+	file := filepath.Join(t.TempDir(), "session.mcap")
+	if b, err := exec.Command(bin, "-r", pcap, "-o", "mcap", "--out", file).CombinedOutput(); err != nil {
+		t.Fatalf("dissect -o mcap: %v\n%s", err, b)
+	}
+	expect := layoutExpect(t, root, want)
+	s := Start(t, Options{File: file, Delay: 2 * time.Second, Expect: expect, Timeout: 75 * time.Second, Out: t.ArtifactDir()})
+	r := s.Wait(t, 120*time.Second)
+	t.Logf("Studio: opened the file %d ms before its panels were shown, reported %d ms after; %d seeks; screenshots in %s",
+		r.Waited.ConnectToShowMs, r.Waited.ShowToDoneMs, r.Seeks, t.ArtifactDir())
+	checkAll(t, r, root, want, expect, first, last)
+}
+
+// layoutExpect: the messages each topic of the layout's panels must be
+// handed, -o mcap's count.
+func layoutExpect(t *testing.T, root string, want map[string]*topicRecords) map[string]int {
+	t.Helper()
+	expect := map[string]int{}
+	for _, topic := range layoutTopics(t, root) {
+		if want[topic].count == 0 {
+			t.Fatalf("the layout's topic %s has no message in %s's -o mcap", topic, sessionPcap)
+		}
+		expect[topic] = want[topic].count
+	}
+	return expect
+}
+
+// checkAll makes every check of the report of the layout's panels (Start
+// waited at most 75 s for them to be filled).
+func checkAll(t *testing.T, r *Report, root string, want map[string]*topicRecords, expect map[string]int, first, last string) {
+	t.Helper()
+	if r.TimedOut {
+		t.Errorf("the panels were not filled in 75 s (see below what they got)")
+	}
+	checkCounts(t, r, expect)
+	checkPlot(t, r, want[plotTopic])
+	checkSpan(t, r, first, last, want)
+	check3D(t, r)
+	checkRawMessages(t, r, root, want)
+	checkProblems(t, r)
 }
 
 // topicRecords are a topic's messages in -o mcap: how many, their log

@@ -275,8 +275,16 @@ for await (const m of reader.readMessages()) {
       problem({ topic: ch.topic, seq: m.sequence, error: `not a ${schema.name}: ${e.message}` });
       continue;
     }
+    // A record's envelope keys that its channel states are in the
+    // channel's metadata "envelope" (docs/mcap.md), not in the message.
+    const stated = ch.metadata.get('envelope');
     data = pbValue(msg, type, plain);
-    if (recordsFile !== undefined && schema.name.startsWith('dissect.')) recordsRead.push(canon(pbValue(msg, type, exact)));
+    if (stated !== undefined) Object.assign(data, JSON.parse(stated));
+    if (recordsFile !== undefined && schema.name.startsWith('dissect.')) {
+      const rec = pbValue(msg, type, exact);
+      if (stated !== undefined) Object.assign(rec, jsonExact(parseLossless(stated)));
+      recordsRead.push(canon(rec));
+    }
   } else {
     try {
       data = JSON.parse(new TextDecoder().decode(m.data));

@@ -30,7 +30,7 @@ func TestWireNamesBounded(t *testing.T) {
 			rec("p", fmt.Sprint(i)+strings.Repeat("é", 500), 1, f("data", dissect.Bytes([]byte{2}))))
 	}
 	var file bytes.Buffer
-	w, err := New(&file, Options{MaxTopics: maxTopics, Decl: registry(t).Decl, Encoding: EncodingJSON})
+	w, err := New(&file, Options{MaxTopics: maxTopics, Decl: registry(t).Decl, Encoding: EncodingJSON, PoseInterval: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -51,7 +51,11 @@ type chunk struct {
 	err        error
 	idx        []*mcap.MessageIndex // by channel id
 	list       []*mcap.MessageIndex // the non-empty ones, for the writer
-	start, end uint64               // log times of the first and last message
+	start, end uint64               // the least and greatest log time of its messages
+	last       uint64               // the log time of the message begun last
+	unsorted   bool                 // a message came before one of a later log time
+	spare      []byte               // for sortMessages
+	spans      []span               // for sortMessages
 	messages   int
 	done       chan struct{}
 }
@@ -62,7 +66,7 @@ func (c *chunk) reset() {
 	for _, x := range c.idx {
 		x.Reset()
 	}
-	c.start, c.end, c.messages = math.MaxUint64, 0, 0
+	c.start, c.end, c.last, c.unsorted, c.messages = math.MaxUint64, 0, 0, false, 0
 }
 
 type chunker struct {
@@ -138,7 +142,8 @@ func (c *chunker) begin(ch uint16, seq uint32, t uint64) int {
 		j.idx = append(j.idx, &mcap.MessageIndex{ChannelID: uint16(len(j.idx))})
 	}
 	j.idx[ch].Add(t, uint64(start))
-	j.start, j.end = min(j.start, t), max(j.end, t)
+	j.unsorted = j.unsorted || t < j.last
+	j.start, j.end, j.last = min(j.start, t), max(j.end, t), t
 	j.messages++
 	for int(ch) >= len(c.counts) {
 		c.counts = append(c.counts, 0)
@@ -258,6 +263,9 @@ func (c *chunker) worker(z compressor) {
 }
 
 func compress(z compressor, j *chunk) {
+	if j.unsorted {
+		j.sortMessages()
+	}
 	j.crc = crc32.ChecksumIEEE(j.data)
 	j.out, j.err = z.compress(j.out[:0], j.data)
 }
@@ -411,4 +419,59 @@ func (z *lz4Compressor) compress(dst, src []byte) ([]byte, error) {
 		binary.LittleEndian.PutUint32(dst[at:], uint32(n))
 	}
 	return append(dst, 0, 0, 0, 0), nil
+}
+
+// A span is a record of a chunk: where it starts and ends in its data,
+// and a message's log time.
+type span struct {
+	start, end int
+	t          uint64
+	message    bool
+}
+
+// sortMessages puts the chunk's messages in log-time order (those of the
+// same log time in the order they came), after its schema and channel
+// records, and makes its message indexes again: so that a reader going
+// through the file finds its messages in time order (the mcap CLI's
+// doctor asks for it), where the pipeline gave a record after records of
+// later times (another stream's, docs/output.md; a logged message of time
+// 0 among others). Only the chunk's own messages are ordered: a record later than
+// a whole chunk stays in the chunk it came in.
+func (j *chunk) sortMessages() {
+	j.spans = j.spans[:0]
+	for at := 0; at+9 <= len(j.data); {
+		end := at + 9 + int(binary.LittleEndian.Uint64(j.data[at+1:]))
+		sp := span{start: at, end: end}
+		if j.data[at] == byte(mcap.OpMessage) {
+			sp.message, sp.t = true, binary.LittleEndian.Uint64(j.data[at+15:])
+		}
+		j.spans = append(j.spans, sp)
+		at = end
+	}
+	slices.SortStableFunc(j.spans, func(a, b span) int {
+		switch {
+		case a.message != b.message && !a.message:
+			return -1
+		case a.message != b.message:
+			return 1
+		case a.t < b.t:
+			return -1
+		case a.t > b.t:
+			return 1
+		}
+		return 0
+	})
+	for _, x := range j.idx {
+		x.Reset()
+	}
+	out := j.spare[:0]
+	for _, sp := range j.spans {
+		if sp.message {
+			ch := binary.LittleEndian.Uint16(j.data[sp.start+9:])
+			j.idx[ch].Add(sp.t, uint64(len(out)))
+		}
+		out = append(out, j.data[sp.start:sp.end]...)
+	}
+	j.data, j.spare = out, j.data
+	j.unsorted = false
 }

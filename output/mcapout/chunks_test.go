@@ -2,6 +2,7 @@ package mcapout
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -71,7 +73,7 @@ func encode(t testing.TB, o Options, recs []*dissect.Record) []byte {
 func TestChunksOnWorkers(t *testing.T) {
 	recs := many(3000)
 	reg := registry(t)
-	one, _ := readBack(t, encode(t, Options{Decl: reg.Decl, Workers: 1, ChunkSize: 64 << 20, Encoding: EncodingJSON}, recs))
+	one, _ := readBack(t, encode(t, Options{Decl: reg.Decl, Workers: 1, ChunkSize: 64 << 20, Encoding: EncodingJSON, PoseInterval: -1}, recs))
 	if len(one) != 6001 {
 		t.Fatalf("%d messages for %d records", len(one), len(recs))
 	}
@@ -92,7 +94,7 @@ func TestChunksOnWorkers(t *testing.T) {
 	for _, comp := range []string{CompressionLZ4, CompressionZstd, CompressionNone} {
 		var files [][]byte
 		for _, workers := range []int{1, 2, 5} {
-			raw := encode(t, Options{Decl: reg.Decl, Workers: workers, ChunkSize: 4096, Compression: comp, Encoding: EncodingJSON}, recs)
+			raw := encode(t, Options{Decl: reg.Decl, Workers: workers, ChunkSize: 4096, Compression: comp, Encoding: EncodingJSON, PoseInterval: -1}, recs)
 			files = append(files, raw)
 			if !bytes.Equal(raw, files[0]) {
 				t.Errorf("%s: %d workers write another file than 1 (%d bytes, %d)", comp, workers, len(raw), len(files[0]))
@@ -175,7 +177,7 @@ func TestFoxgloveReadsBothCompressions(t *testing.T) {
 	recs := many(600)
 	for _, comp := range []string{CompressionLZ4, CompressionZstd, CompressionNone} {
 		file := filepath.Join(t.TempDir(), comp+".mcap")
-		if err := os.WriteFile(file, encode(t, Options{Decl: registry(t).Decl, ChunkSize: 4096, Compression: comp}, recs), 0o644); err != nil {
+		if err := os.WriteFile(file, encode(t, Options{Decl: registry(t).Decl, ChunkSize: 4096, Compression: comp, PoseInterval: -1}, recs), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		res := mcapcheck.Check(t, file)
@@ -264,6 +266,47 @@ func TestLZ4FrameIsTheLibrarys(t *testing.T) {
 		back, err := io.ReadAll(lz4.NewReader(bytes.NewReader(got[4:])))
 		if err != nil || !bytes.Equal(back, src) {
 			t.Errorf("%d bytes: read back %d (%v)", len(src), len(back), err)
+		}
+	}
+}
+
+// A chunk's messages are in log-time order in the file (the mcap CLI's
+// doctor asks for it) whatever order the records came in, after the
+// schemas and channels they use, and the indexes find each where it is:
+// records given in reverse blocks of 7, through one chunk and through
+// many small ones on workers.
+func TestMessagesInTimeOrder(t *testing.T) {
+	recs := many(600)
+	var scrambled []*dissect.Record
+	for i := 0; i < len(recs); i += 7 {
+		blk := slices.Clone(recs[i:min(i+7, len(recs))])
+		slices.Reverse(blk)
+		scrambled = append(scrambled, blk...)
+	}
+	reg := registry(t)
+	// The records' messages, as the records in time order make them.
+	records := func(m []msg) []msg {
+		return slices.DeleteFunc(slices.Clone(m), func(x msg) bool { return !strings.HasPrefix(x.schema, "dissect.p.") })
+	}
+	want, _ := readBack(t, encode(t, Options{Decl: reg.Decl, Encoding: EncodingJSON, PoseInterval: -1}, recs))
+	want = records(want)
+	for _, o := range []Options{{ChunkSize: 64 << 20, Workers: 1}, {ChunkSize: 4096, Workers: 3}} {
+		o.Decl, o.Encoding, o.PoseInterval = reg.Decl, EncodingJSON, -1
+		raw := encode(t, o, scrambled)
+		all, _ := readBack(t, raw) // in file order
+		got := records(all)
+		if o.ChunkSize == 4096 {
+			checkIndexes(t, CompressionZstd, raw, len(all))
+			slices.SortStableFunc(got, func(a, b msg) int { return cmp.Compare(a.logTime, b.logTime) })
+		} else {
+			for i := 1; i < len(all); i++ {
+				if all[i].logTime < all[i-1].logTime {
+					t.Fatalf("message %d (%s) at %d after one at %d", i, all[i].topic, all[i].logTime, all[i-1].logTime)
+				}
+			}
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("chunks of %d: the records' messages are not those of the records in time order", o.ChunkSize)
 		}
 	}
 }

@@ -201,6 +201,10 @@ func (w *Writer) pose(r *dissect.Record, t *dissect.TypeDecl, k topicKey) error 
 	if c == nil || err != nil {
 		return err
 	}
+	if c.posed && r.Time.Sub(c.lastPose) < w.o.PoseInterval && !r.Time.Before(c.lastPose) {
+		return nil // one pose per PoseInterval of capture time is drawn
+	}
+	c.posed, c.lastPose = true, r.Time
 	frame := w.frame(r, k)
 	if w.pbDerived() {
 		w.out.End(appendPBPoseInFrame(w.begin(c, r.Time), r.Time, frame, pos, q))

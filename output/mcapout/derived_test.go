@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dissect-tools/dissect/dissect"
 )
@@ -146,6 +147,38 @@ func TestNoProtocolNamed(t *testing.T) {
 			if strings.Contains(low, name) {
 				t.Errorf("%s names %s", file, name)
 			}
+		}
+	}
+}
+
+// A pose topic draws at most one pose per Options.PoseInterval of capture
+// time (10 ms by default): the first record of each, and a record whose
+// time goes back; the record topic keeps every record. A negative
+// interval draws every record's. (The file has them in time order.)
+func TestPoseInterval(t *testing.T) {
+	var recs []*dissect.Record
+	for _, ms := range []int{0, 3, 9, 10, 12, 25, 5} { // 5: back in time
+		r := rec("p", "arm", 0, f("x", dissect.Float32(float32(ms))), f("y", dissect.Float32(0)), f("z", dissect.Float32(0)), f("u", dissect.Float32(0)))
+		r.Time = t0.Add(time.Duration(ms) * time.Millisecond)
+		recs = append(recs, r)
+	}
+	for _, c := range []struct {
+		every time.Duration
+		want  []uint64 // ms after t0 of the poses drawn
+	}{{0, []uint64{0, 5, 10, 25}}, {-1, []uint64{0, 3, 5, 9, 10, 12, 25}}, {20 * time.Millisecond, []uint64{0, 5, 25}}} {
+		msgs, _, _ := write(t, Options{Decl: registry(t).Decl, PoseInterval: c.every}, recs...)
+		var poses []uint64
+		records := 0
+		for _, m := range msgs {
+			switch m.topic {
+			case "/pose/p/0/arm":
+				poses = append(poses, (m.logTime-uint64(t0.UnixNano()))/1e6)
+			case "/p/0/arm":
+				records++
+			}
+		}
+		if !slices.Equal(poses, c.want) || records != len(recs) {
+			t.Errorf("interval %v: poses at %v ms, want %v; %d records of %d", c.every, poses, c.want, records, len(recs))
 		}
 	}
 }

@@ -1,7 +1,7 @@
 // Package mcapout writes records into an MCAP file (https://mcap.dev) that
 // Foxglove and Lichtblick open with no code: protobuf messages with their
 // FileDescriptorSets made from the declarations (protoschema.go, foxpb.go),
-// or JSON messages with JSON Schemas (Options.Encoding), lz4-compressed chunks (zstd as an option: Options.Compression),
+// or JSON messages with JSON Schemas (Options.Encoding), zstd-compressed chunks (lz4 as an option: Options.Compression),
 // indexed, log time = capture time. What
 // a record's topic, schema and pictures are comes from its type's
 // declaration (Options.Decl, dissect.TypeDecl) and the roles it gives
@@ -71,15 +71,11 @@
 package mcapout
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 	"time"
-	"unicode/utf8"
 	"unsafe"
 
 	"github.com/dissect-tools/dissect/dissect"
@@ -95,8 +91,10 @@ type Options struct {
 	ChunkSize int64
 	// MaxTopics bounds the topics (default 4096).
 	MaxTopics int
-	// Compression is the chunks' compression: CompressionLZ4 (the
-	// default), CompressionZstd or CompressionNone.
+	// Compression is the chunks' compression: CompressionZstd (the
+	// default: the file 0.72× lz4's on the generated 50 MB capture for
+	// ~30% more CPU, docs/performance.md), CompressionLZ4 or
+	// CompressionNone.
 	Compression string
 	// Workers is the number of goroutines compressing chunks while the
 	// records of the next are encoded (default 2); 1 compresses them in
@@ -115,7 +113,18 @@ type Options struct {
 	// protoschema.go) or EncodingJSON (the record's -o json object, with a
 	// JSON Schema). Records without a declaration are JSON either way.
 	Encoding string
+	// PoseInterval is the least capture time between two poses drawn on
+	// a pose topic (when 0: DefaultPoseInterval in a file, every record's
+	// for NewEmitter); negative draws a pose for every record.
+	PoseInterval time.Duration
 }
+
+// DefaultPoseInterval is the default Options.PoseInterval: at most 100
+// poses a second on a topic, more than a 3D panel shows; the record
+// topics keep every record. A pose message per record of a 1 kHz stream
+// made a third of a file's messages, and each message costs 16 bytes of
+// index whatever its size (docs/performance.md).
+const DefaultPoseInterval = 10 * time.Millisecond
 
 // Writer writes records as MCAP. It is not safe for concurrent use.
 type Writer struct {
@@ -171,9 +180,11 @@ const (
 )
 
 type channel struct {
-	id     uint16
-	schema uint16
-	seq    uint32
+	id       uint16
+	schema   uint16
+	seq      uint32
+	posed    bool      // a pose topic's: a pose was drawn, at lastPose
+	lastPose time.Time // (see Options.PoseInterval)
 }
 
 // New returns a writer of an MCAP file on w. Close writes the file's
@@ -186,7 +197,7 @@ func New(w io.Writer, o Options) (*Writer, error) {
 		o.MaxTopics = 4096
 	}
 	if o.Compression == "" {
-		o.Compression = CompressionLZ4
+		o.Compression = CompressionZstd
 	}
 	if o.Workers <= 0 {
 		o.Workers = 2
@@ -237,11 +248,17 @@ type Emitter interface {
 
 // NewEmitter returns a Writer that gives what it makes (the same topics,
 // schemas and messages as the MCAP file of New, in the same order) to e
-// instead of a file. Options.Compression, ChunkSize, Workers and Library
-// are not used. Close does nothing more than stop the Writer.
+// instead of a file, but for the poses: every record's is drawn unless
+// Options.PoseInterval says otherwise (a viewer takes only the topics
+// it subscribes to; a file pays 16 bytes of index per message).
+// Options.Compression, ChunkSize, Workers and Library are not used. Close
+// does nothing more than stop the Writer.
 func NewEmitter(e Emitter, o Options) *Writer {
 	if o.MaxTopics <= 0 || o.MaxTopics > 60000 {
 		o.MaxTopics = 4096
+	}
+	if o.PoseInterval == 0 {
+		o.PoseInterval = -1
 	}
 	return newWriter(e, o)
 }
@@ -249,6 +266,9 @@ func NewEmitter(e Emitter, o Options) *Writer {
 func newWriter(e Emitter, o Options) *Writer {
 	if o.Encoding == "" {
 		o.Encoding = EncodingProtobuf
+	}
+	if o.PoseInterval == 0 {
+		o.PoseInterval = DefaultPoseInterval
 	}
 	return &Writer{
 		out: e, o: o, enc: output.NewJSONAppender(),
@@ -413,11 +433,11 @@ func (w *Writer) recordChannel(r *dissect.Record, d *declared, k topicKey) (*cha
 	}
 	c, topic := w.free(topic, sid)
 	if c == nil {
-		enc := EncodingJSON
+		enc, meta := EncodingJSON, map[string]string{"proto": r.Proto}
 		if d != nil && d.pb != nil {
-			enc = EncodingProtobuf
+			enc, meta["envelope"] = EncodingProtobuf, w.statedEnvelope(r, channelKeys(d.decl))
 		}
-		c, err = w.channel(topic, sid, enc, map[string]string{"proto": r.Proto})
+		c, err = w.channel(topic, sid, enc, meta)
 		if err != nil {
 			return nil, err
 		}
@@ -453,25 +473,6 @@ func (w *Writer) known(k topicKey) *channel {
 	return c
 }
 
-// maxKept is the longest name from the wire the writer keeps.
-const maxKept = 128
-
-// kept returns s, or when it is longer than maxKept a prefix of it cut at
-// a character, "~" and 16 hex digits of its SHA-256: maxKept bytes at
-// most, different for different names.
-func kept(s string) string {
-	if len(s) <= maxKept {
-		return s
-	}
-	sum := sha256.Sum256([]byte(s))
-	suffix := "~" + hex.EncodeToString(sum[:8])
-	i := maxKept - len(suffix)
-	for k := 0; k < utf8.UTFMax && i > 0 && !utf8.RuneStart(s[i]); k++ {
-		i--
-	}
-	return s[:i] + suffix
-}
-
 // free returns the channel of topic if it has the schema sid (another key
 // sanitised to the same name), else a topic name no channel has: topic,
 // or topic~2, topic~3, ... when topic has another schema.
@@ -487,19 +488,6 @@ func (w *Writer) free(topic string, sid uint16) (*channel, string) {
 		}
 		name = topic + "~" + strconv.Itoa(n)
 	}
-}
-
-// senderPath is the part of a topic that k's sender and sensor add:
-// "/SENDER", "/SENDER/sensorN" or "".
-func senderPath(k topicKey) string {
-	if k.sender == "" {
-		return ""
-	}
-	p := "/" + seg(k.sender)
-	if k.sensor >= 0 {
-		p += "/sensor" + strconv.FormatInt(k.sensor, 10)
-	}
-	return p
 }
 
 // atLimit says whether the topics are at MaxTopics, and says it once on
@@ -606,20 +594,4 @@ func (w *Writer) events(r *dissect.Record) error {
 		}
 	}
 	return nil
-}
-
-// seg makes a name from the wire one segment of a topic name.
-func seg(s string) string {
-	if s == "" {
-		return "_"
-	}
-	if len(s) > 64 {
-		s = s[:64]
-	}
-	return strings.Map(func(r rune) rune {
-		if r < 0x80 && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '.' || r == '-') {
-			return r
-		}
-		return '_'
-	}, s)
 }

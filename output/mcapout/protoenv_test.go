@@ -14,7 +14,8 @@ import (
 
 // TestProtobufEnvelope: the record message has a field for every key of
 // the envelope's declaration (dissect.JSONEnvelope), named as in JSON,
-// and the encoder writes each: a record with every key set reads back,
+// numbered as files already written number it, and the encoder writes
+// each: a record with every key set reads back,
 // with Go's protobuf decoder, as the declaration's values of the record.
 func TestProtobufEnvelope(t *testing.T) {
 	r := rec("k", "all", 5)
@@ -22,7 +23,8 @@ func TestProtobufEnvelope(t *testing.T) {
 	r.Frame, r.Offset, r.Length = 41, 1<<33, 77
 	reg := kindsRegistry(t)
 	decl := reg.Decl(r)
-	name, data, err := recordDescriptorSet("k", decl)
+	pr := newPBRecord(decl, nil) // no key stated by a channel: all in the message
+	name, data, err := recordDescriptorSet("k", decl, pr.env)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +42,7 @@ func TestProtobufEnvelope(t *testing.T) {
 	}
 	md := d.(protoreflect.MessageDescriptor)
 	msg := dynamicpb.NewMessage(md)
-	if err := proto.Unmarshal(appendPBRecord(nil, r, pbFields(decl.Fields)), msg); err != nil {
+	if err := proto.Unmarshal(appendPBRecord(nil, r, pr), msg); err != nil {
 		t.Fatal(err)
 	}
 	for _, k := range dissect.JSONEnvelope() {
@@ -48,6 +50,9 @@ func TestProtobufEnvelope(t *testing.T) {
 		if fd == nil {
 			t.Errorf("no field %s in %s", k.Name, name)
 			continue
+		}
+		if fd.Number() != pbEnvelopeNumber(k.Name) {
+			t.Errorf("%s is field %d, want %d (a number never changes)", k.Name, fd.Number(), pbEnvelopeNumber(k.Name))
 		}
 		v, _ := k.Values(r)
 		got := msg.Get(fd)

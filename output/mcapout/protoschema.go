@@ -2,9 +2,12 @@ package mcapout
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/dissect-tools/dissect/dissect"
+	"github.com/dissect-tools/dissect/output"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protodesc"
 	"google.golang.org/protobuf/types/descriptorpb"
@@ -12,17 +15,25 @@ import (
 )
 
 // A record's protobuf message (Options.Encoding "protobuf") is derived from
-// its declaration, field by field, as docs/mcap.md describes:
+// its declaration, field by field, and from the envelope
+// (dissect.Envelope), as docs/mcap.md describes:
 //
 //	message TABLE {                        // package dissect.PROTO
-//	  google.protobuf.Timestamp time = 1;
-//	  string proto = 2; string transport = 3; uint64 stream = 4;
-//	  string src = 5; string dst = 6; int64 offset = 7; int64 length = 8;
-//	  string type = 9;
-//	  Fields fields = 10;                  // always written
-//	  repeated string warnings = 11;
+//	  Fields fields = 1;                   // always written
+//	  repeated string warnings = 2;
+//	  // the envelope's JSON keys in their order, key i numbered i+3, but
+//	  // those the channel states (channelKeys):
+//	  google.protobuf.Timestamp time = 3;
+//	  string src = 7; string dst = 8; uint64 offset = 9; uint64 length = 10; ...
 //	  message Fields { ... }               // the declared fields, numbered 1, 2, ... in declared order
 //	}
+//
+// The envelope keys a record topic's channel states (proto, transport,
+// stream, and type but for a protocol's "*" declaration: channelKeys) are
+// not in the message: the channel's metadata "envelope" holds them as a
+// JSON object (a WebSocket channel, of NewEmitter, has none).
+// An envelope key of kind time is a google.protobuf.Timestamp, string a
+// string, int an int64 (uint64 when never negative), bool a bool.
 //
 // A declared field of kind int is `optional sint64`, uint `optional
 // uint64`, float `optional double`, float32 `optional float`, bool,
@@ -49,8 +60,8 @@ func checkEncoding(e string) error {
 // The field numbers of the record messages: the envelope's keys (the
 // keys -o json writes before "fields"), then fields and warnings. A
 // number is never reused nor changed (files already written must still
-// read): a key added to the envelope takes the next free number here, in
-// pbEnvelopeNumber too.
+// read): a key added to the envelope takes the next free number, here
+// and in pbEnvelopeNumber.
 const (
 	pbTime      = 1
 	pbProto     = 2
@@ -68,7 +79,7 @@ const (
 
 // pbEnvelopeNumber is the field number of envelope key name (0: none,
 // which recordDescriptorSet refuses).
-func pbEnvelopeNumber(name string) int32 {
+func pbEnvelopeNumber(name string) protowire.Number {
 	switch name {
 	case "time":
 		return pbTime
@@ -94,28 +105,73 @@ func pbEnvelopeNumber(name string) int32 {
 	return 0
 }
 
-// envelopeFields are the record message's fields of the envelope, in its
-// order, typed by the declaration: a time as a Timestamp, a count (never
-// negative) as uint64, another integer as int64, a string as string.
-func envelopeFields() ([]*descriptorpb.FieldDescriptorProto, error) {
-	var out []*descriptorpb.FieldDescriptorProto
-	for _, k := range dissect.JSONEnvelope() {
-		num := pbEnvelopeNumber(k.Name)
-		if num == 0 {
-			return nil, fmt.Errorf("mcap: envelope key %q has no protobuf field number", k.Name)
+// channelKeys are the envelope keys a record topic states
+// (recordChannel keys its channels by them): its channel's metadata
+// "envelope" holds them, its messages do not. The type is stated but for
+// a protocol's "*" declaration, whose records of several types may share
+// a topic. A Writer of NewEmitter makes the same messages: a Foxglove
+// WebSocket channel has no metadata, and its topic names these keys but
+// the transport.
+func channelKeys(t *dissect.TypeDecl) []string {
+	if t.Type == "*" {
+		return []string{"proto", "transport", "stream"}
+	}
+	return []string{"proto", "transport", "stream", "type"}
+}
+
+// statedEnvelope returns r's envelope keys stated (channelKeys), as a
+// JSON object of their -o json values: the metadata "envelope" of the
+// channel of r's record topic.
+func (w *Writer) statedEnvelope(r *dissect.Record, stated []string) string {
+	b := []byte{'{'}
+	for _, k := range dissect.Envelope() {
+		if !slices.Contains(stated, k.Name) || k.Values == nil {
+			continue
 		}
-		switch {
-		case k.Kind == dissect.KindTime:
-			out = append(out, msgField(k.Name, num, timestampName, false))
-		case k.Kind == dissect.KindInt && k.Min0:
-			out = append(out, scalarField(k.Name, num, descriptorpb.FieldDescriptorProto_TYPE_UINT64))
-		case k.Kind == dissect.KindInt:
-			out = append(out, scalarField(k.Name, num, descriptorpb.FieldDescriptorProto_TYPE_INT64))
-		default:
-			out = append(out, scalarField(k.Name, num, descriptorpb.FieldDescriptorProto_TYPE_STRING))
+		if v, n := k.Values(r); n > 0 {
+			if len(b) > 1 {
+				b = append(b, ',')
+			}
+			b = output.AppendString(b, k.Name)
+			b = w.enc.AppendValue(append(b, ':'), &v[0])
 		}
 	}
-	return out, nil
+	return string(append(b, '}'))
+}
+
+// An envKey is an envelope key a record's message holds: its field
+// number, the key, and how it is read.
+type envKey struct {
+	num  protowire.Number
+	key  dissect.EnvelopeKey
+	fast int // fastEnvelope
+}
+
+// messageEnvelope returns the envelope keys of the messages of records
+// whose channel states the keys stated: the envelope's JSON keys but those.
+func messageEnvelope(stated []string) []envKey {
+	var out []envKey
+	for _, k := range dissect.Envelope() {
+		if k.JSON && !slices.Contains(stated, k.Name) {
+			out = append(out, envKey{pbEnvelopeNumber(k.Name), k, fastEnvelope(k.Name)})
+		}
+	}
+	return out
+}
+
+// envType is the protobuf type of an envelope key's values.
+func envType(k dissect.EnvelopeKey) descriptorpb.FieldDescriptorProto_Type {
+	switch {
+	case k.Kind == dissect.KindTime:
+		return descriptorpb.FieldDescriptorProto_TYPE_MESSAGE
+	case k.Kind == dissect.KindInt && k.Min0:
+		return descriptorpb.FieldDescriptorProto_TYPE_UINT64
+	case k.Kind == dissect.KindInt:
+		return descriptorpb.FieldDescriptorProto_TYPE_INT64
+	case k.Kind == dissect.KindBool:
+		return descriptorpb.FieldDescriptorProto_TYPE_BOOL
+	}
+	return descriptorpb.FieldDescriptorProto_TYPE_STRING
 }
 
 const timestampName = ".google.protobuf.Timestamp"
@@ -149,22 +205,33 @@ func protoRecordName(proto string, t *dissect.TypeDecl) (pkg, msg string) {
 }
 
 // recordDescriptorSet returns the serialized FileDescriptorSet of t's
-// record message and its full name (the MCAP schema's name).
-func recordDescriptorSet(protoName string, t *dissect.TypeDecl) (name string, data []byte, err error) {
+// record message, its envelope keys env (messageEnvelope), and its full
+// name (the MCAP schema's name).
+func recordDescriptorSet(protoName string, t *dissect.TypeDecl, env []envKey) (name string, data []byte, err error) {
 	pkg, msgName := protoRecordName(protoName, t)
 	fields := &descriptorpb.DescriptorProto{Name: proto.String("Fields")}
 	addDeclFields(fields, t.Fields)
-	env, err := envelopeFields()
-	if err != nil {
-		return "", nil, err
-	}
-	fieldsMsg := msgField("fields", pbFieldsNum, "."+pkg+"."+msgName+".Fields", false)
+	full := "." + pkg + "." + msgName
 	msg := &descriptorpb.DescriptorProto{
-		Name:       proto.String(msgName),
-		Field:      append(env, fieldsMsg, repeated(scalarField("warnings", pbWarnings, descriptorpb.FieldDescriptorProto_TYPE_STRING))),
+		Name: proto.String(msgName),
+		Field: []*descriptorpb.FieldDescriptorProto{
+			msgField("fields", pbFieldsNum, full+".Fields", false),
+			repeated(scalarField("warnings", pbWarnings, descriptorpb.FieldDescriptorProto_TYPE_STRING)),
+		},
 		NestedType: []*descriptorpb.DescriptorProto{fields},
 	}
-	fixTypeNames(fields, "."+pkg+"."+msgName+".Fields")
+	for _, e := range env {
+		if e.num == 0 {
+			return "", nil, fmt.Errorf("mcap: envelope key %q has no protobuf field number", e.key.Name)
+		}
+		f := scalarField(protoIdent(e.key.Name), int32(e.num), envType(e.key))
+		if e.key.Kind == dissect.KindTime {
+			f.TypeName = proto.String(timestampName)
+		}
+		f.JsonName = proto.String(e.key.Name)
+		msg.Field = append(msg.Field, f)
+	}
+	fixTypeNames(fields, full+".Fields")
 	file := &descriptorpb.FileDescriptorProto{
 		Name:        proto.String(strings.ReplaceAll(pkg, ".", "/") + "/" + msgName + ".proto"),
 		Package:     proto.String(pkg),

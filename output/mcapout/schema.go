@@ -14,7 +14,7 @@ type declared struct {
 	decl           *dissect.TypeDecl
 	sender, sensor string    // keys of the RoleSender and RoleSensor fields; "" for none
 	schema         uint16    // the channel schema's id; 0 until written
-	pb             []pbField // how its records are written as protobuf; nil for JSON
+	pb             *pbRecord // how its records are written as protobuf; nil for JSON
 }
 
 // declared returns what the writer knows of r's declaration, or nil when
@@ -87,11 +87,12 @@ func (w *Writer) recordSchema(r *dissect.Record, d *declared) (uint16, error) {
 		proto = "*"
 	}
 	if w.o.Encoding == EncodingProtobuf {
-		name, data, err := recordDescriptorSet(proto, d.decl)
+		pb := newPBRecord(d.decl, channelKeys(d.decl))
+		name, data, err := recordDescriptorSet(proto, d.decl, pb.env)
 		if err != nil {
 			return 0, fmt.Errorf("mcap: the protobuf message of %s %s: %v", proto, d.decl.Table(), err)
 		}
-		d.pb = pbFields(d.decl.Fields)
+		d.pb = pb
 		d.schema, err = w.newSchema(name, EncodingProtobuf, data)
 		return d.schema, err
 	}

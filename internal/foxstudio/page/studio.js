@@ -1,9 +1,10 @@
 // Mounts Foxglove Studio's App, exactly as @foxglove/studio-base 1.48's
 // built bundle exports it (index.js put App and the data source factories
-// on window), with the Foxglove WebSocket data source, layouts held in
-// memory (/layout.json: {"empty": LayoutData, "panels": LayoutData}) and
-// the deep link of the page's own URL
-// (?ds=foxglove-websocket&ds.url=ws://...&layoutId=empty).
+// on window), with the Foxglove WebSocket and the MCAP file data sources,
+// layouts held in memory (/layout.json: {"empty": LayoutData, "panels":
+// LayoutData}) and the deep link of the page's own URL
+// (?ds=foxglove-websocket&ds.url=ws://...&layoutId=empty, or just
+// ?layoutId=empty before __probe.openFile).
 //
 // window.__probe reads back what the app received and shows, from the
 // app's own objects (found through React's fibers, read only):
@@ -14,6 +15,11 @@
 //   - each 3D panel's renderer (its frames, render frame and errors).
 // __probe.show(name) switches the app to the layout of that name, as a
 // user picking a saved layout does: its panels subscribe then.
+// __probe.openFile(url) opens the file at url (fetched from the page's
+// server) as Studio's "Open local file" does: the File goes to the
+// player selection's selectSource with the MCAP file source
+// ("mcap-local-file"). __probe.seekStart() seeks to its start,
+// __probe.play() plays it.
 (() => {
   const S = window;
   const probe = {
@@ -108,6 +114,30 @@
     await layout.actions.setSelectedLayoutId(name);
   };
 
+  probe.openFile = async (url) => {
+    const sel = findProviderValue((v) => typeof v.selectSource === 'function' && Array.isArray(v.availableSources));
+    if (!sel) throw new Error('no PlayerSelectionContext in the app');
+    const blob = await (await fetch(url)).blob();
+    const file = new File([blob], url.split('/').pop(), { type: 'application/octet-stream' });
+    await sel.selectSource('mcap-local-file', { type: 'file', files: [file] });
+  };
+
+  // A file opens paused 99 ms after its start (Studio's IterablePlayer
+  // shows the first data so): seekStart seeks back to the start, as a
+  // user dragging the scrubber to its beginning, so that once played the
+  // panels are handed every message; play presses play.
+  const playback = () => {
+    const pub = probe.store?.getState().public;
+    const start = pub?.playerState.activeData?.startTime;
+    if (!pub?.startPlayback || !pub.seekPlayback || !start) throw new Error('the player offers no playback control');
+    return { pub, start };
+  };
+  probe.seekStart = () => {
+    const { pub, start } = playback();
+    pub.seekPlayback(start);
+  };
+  probe.play = () => playback().pub.startPlayback();
+
   function plots() {
     const out = [];
     for (const f of fibers()) {
@@ -196,7 +226,7 @@
     ReactDOM.render(React.createElement(S.App, {
       deepLinks: [window.location.href],
       appConfiguration,
-      dataSources: [new S.FoxgloveWebSocketDataSourceFactory()],
+      dataSources: [new S.FoxgloveWebSocketDataSourceFactory(), new S.McapLocalDataSourceFactory()],
       layoutStorage,
       extensionLoaders: [],
       enableGlobalCss: true,
