@@ -39,6 +39,33 @@ type ctype struct {
 	nOut    int   // fields recorded
 	minSize int64 // the least bytes a value takes (bits rounded up)
 	decls   []dissect.FieldDecl
+	steps   []step // the fields in decoding order: runs, and fields one by one
+	ops     []rop  // the fields of the runs, in order (see step)
+	// flat: the type is one run (steps[0]), read by Decode without seq
+	flat bool
+}
+
+// rop is a field of a run, compact: how to read it, where, and where it
+// goes.
+type rop struct {
+	id    string
+	off   int32 // in the run
+	k     int16 // the field
+	out   int16 // among the recorded fields, -1: not recorded
+	code  readOp
+	width uint8
+	// signed: sign-extend; plain: record the integer as it is (else
+	// intValue applies the field's enum, valid range or scale)
+	signed, plain bool
+}
+
+// step is what the decoder does next: read a run of fixed-width fields
+// (size > 0) with one bounds check, or one field of another kind
+// (fields[from], size 0).
+type step struct {
+	from, to int // fields[from:to]
+	size     int // bytes of a run; 0: one field read on its own
+	op       int // the run's first rop
 }
 
 // cref is a compiled Ref: a number, or slot idx of the seq's values.
@@ -77,6 +104,86 @@ type cfield struct {
 	// plain: an integer read once, recorded as it is (no enum, valid
 	// or scale): the decoder's fast path
 	plain bool
+}
+
+// readOp is how a field of a run is read.
+type readOp uint8
+
+const (
+	opOther readOp = iota // readUint (widths 3, 5, 6, 7)
+	opU1
+	opU2LE
+	opU2BE
+	opU4LE
+	opU4BE
+	opU8LE
+	opU8BE
+	opF2
+	opF4LE
+	opF4BE
+	opF8LE
+	opF8BE
+)
+
+// inRun reports whether f has a fixed width and is read at a fixed
+// offset after the field before it: an integer or float read once.
+func (f *cfield) inRun() bool {
+	return (f.kind == wUint || f.kind == wInt || f.kind == wFloat) && f.repeat == Once
+}
+
+// opOf says how f, of a run, is read.
+func opOf(f *cfield) readOp {
+	le := f.order == LittleEndian
+	pick := func(l, b readOp) readOp {
+		if le {
+			return l
+		}
+		return b
+	}
+	if f.kind == wFloat {
+		switch f.width {
+		case 2:
+			return opF2
+		case 4:
+			return pick(opF4LE, opF4BE)
+		}
+		return pick(opF8LE, opF8BE)
+	}
+	switch f.width {
+	case 1:
+		return opU1
+	case 2:
+		return pick(opU2LE, opU2BE)
+	case 4:
+		return pick(opU4LE, opU4BE)
+	case 8:
+		return pick(opU8LE, opU8BE)
+	}
+	return opOther
+}
+
+// runs groups the fields of t into steps: each maximal run of
+// fixed-width fields is read with one bounds check, at offsets known when
+// compiling.
+func (t *ctype) runs() {
+	fields := t.fields
+	for k := 0; k < len(fields); {
+		if !fields[k].inRun() {
+			t.steps = append(t.steps, step{from: k, to: k + 1})
+			k++
+			continue
+		}
+		s := step{from: k, op: len(t.ops)}
+		for ; k < len(fields) && fields[k].inRun(); k++ {
+			f := &fields[k]
+			t.ops = append(t.ops, rop{id: f.id, off: int32(s.size), k: int16(k), out: int16(f.out),
+				code: opOf(f), width: uint8(f.width), signed: f.kind == wInt, plain: f.plain})
+			s.size += f.width
+		}
+		s.to = k
+		t.steps = append(t.steps, s)
+	}
+	t.flat = len(t.steps) == 1 && t.steps[0].size > 0
 }
 
 // Error is a compile error: where the description says it and what is
@@ -322,6 +429,7 @@ func (p *Plan) compileType(s *Schema, i int, enums map[string]map[int64]string) 
 			cf.out = -1
 		}
 	}
+	ct.runs()
 	return nil
 }
 
