@@ -60,7 +60,7 @@ func (d *Decoder) Decode(r *dissect.Record, t int, b []byte) (int, error) {
 		// one run, whole: no seq
 		s := &ct.steps[0]
 		if cap(d.vals) < len(ct.fields) {
-			d.vals = make([]int64, len(ct.fields))
+			d.vals = make([]int64, 0, len(ct.fields))
 		}
 		d.top = d.vals[:len(ct.fields)]
 		return s.size, d.run(ct, s, b[:s.size], 0, 0, out)
