@@ -106,13 +106,14 @@ func (protocol) Detect(_ *dissect.StreamInfo, _ dissect.Dir, b []byte) dissect.V
 }
 
 func (p protocol) NewParser(*dissect.StreamInfo) dissect.Parser {
-	return &parser{d: p.d, dec: p.d.plan.NewDecoder()}
+	return &parser{d: p.d, fast: p.d.fast, dec: p.d.plan.NewDecoder()}
 }
 
 // parser keeps the per-stream state: the handshake progress of each
 // direction and the pings each direction sent.
 type parser struct {
 	d     *described
+	fast  [16]fastEntry // d.fast, copied: one load less per message
 	dec   *layout.Decoder
 	seen  [2]uint8 // messages decoded per direction, saturating at trustAfter
 	pings [2]*pingRing
@@ -191,18 +192,16 @@ func (p *parser) Parse(c *dissect.Ctx, b []byte) (int, error) {
 		return 0, dissect.ErrNeedMore
 	}
 	id := le16(b)
-	e := p.d.lookup(id)
-	if e != nil && e.hook == nil && e.size > 0 && trusted && len(b) >= 2+e.size {
+	if f := &p.fast[id&0xf]; f.id == id && trusted && len(b) >= 2+f.size {
 		// The vector messages that make up the bulk of a stream: a
 		// fixed size and nothing but their layout.
-		c.Rec.Type = e.name
+		c.Rec.Type = f.name
 		if c.Decode {
-			if _, err := p.dec.Decode(c.Rec, e.t, b[2:2+e.size]); err != nil {
-				return 0, dissect.Malformed(proto, "bad_content", 2, "%s: %v", e.name, err)
-			}
+			f.fx.Decode(c.Rec.Extend(f.fx.Len()), b[2:])
 		}
-		return 2 + e.size, nil
+		return 2 + f.size, nil
 	}
+	e := p.d.lookup(id)
 	hdr, n, varLen, ok := frame(id)
 	if !ok {
 		return 0, dissect.Malformed(proto, "bad_size_id", 0, "message id 0x%04x has size id 0x%x, for which the protocol defines no length", id, id>>12)

@@ -107,13 +107,27 @@ type entry struct {
 type described struct {
 	plan  *layout.Plan
 	byLow [16]entry // by the 12-bit type; entry.id 0: none
+	// fast holds, compact, the messages of a fixed size and no hook (the
+	// vectors that make up the bulk of a stream), by the 12-bit type
+	// (every type of the table is under 16)
+	fast  [16]fastEntry
 	decls []dissect.TypeDecl
+}
+
+// fastEntry is a message Parse reads by its layout alone, of numbers at
+// fixed offsets.
+type fastEntry struct {
+	name string
+	fx   layout.Fixed
+	size int
+	id   uint16 // an empty entry's id is one no message can have at its index
 }
 
 // describe compiles the table: each content's layout, checked against the
 // size its id's nibble gives.
-func describe() (*described, error) {
-	ms := messages()
+func describe() (*described, error) { return describeFrom(messages()) }
+
+func describeFrom(ms []message) (*described, error) {
 	s := layout.Schema{Endian: layout.LittleEndian}
 	for _, m := range ms {
 		if m.seq != nil {
@@ -125,6 +139,9 @@ func describe() (*described, error) {
 		return nil, err
 	}
 	d := &described{plan: plan}
+	for i := range d.fast {
+		d.fast[i].id = uint16(i ^ 1) // looked up at id&0xf: never found
+	}
 	for _, m := range ms {
 		low := m.id & 0xfff
 		if int(low) >= len(d.byLow) || low == 0 || d.byLow[low].id != 0 {
@@ -142,6 +159,11 @@ func describe() (*described, error) {
 			}
 		}
 		d.byLow[low] = e
+		if e.hook == nil && e.size > 0 && e.t >= 0 {
+			if fx, ok := plan.Fixed(e.t); ok {
+				d.fast[low] = fastEntry{name: e.name, fx: fx, size: e.size, id: e.id}
+			}
+		}
 		decl := dissect.TypeDecl{Type: m.name, Doc: m.doc}
 		if e.t >= 0 {
 			decl.Fields = plan.Fields(e.t)

@@ -43,6 +43,10 @@ type ctype struct {
 	ops     []rop  // the fields of the runs, in order (see step)
 	// flat: the type is one run (steps[0]), read by Decode without seq
 	flat bool
+	// floats and size: a flat type of floats only (steps[0].floats),
+	// within the value limit, read by Decode in one loop; opOther: not
+	floats readOp
+	size   int
 }
 
 // rop is a field of a run, compact: how to read it, where, and where it
@@ -54,6 +58,7 @@ type rop struct {
 	out   int16 // among the recorded fields, -1: not recorded
 	code  readOp
 	width uint8
+	order Order
 	// signed: sign-extend; plain: record the integer as it is (else
 	// intValue applies the field's enum, valid range or scale)
 	signed, plain bool
@@ -66,6 +71,10 @@ type step struct {
 	from, to int // fields[from:to]
 	size     int // bytes of a run; 0: one field read on its own
 	op       int // the run's first rop
+	// floats: a run of floats of one width and byte order, every one
+	// recorded in order (a vector, a quaternion): its readOp, read in a
+	// loop of its own; opOther: not such a run
+	floats readOp
 }
 
 // cref is a compiled Ref: a number, or slot idx of the seq's values.
@@ -162,6 +171,22 @@ func opOf(f *cfield) readOp {
 	return opOther
 }
 
+// uniformFloats returns the readOp of a run whose fields are all float32
+// or all float64 of one byte order, recorded one after another; else
+// opOther.
+func uniformFloats(ops []rop) readOp {
+	c := ops[0].code
+	if c != opF4LE && c != opF4BE && c != opF8LE && c != opF8BE {
+		return opOther
+	}
+	for i := range ops {
+		if ops[i].code != c || int(ops[i].out) != int(ops[0].out)+i || ops[0].out < 0 {
+			return opOther
+		}
+	}
+	return c
+}
+
 // runs groups the fields of t into steps: each maximal run of
 // fixed-width fields is read with one bounds check, at offsets known when
 // compiling.
@@ -177,13 +202,22 @@ func (t *ctype) runs() {
 		for ; k < len(fields) && fields[k].inRun(); k++ {
 			f := &fields[k]
 			t.ops = append(t.ops, rop{id: f.id, off: int32(s.size), k: int16(k), out: int16(f.out),
-				code: opOf(f), width: uint8(f.width), signed: f.kind == wInt, plain: f.plain})
+				code: opOf(f), width: uint8(f.width), order: f.order, signed: f.kind == wInt, plain: f.plain})
 			s.size += f.width
 		}
 		s.to = k
+		s.floats = uniformFloats(t.ops[s.op:])
 		t.steps = append(t.steps, s)
 	}
 	t.flat = len(t.steps) == 1 && t.steps[0].size > 0
+}
+
+// vector marks a type that is one run of floats, all recorded and within
+// the value limit, for Decode's shortest path.
+func (t *ctype) vector(lim Limits) {
+	if t.flat && t.steps[0].floats != opOther && t.nOut == len(t.ops) && len(t.ops) <= lim.MaxValues {
+		t.floats, t.size = t.steps[0].floats, t.steps[0].size
+	}
 }
 
 // Error is a compile error: where the description says it and what is
@@ -430,6 +464,7 @@ func (p *Plan) compileType(s *Schema, i int, enums map[string]map[int64]string) 
 		}
 	}
 	ct.runs()
+	ct.vector(p.lim)
 	return nil
 }
 

@@ -53,8 +53,15 @@ func (p *Plan) NewDecoder() *Decoder { return &Decoder{p: p} }
 // outside its enum is a warning on r; bytes that cannot be the type are
 // a [*DecodeError], after which r.Fields holds what was read before.
 func (d *Decoder) Decode(r *dissect.Record, t int, b []byte) (int, error) {
-	d.r, d.values = r, 0
 	ct := &d.p.types[t]
+	if ct.floats != opOther && ct.size <= len(b) {
+		// a vector: one run of floats, all recorded
+		f := Fixed{ops: ct.ops, floats: ct.floats}
+		f.Decode(r.Extend(ct.nOut), b)
+		d.top = d.top[:0]
+		return ct.size, nil
+	}
+	d.r, d.values = r, 0
 	out := r.Extend(ct.nOut)
 	if ct.flat && ct.steps[0].size <= len(b) && ct.steps[0].to <= d.p.lim.MaxValues {
 		// one run, whole: no seq
@@ -121,9 +128,14 @@ func (d *Decoder) seq(ti int, b []byte, base int, out []dissect.Field) (int, err
 // values start in d.vals.
 func (d *Decoder) run(t *ctype, s *step, b []byte, base, top int, out []dissect.Field) error {
 	d.values += s.to - s.from
+	ops := t.ops[s.op : s.op+s.to-s.from]
+	if s.floats != opOther {
+		f := Fixed{ops: ops, floats: s.floats}
+		f.Decode(out[ops[0].out:], b)
+		return nil
+	}
 	vals := d.vals[top : top+len(t.fields)]
 	var scratch dissect.Value // the value of a field not recorded
-	ops := t.ops[s.op : s.op+s.to-s.from]
 	for i := range ops {
 		o := &ops[i]
 		dst := &scratch
@@ -133,40 +145,18 @@ func (d *Decoder) run(t *ctype, s *step, b []byte, base, top int, out []dissect.
 			dst = &f.Value
 		}
 		p := b[o.off:]
-		var raw uint64
 		switch o.code {
-		case opU1:
-			raw = uint64(p[0])
-		case opU2LE:
-			raw = uint64(binary.LittleEndian.Uint16(p))
-		case opU2BE:
-			raw = uint64(binary.BigEndian.Uint16(p))
-		case opU4LE:
-			raw = uint64(binary.LittleEndian.Uint32(p))
-		case opU4BE:
-			raw = uint64(binary.BigEndian.Uint32(p))
-		case opU8LE:
-			raw = binary.LittleEndian.Uint64(p)
-		case opU8BE:
-			raw = binary.BigEndian.Uint64(p)
 		case opF2:
-			dst.SetFloat32(halfToFloat32(uint16(readUint(p, 2, t.fields[o.k].order))))
+			dst.SetFloat32(halfToFloat32(uint16(readUint(p, 2, o.order))))
 			continue
-		case opF4LE:
-			dst.SetFloat32(math.Float32frombits(binary.LittleEndian.Uint32(p)))
+		case opF4LE, opF4BE:
+			dst.SetFloat32(math.Float32frombits(uint32(o.read(p))))
 			continue
-		case opF4BE:
-			dst.SetFloat32(math.Float32frombits(binary.BigEndian.Uint32(p)))
+		case opF8LE, opF8BE:
+			dst.SetFloat(math.Float64frombits(o.read(p)))
 			continue
-		case opF8LE:
-			dst.SetFloat(math.Float64frombits(binary.LittleEndian.Uint64(p)))
-			continue
-		case opF8BE:
-			dst.SetFloat(math.Float64frombits(binary.BigEndian.Uint64(p)))
-			continue
-		default:
-			raw = readUint(p, int(o.width), t.fields[o.k].order)
 		}
+		raw := o.read(p)
 		if o.signed {
 			sh := 64 - 8*uint(o.width)
 			raw = uint64(int64(raw<<sh) >> sh)

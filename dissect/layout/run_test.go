@@ -78,7 +78,7 @@ func TestRunAllocates(t *testing.T) {
 	p := compile(t, &Schema{Endian: LittleEndian, Types: []Type{{Name: "v", Seq: []Field{
 		{ID: "x", Type: "f4"}, {ID: "y", Type: "f4"}, {ID: "z", Type: "f4"}, {ID: "u", Type: "f4"},
 	}}}})
-	b := make([]byte, 16)
+	b := []byte{0, 0, 0x80, 0x3f, 0, 0, 0, 0x40, 0, 0, 0x40, 0x40, 0, 0, 0x80, 0xbf} // 1, 2, 3, -1
 	d := p.NewDecoder()
 	r := &dissect.Record{}
 	allocs := testing.AllocsPerRun(100, func() {
@@ -90,5 +90,30 @@ func TestRunAllocates(t *testing.T) {
 	if allocs != 0 {
 		t.Errorf("%v allocations per message", allocs)
 	}
-	want(t, r, "u", dissect.Float32(0))
+	want(t, r, "x", dissect.Float32(1))
+	want(t, r, "y", dissect.Float32(2))
+	want(t, r, "z", dissect.Float32(3))
+	want(t, r, "u", dissect.Float32(-1))
+}
+
+// Runs of float64 and of big-endian floats, each read in a loop of their
+// own, and a run whose floats are not all recorded, read field by field.
+func TestRunOfFloats(t *testing.T) {
+	p := compile(t, &Schema{Endian: BigEndian, Types: []Type{
+		{Name: "d", Seq: []Field{{ID: "a", Type: "f8le"}, {ID: "b", Type: "f8le"}}},
+		{Name: "e", Seq: []Field{{ID: "a", Type: "f4"}, {ID: "b", Type: "f4"}}},
+		{Name: "g", Seq: []Field{{ID: "a", Type: "f8"}, {Type: "f8"}, {ID: "c", Type: "f8"}}},
+	}})
+	r, _ := decode(t, p, "d", []byte{0, 0, 0, 0, 0, 0, 0xe0, 0x3f, 0, 0, 0, 0, 0, 0, 0x04, 0xc0}) // 0.5, -2.5
+	want(t, r, "a", dissect.Float(0.5))
+	want(t, r, "b", dissect.Float(-2.5))
+	r, _ = decode(t, p, "e", []byte{0x3f, 0x80, 0, 0, 0xc0, 0x20, 0, 0}) // 1, -2.5
+	want(t, r, "a", dissect.Float32(1))
+	want(t, r, "b", dissect.Float32(-2.5))
+	r, _ = decode(t, p, "g", []byte{0x3f, 0xe0, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 0xc0, 0x04, 0, 0, 0, 0, 0, 0}) // 0.5, skipped, -2.5
+	want(t, r, "a", dissect.Float(0.5))
+	want(t, r, "c", dissect.Float(-2.5))
+	if len(r.Fields) != 2 {
+		t.Errorf("fields %v, want a and c", r.Fields)
+	}
 }
