@@ -186,21 +186,29 @@ func frame(id uint16) (hdr, n int, varLen, ok bool) {
 // "implausible_length" (a variable length over 1 MiB afterwards).
 // Bytes values in the record alias b.
 func (p *parser) Parse(c *dissect.Ctx, b []byte) (int, error) {
+	if len(b) >= 2 {
+		id := le16(b)
+		if f := &p.fast[id&0xf]; f.id == id && p.seen[c.Dir&1] >= trustAfter && len(b) >= 2+f.size {
+			// The vector messages that make up the bulk of a stream: a
+			// fixed size and nothing but their layout (a small function
+			// for them, the rest in parse).
+			c.Rec.Type = f.name
+			if c.Decode {
+				f.fx.Decode(c.Rec.Extend(f.fx.Len()), b[2:])
+			}
+			return 2 + f.size, nil
+		}
+	}
+	return p.parse(c, b)
+}
+
+func (p *parser) parse(c *dissect.Ctx, b []byte) (int, error) {
 	dir := c.Dir & 1
 	trusted := p.seen[dir] >= trustAfter
 	if len(b) < 2 {
 		return 0, dissect.ErrNeedMore
 	}
 	id := le16(b)
-	if f := &p.fast[id&0xf]; f.id == id && trusted && len(b) >= 2+f.size {
-		// The vector messages that make up the bulk of a stream: a
-		// fixed size and nothing but their layout.
-		c.Rec.Type = f.name
-		if c.Decode {
-			f.fx.Decode(c.Rec.Extend(f.fx.Len()), b[2:])
-		}
-		return 2 + f.size, nil
-	}
 	e := p.d.lookup(id)
 	hdr, n, varLen, ok := frame(id)
 	if !ok {
