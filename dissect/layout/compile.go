@@ -39,8 +39,9 @@ type ctype struct {
 	nOut    int   // fields recorded
 	minSize int64 // the least bytes a value takes (bits rounded up)
 	decls   []dissect.FieldDecl
-	steps   []step // the fields in decoding order: runs, and fields one by one
-	ops     []rop  // the fields of the runs, in order (see step)
+	steps   []step   // the fields in decoding order: runs, and fields one by one
+	ops     []rop    // the fields of the runs, in order (see step)
+	keys    []string // their keys, by the same index
 	// flat: the type is one run (steps[0]), read by Decode without seq
 	flat bool
 	// floats and size: a flat type of floats only (steps[0].floats),
@@ -201,6 +202,7 @@ func (t *ctype) runs() {
 		s := step{from: k, op: len(t.ops)}
 		for ; k < len(fields) && fields[k].inRun(); k++ {
 			f := &fields[k]
+			t.keys = append(t.keys, f.id)
 			t.ops = append(t.ops, rop{id: f.id, off: int32(s.size), k: int16(k), out: int16(f.out),
 				code: opOf(f), width: uint8(f.width), order: f.order, signed: f.kind == wInt, plain: f.plain})
 			s.size += f.width

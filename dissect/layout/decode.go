@@ -56,7 +56,7 @@ func (d *Decoder) Decode(r *dissect.Record, t int, b []byte) (int, error) {
 	ct := &d.p.types[t]
 	if ct.floats != opOther && ct.size <= len(b) {
 		// a vector: one run of floats, all recorded
-		f := Fixed{ops: ct.ops, floats: ct.floats}
+		f := Fixed{keys: ct.keys, ops: ct.ops, floats: ct.floats}
 		f.Decode(r.Extend(ct.nOut), b)
 		d.top = d.top[:0]
 		return ct.size, nil
@@ -130,7 +130,7 @@ func (d *Decoder) run(t *ctype, s *step, b []byte, base, top int, out []dissect.
 	d.values += s.to - s.from
 	ops := t.ops[s.op : s.op+s.to-s.from]
 	if s.floats != opOther {
-		f := Fixed{ops: ops, floats: s.floats}
+		f := Fixed{keys: t.keys[s.op : s.op+len(ops)], ops: ops, floats: s.floats}
 		f.Decode(out[ops[0].out:], b)
 		return nil
 	}

@@ -13,6 +13,7 @@ import (
 // its [Fixed.Size] bytes are there, so a protocol's hot path can read such
 // a message with one bounds check of its own and one call.
 type Fixed struct {
+	keys   []string // the fields' keys, in order
 	ops    []rop
 	size   int
 	floats readOp // a run of floats of one kind (see step.floats), or opOther
@@ -29,7 +30,7 @@ func (p *Plan) Fixed(t int) (Fixed, bool) {
 			return Fixed{}, false
 		}
 	}
-	return Fixed{ops: ct.ops, size: ct.steps[0].size, floats: ct.steps[0].floats}, true
+	return Fixed{keys: ct.keys, ops: ct.ops, size: ct.steps[0].size, floats: ct.steps[0].floats}, true
 }
 
 func isFloat(c readOp) bool { return c == opF4LE || c == opF4BE || c == opF8LE || c == opF8BE }
@@ -45,29 +46,37 @@ func (f *Fixed) Len() int { return len(f.ops) }
 // no state, no error.
 func (f *Fixed) Decode(out []dissect.Field, b []byte) {
 	out = out[:len(f.ops)]
-	ops := f.ops[:len(out)]
+	keys := f.keys[:len(out)]
 	switch f.floats { // a vector: a loop of one kind of float
 	case opF4LE:
+		if len(out) == 4 && len(b) >= 16 { // x, y, z and w: unrolled
+			out[0].Key, out[1].Key, out[2].Key, out[3].Key = keys[0], keys[1], keys[2], keys[3]
+			out[0].Value.SetFloat32(math.Float32frombits(binary.LittleEndian.Uint32(b[0:])))
+			out[1].Value.SetFloat32(math.Float32frombits(binary.LittleEndian.Uint32(b[4:])))
+			out[2].Value.SetFloat32(math.Float32frombits(binary.LittleEndian.Uint32(b[8:])))
+			out[3].Value.SetFloat32(math.Float32frombits(binary.LittleEndian.Uint32(b[12:])))
+			return
+		}
 		for i := range out {
-			out[i].Key = ops[i].id
+			out[i].Key = keys[i]
 			out[i].Value.SetFloat32(math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:])))
 		}
 		return
 	case opF4BE:
 		for i := range out {
-			out[i].Key = ops[i].id
+			out[i].Key = keys[i]
 			out[i].Value.SetFloat32(math.Float32frombits(binary.BigEndian.Uint32(b[4*i:])))
 		}
 		return
 	case opF8LE:
 		for i := range out {
-			out[i].Key = ops[i].id
+			out[i].Key = keys[i]
 			out[i].Value.SetFloat(math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:])))
 		}
 		return
 	case opF8BE:
 		for i := range out {
-			out[i].Key = ops[i].id
+			out[i].Key = keys[i]
 			out[i].Value.SetFloat(math.Float64frombits(binary.BigEndian.Uint64(b[8*i:])))
 		}
 		return
@@ -117,4 +126,24 @@ func (o *rop) read(p []byte) uint64 {
 		return binary.BigEndian.Uint64(p)
 	}
 	return readUint(p, int(o.width), o.order)
+}
+
+// Raw returns the raw value of the type's integer field k (its index
+// among the fields) in b, which holds at least Size bytes; false when
+// field k is not an integer.
+func (f *Fixed) Raw(b []byte, k int) (int64, bool) {
+	if k < 0 || k >= len(f.ops) {
+		return 0, false
+	}
+	o := &f.ops[k]
+	switch o.code {
+	case opF2, opF4LE, opF4BE, opF8LE, opF8BE:
+		return 0, false
+	}
+	raw := o.read(b[o.off:])
+	if o.signed {
+		sh := 64 - 8*uint(o.width)
+		return int64(raw<<sh) >> sh, true
+	}
+	return int64(raw), true
 }

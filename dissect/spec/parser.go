@@ -20,6 +20,11 @@ type parser struct {
 
 // Parse decodes the message at b[0].
 func (ps *parser) Parse(c *dissect.Ctx, b []byte) (int, error) {
+	if ps.p.frameFix {
+		if n := ps.p.fast(c, b); n > 0 {
+			return n, nil
+		}
+	}
 	n, t, err := ps.p.frameAt(ps.dec, c.Rec, b, c.Final)
 	if err != nil {
 		return n, err
@@ -31,6 +36,78 @@ func (ps *parser) Parse(c *dissect.Ctx, b []byte) (int, error) {
 		c.Rec.Fields = c.Rec.Fields[:0]
 	}
 	return n, nil
+}
+
+// fast frames and decodes the message at b[0] when the frame's fields
+// and the message's are numbers at fixed offsets, every byte is there
+// and nothing else is to say (no bytes after the fields, no request or
+// reply to match): the records are frameAt's. It returns 0 when frameAt
+// is to decide.
+func (p *Protocol) fast(c *dissect.Ctx, b []byte) int {
+	n := 0
+	if !p.bare {
+		var err error
+		if n, err = p.fr.Frame(b); err != nil {
+			return 0
+		}
+	}
+	from := p.s.Body.From
+	var body []byte
+	switch {
+	case n > 0:
+		body = b[from : n+p.s.Body.To]
+	case len(b) < from:
+		return 0
+	default:
+		body = b[from:min(len(b), p.max)]
+	}
+	ff := &p.fixed[p.frame]
+	if len(body) < ff.Size() {
+		return 0
+	}
+	r := c.Rec
+	had := len(r.Fields)
+	var on int64
+	if c.Decode { // the frame's fields, and the value switched on among them
+		out := r.Extend(ff.Len())
+		ff.Decode(out, body)
+		on = out[p.on].Value.Int()
+	} else {
+		on, _ = ff.Raw(body, p.on)
+	}
+	t, ok := p.caseOf(on)
+	if !ok || !p.isFixed[t] || p.meta[t].Exchange.Role != dissect.NoExchange {
+		r.Fields = r.Fields[:had]
+		return 0
+	}
+	mf := &p.fixed[t]
+	rest := body[ff.Size():]
+	if len(rest) < mf.Size() || n > 0 && len(rest) != mf.Size() {
+		r.Fields = r.Fields[:had]
+		return 0
+	}
+	if n == 0 {
+		n = from + ff.Size() + mf.Size()
+		if !p.bare && p.fr.Verify(b[:n]) != nil {
+			r.Fields = r.Fields[:had]
+			return 0
+		}
+	}
+	r.Type = p.plan.Name(t)
+	if c.Decode {
+		mf.Decode(r.Extend(mf.Len()), rest)
+	}
+	return n
+}
+
+// caseOf returns the message type of the value switched on.
+func (p *Protocol) caseOf(on int64) (int, bool) {
+	if i := uint64(on - p.lo); i < uint64(len(p.dense)) {
+		t := int(p.dense[i])
+		return t, t >= 0
+	}
+	t, ok := p.cases[on]
+	return t, ok
 }
 
 // Sync finds where frames start again.
@@ -82,14 +159,8 @@ func (p *Protocol) frameAt(dec *layout.Decoder, rec *dissect.Record, b []byte, f
 	k, err := dec.Decode(rec, p.frame, body)
 	if err == nil && p.cases != nil {
 		on := dec.Raw(p.on)
-		ok := false
-		if on >= 0 && on < int64(len(p.small)) {
-			t = int(p.small[on])
-			ok = t >= 0
-		} else {
-			t, ok = p.cases[on]
-		}
-		if !ok {
+		var ok bool
+		if t, ok = p.caseOf(on); !ok {
 			if p.def < 0 {
 				return 0, 0, dissect.Malformed(name, "unknown_type", from, "message type %d is not described", on)
 			}

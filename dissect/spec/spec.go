@@ -14,6 +14,7 @@ package spec
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -82,10 +83,19 @@ type Protocol struct {
 	decls  []dissect.TypeDecl
 	detect string
 	keys   map[string]string // the request_key field of each type that has one
-	// small indexes cases 0 to 255 (-1: none), without the map
-	small [256]int16
+	// dense indexes the cases from value lo on (-1: none), without the
+	// map, when they lie within maxDense of one another
+	dense []int16
+	lo    int64
 	meta  []TypeMeta // by layout type
 	max   int        // the largest frame (framing's Max)
+	// fixed: the frame's fields and, by layout type, each message's, when
+	// they are numbers at fixed offsets (layout.Fixed): such a message is
+	// framed and decoded without the general decoder (parser.fast)
+	fixed    []layout.Fixed
+	isFixed  []bool
+	frameFix bool
+	bare     bool // no sync word, size, length or check: the fields alone frame
 }
 
 // New compiles a description. Its errors name where the description says
@@ -175,12 +185,7 @@ func New(s *Spec) (*Protocol, error) {
 	if err := dissect.Validate(s.Name, p.decls); err != nil {
 		return nil, fmt.Errorf("%s%v", at(s, "meta.id"), err)
 	}
-	for i := range p.small {
-		p.small[i] = -1
-		if t, ok := p.cases[int64(i)]; ok {
-			p.small[i] = int16(t)
-		}
-	}
+	p.denseCases()
 	p.meta = make([]TypeMeta, len(s.Schema.Types))
 	for name, m := range s.Meta {
 		if t := plan.Type(name); t >= 0 {
@@ -198,7 +203,39 @@ func New(s *Spec) (*Protocol, error) {
 		}
 	}
 	p.detect = fr.Describe()
+	p.fixed = make([]layout.Fixed, len(s.Schema.Types))
+	p.isFixed = make([]bool, len(s.Schema.Types))
+	for t := range p.fixed {
+		p.fixed[t], p.isFixed[t] = plan.Fixed(t)
+	}
+	p.frameFix = p.isFixed[p.frame] && p.cases != nil
+	p.bare = len(s.Framing.Sync) == 0 && !fr.Sized() && !fr.HasCheck()
 	return p, nil
+}
+
+// maxDense bounds the table of cases by value.
+const maxDense = 4096
+
+// denseCases indexes the cases by value from the least, when they are
+// within maxDense of one another.
+func (p *Protocol) denseCases() {
+	if len(p.cases) == 0 {
+		return
+	}
+	lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
+	for v := range p.cases {
+		lo, hi = min(lo, v), max(hi, v)
+	}
+	if uint64(hi-lo) >= maxDense {
+		return
+	}
+	p.lo, p.dense = lo, make([]int16, hi-lo+1)
+	for i := range p.dense {
+		p.dense[i] = -1
+	}
+	for v, t := range p.cases {
+		p.dense[v-lo] = int16(t)
+	}
 }
 
 func (p *Protocol) decl(name, doc string, fields []dissect.FieldDecl) dissect.TypeDecl {
