@@ -44,58 +44,48 @@ func (ps *parser) Parse(c *dissect.Ctx, b []byte) (int, error) {
 // reply to match): the records are frameAt's. It returns 0 when frameAt
 // is to decide.
 func (p *Protocol) fast(c *dissect.Ctx, b []byte) int {
-	n := 0
-	if !p.bare {
-		var err error
-		if n, err = p.fr.Frame(b); err != nil {
-			return 0
-		}
-	}
 	from := p.s.Body.From
-	var body []byte
-	switch {
-	case n > 0:
-		body = b[from : n+p.s.Body.To]
-	case len(b) < from:
-		return 0
-	default:
-		body = b[from:min(len(b), p.max)]
-	}
 	ff := &p.fixed[p.frame]
-	if len(body) < ff.Size() {
+	if len(b) < from+ff.Size() {
 		return 0
 	}
-	r := c.Rec
-	had := len(r.Fields)
-	var on int64
-	if c.Decode { // the frame's fields, and the value switched on among them
-		out := r.Extend(ff.Len())
-		ff.Decode(out, body)
-		on = out[p.on].Value.Int()
-	} else {
-		on, _ = ff.Raw(body, p.on)
-	}
+	// The message type first, from the frame's fields: a frame whose
+	// message is not of numbers at fixed offsets is framed (and its check
+	// computed) once, by frameAt.
+	on, _ := ff.Raw(b[from:], p.on)
 	t, ok := p.caseOf(on)
 	if !ok || !p.isFixed[t] || p.meta[t].Exchange.Role != dissect.NoExchange {
-		r.Fields = r.Fields[:had]
 		return 0
 	}
 	mf := &p.fixed[t]
-	rest := body[ff.Size():]
-	if len(rest) < mf.Size() || n > 0 && len(rest) != mf.Size() {
-		r.Fields = r.Fields[:had]
+	n := from + ff.Size() + mf.Size() // where the fields end
+	if n > p.max {
 		return 0
 	}
-	if n == 0 {
-		n = from + ff.Size() + mf.Size()
-		if !p.bare && p.fr.Verify(b[:n]) != nil {
-			r.Fields = r.Fields[:had]
+	if p.bare {
+		if len(b) < n {
+			return 0
+		}
+	} else {
+		m, err := p.fr.Frame(b)
+		switch {
+		case err != nil:
+			return 0
+		case m > 0: // the framing's size: the fields fill the body exactly
+			if m+p.s.Body.To != n {
+				return 0
+			}
+			n = m
+		case len(b) < n || p.fr.Verify(b[:n]) != nil:
 			return 0
 		}
 	}
+	r := c.Rec
 	r.Type = p.plan.Name(t)
 	if c.Decode {
-		mf.Decode(r.Extend(mf.Len()), rest)
+		body := b[from:]
+		ff.Decode(r.Extend(ff.Len()), body)
+		mf.Decode(r.Extend(mf.Len()), body[ff.Size():])
 	}
 	return n
 }

@@ -208,7 +208,10 @@ func New(s *Spec) (*Protocol, error) {
 	for t := range p.fixed {
 		p.fixed[t], p.isFixed[t] = plan.Fixed(t)
 	}
-	p.frameFix = p.isFixed[p.frame] && p.cases != nil
+	p.frameFix = false // some message may take the fast path
+	for _, t := range p.cases {
+		p.frameFix = p.frameFix || p.isFixed[p.frame] && p.isFixed[t] && p.meta[t].Exchange.Role == dissect.NoExchange
+	}
 	p.bare = len(s.Framing.Sync) == 0 && !fr.Sized() && !fr.HasCheck()
 	return p, nil
 }
