@@ -57,6 +57,10 @@ func (f *cfield) inRun() bool {
 	return (f.kind == wUint || f.kind == wInt || f.kind == wFloat) && f.repeat == Once
 }
 
+// maxRunField bounds the field indexes a rop holds (a type of more fields,
+// which only Limits above the defaults allow, reads the rest one by one).
+const maxRunField = 1<<15 - 1
+
 // opOf says how f, of a run, is read.
 func opOf(f *cfield) readOp {
 	le := f.order == LittleEndian
@@ -110,13 +114,13 @@ func uniformFloats(ops []rop) readOp {
 func (t *ctype) runs() {
 	fields := t.fields
 	for k := 0; k < len(fields); {
-		if !fields[k].inRun() {
+		if !fields[k].inRun() || k >= maxRunField {
 			t.steps = append(t.steps, step{from: k, to: k + 1})
 			k++
 			continue
 		}
 		s := step{from: k, op: len(t.ops)}
-		for ; k < len(fields) && fields[k].inRun(); k++ {
+		for ; k < len(fields) && k < maxRunField && fields[k].inRun(); k++ {
 			f := &fields[k]
 			t.keys = append(t.keys, f.id)
 			t.ops = append(t.ops, rop{id: f.id, off: int32(s.size), k: int16(k), out: int16(f.out),
