@@ -97,7 +97,17 @@ func (f *Fixed) Decode(out []dissect.Field, b []byte) {
 			dst.Value.SetFloat(math.Float64frombits(o.read(p)))
 			continue
 		}
-		raw := o.read(p)
+		var raw uint64
+		switch o.code { // the common widths without a call
+		case opU1:
+			raw = uint64(p[0])
+		case opU2LE:
+			raw = uint64(binary.LittleEndian.Uint16(p))
+		case opU2BE:
+			raw = uint64(binary.BigEndian.Uint16(p))
+		default:
+			raw = o.read(p)
+		}
 		if o.signed {
 			sh := 64 - 8*uint(o.width)
 			dst.Value.SetInt(int64(raw<<sh) >> sh)

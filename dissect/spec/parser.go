@@ -45,49 +45,66 @@ func (ps *parser) Parse(c *dissect.Ctx, b []byte) (int, error) {
 // is to decide.
 func (p *Protocol) fast(c *dissect.Ctx, b []byte) int {
 	from := p.s.Body.From
-	ff := &p.fixed[p.frame]
+	ff := &p.fixed[p.frame].fx
 	if len(b) < from+ff.Size() {
 		return 0
 	}
-	// The message type first, from the frame's fields: a frame whose
-	// message is not of numbers at fixed offsets is framed (and its check
-	// computed) once, by frameAt.
-	on, _ := ff.Raw(b[from:], p.on)
-	t, ok := p.caseOf(on)
-	if !ok || !p.isFixed[t] || p.meta[t].Exchange.Role != dissect.NoExchange {
-		return 0
+	// The message type first, from the frame's fields (decoded into the
+	// record when decoding, and taken back if the message is not
+	// taken): a frame whose message is not of numbers at fixed offsets is
+	// framed (and its check computed) once, by frameAt.
+	r := c.Rec
+	had := len(r.Fields)
+	var on int64
+	if c.Decode {
+		out := r.Extend(ff.Len())
+		ff.Decode(out, b[from:])
+		on = out[p.on].Value.Int()
+	} else {
+		on, _ = ff.Raw(b[from:], p.on)
 	}
-	mf := &p.fixed[t]
-	n := from + ff.Size() + mf.Size() // where the fields end
+	if n, t := p.fastFrame(b, on); n > 0 {
+		r.Type = p.fixed[t].name
+		if c.Decode {
+			mf := &p.fixed[t].fx
+			mf.Decode(r.Extend(mf.Len()), b[from+ff.Size():])
+		}
+		return n
+	}
+	r.Fields = r.Fields[:had]
+	return 0
+}
+
+// fastFrame frames a message whose frame fields switch on on, for fast:
+// its length and its message type; 0 when the fast path does not take it.
+func (p *Protocol) fastFrame(b []byte, on int64) (int, int) {
+	t, ok := p.caseOf(on)
+	if !ok || !p.fixed[t].ok {
+		return 0, 0
+	}
+	n := p.s.Body.From + p.fixed[p.frame].fx.Size() + p.fixed[t].fx.Size() // where the fields end
 	if n > p.max {
-		return 0
+		return 0, 0
 	}
 	if p.bare {
 		if len(b) < n {
-			return 0
+			return 0, 0
 		}
-	} else {
-		m, err := p.fr.Frame(b)
-		switch {
-		case err != nil:
-			return 0
-		case m > 0: // the framing's size: the fields fill the body exactly
-			if m+p.s.Body.To != n {
-				return 0
-			}
-			n = m
-		case len(b) < n || p.fr.Verify(b[:n]) != nil:
-			return 0
+		return n, t
+	}
+	m, err := p.fr.Frame(b)
+	switch {
+	case err != nil:
+		return 0, 0
+	case m > 0: // the framing's size: the fields fill the body exactly
+		if m+p.s.Body.To != n {
+			return 0, 0
 		}
+		return m, t
+	case len(b) < n || p.fr.Verify(b[:n]) != nil:
+		return 0, 0
 	}
-	r := c.Rec
-	r.Type = p.plan.Name(t)
-	if c.Decode {
-		body := b[from:]
-		ff.Decode(r.Extend(ff.Len()), body)
-		mf.Decode(r.Extend(mf.Len()), body[ff.Size():])
-	}
-	return n
+	return n, t
 }
 
 // caseOf returns the message type of the value switched on.

@@ -92,8 +92,7 @@ type Protocol struct {
 	// fixed: the frame's fields and, by layout type, each message's, when
 	// they are numbers at fixed offsets (layout.Fixed): such a message is
 	// framed and decoded without the general decoder (parser.fast)
-	fixed    []layout.Fixed
-	isFixed  []bool
+	fixed    []fixedType
 	frameFix bool
 	bare     bool // no sync word, size, length or check: the fields alone frame
 }
@@ -203,17 +202,27 @@ func New(s *Spec) (*Protocol, error) {
 		}
 	}
 	p.detect = fr.Describe()
-	p.fixed = make([]layout.Fixed, len(s.Schema.Types))
-	p.isFixed = make([]bool, len(s.Schema.Types))
+	p.fixed = make([]fixedType, len(s.Schema.Types))
 	for t := range p.fixed {
-		p.fixed[t], p.isFixed[t] = plan.Fixed(t)
+		f := &p.fixed[t]
+		f.fx, f.ok = plan.Fixed(t)
+		f.name = plan.Name(t)
 	}
-	p.frameFix = false // some message may take the fast path
 	for _, t := range p.cases {
-		p.frameFix = p.frameFix || p.isFixed[p.frame] && p.isFixed[t] && p.meta[t].Exchange.Role == dissect.NoExchange
+		// a request or a reply is matched: not by the fast path
+		p.fixed[t].ok = p.fixed[t].ok && p.meta[t].Exchange.Role == dissect.NoExchange
+		p.frameFix = p.frameFix || p.fixed[p.frame].ok && p.fixed[t].ok
 	}
 	p.bare = len(s.Framing.Sync) == 0 && !fr.Sized() && !fr.HasCheck()
 	return p, nil
+}
+
+// fixedType is a layout type of numbers at fixed offsets (ok), for the
+// fast path.
+type fixedType struct {
+	fx   layout.Fixed
+	name string
+	ok   bool
 }
 
 // maxDense bounds the table of cases by value.
