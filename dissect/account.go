@@ -34,7 +34,7 @@ func (s *Stream) skip(d *dirState, b []byte, reason string) {
 }
 
 // flushSkip sends the pending skipped run of dir, if any, as one record.
-func (s *Stream) flushSkip(dir Dir, t time.Time) {
+func (s *Stream) flushSkip(dir Dir, t Stamp) {
 	d := &s.dirs[dir]
 	if d.skipLen == 0 {
 		return
@@ -52,7 +52,7 @@ func (s *Stream) flushSkip(dir Dir, t time.Time) {
 // flushHeld turns everything held for direction dir into records: the
 // hunt's window, the incomplete message buffer, an oversize message cut
 // short, the skipped run.
-func (s *Stream) flushHeld(dir Dir, t time.Time, why string) {
+func (s *Stream) flushHeld(dir Dir, t Stamp, why string) {
 	d := &s.dirs[dir]
 	s.ctx.End = why == ReasonIncomplete // the direction's end, not a gap (Ctx.End)
 	defer func() { s.ctx.End = false }()
@@ -82,7 +82,7 @@ func (s *Stream) flushHeld(dir Dir, t time.Time, why string) {
 }
 
 // gap reports n bytes of dir never captured, after flushing what is held.
-func (s *Stream) gap(dir Dir, t time.Time, n int64) {
+func (s *Stream) gap(dir Dir, t Stamp, n int64) {
 	d := &s.dirs[dir]
 	if d.ended {
 		return
@@ -100,7 +100,7 @@ func (s *Stream) gap(dir Dir, t time.Time, n int64) {
 // end ends dir: a last look for a protocol when there is none yet, then
 // what is held becomes records; the parser's End runs once both
 // directions have ended.
-func (s *Stream) end(dir Dir, t time.Time) {
+func (s *Stream) end(dir Dir, t Stamp) {
 	d := &s.dirs[dir]
 	if d.ended {
 		return
@@ -118,17 +118,19 @@ func (s *Stream) end(dir Dir, t time.Time) {
 	d.ended = true
 	d.buf, d.raw, d.times = nil, nil, nil // never used again: release them (and their share of a budget)
 	if e, ok := s.parser.(Ender); ok && s.dirs[dir^1].ended {
-		s.ctx.Dir, s.ctx.Time = dir, t
+		s.ctx.Dir = dir
+		s.ctx.at(t)
 		e.End(&s.ctx)
 	}
 }
 
 // fill sets the keys every record has.
-func (s *Stream) fill(r *Record, dir Dir, t time.Time, off, n int64) {
-	r.Time = t
+func (s *Stream) fill(r *Record, dir Dir, t Stamp, off, n int64) {
+	r.Time, r.Frame = t.Time, t.Frame
 	r.Proto = s.pname
 	r.Transport = s.Info.Transport
 	r.Stream = s.Info.ID
+	r.TransportStream = s.Info.Index
 	r.Src = s.Info.Name[dir]
 	r.Dst = s.Info.Name[dir^1]
 	r.Dir = dir
@@ -138,7 +140,7 @@ func (s *Stream) fill(r *Record, dir Dir, t time.Time, off, n int64) {
 
 // emitMessage sends the message the parser put in s.rec, b its bytes at
 // offset off, or counts it.
-func (s *Stream) emitMessage(dir Dir, t time.Time, off int64, b []byte) {
+func (s *Stream) emitMessage(dir Dir, t Stamp, off int64, b []byte) {
 	if s.rec.Type == "" {
 		s.rec.Type = "unknown"
 	}
@@ -162,7 +164,7 @@ func (s *Stream) emitMessage(dir Dir, t time.Time, off int64, b []byte) {
 
 // emitEvent sends a gap or skipped record. With Raw, a skipped record
 // carries the bytes held for it, which are then dropped.
-func (s *Stream) emitEvent(dir Dir, t time.Time, typ string, off, n int64, reason string) {
+func (s *Stream) emitEvent(dir Dir, t Stamp, typ string, off, n int64, reason string) {
 	if s.ev == nil {
 		s.ev = &Record{}
 	}
@@ -194,7 +196,7 @@ func (s *Stream) emitEvent(dir Dir, t time.Time, typ string, off, n int64, reaso
 // or an oversize message passed over that holds Limits.MaxMessage bytes or
 // more is sent now, as a skipped record of what was seen of it so far; the
 // rest of it follows as further records.
-func (s *Stream) cutRaw(t time.Time) {
+func (s *Stream) cutRaw(t Stamp) {
 	for dir := Dir(0); dir < 2 && s.err == nil; dir++ {
 		d := &s.dirs[dir]
 		if len(d.raw) < s.lim.MaxMessage {

@@ -2,7 +2,6 @@ package dissect
 
 import (
 	"fmt"
-	"time"
 )
 
 // This file holds the run-wide budget of the bytes Streams hold: the
@@ -114,7 +113,7 @@ func (s *Stream) heldNow() int64 {
 // account brings the stream's share of its budget up to date and, when the
 // budget is exceeded, makes the holders give way, head first (t is the
 // time of the records that follow).
-func (s *Stream) account(t time.Time) {
+func (s *Stream) account(t Stamp) {
 	b := s.bl.b
 	if b == nil {
 		return
@@ -238,7 +237,7 @@ func (s *Stream) budgetReason(what string) string {
 
 // giveWay turns everything the stream holds into records and releases its
 // buffers: the budget is full and this stream has held bytes the longest.
-func (s *Stream) giveWay(t time.Time) {
+func (s *Stream) giveWay(t Stamp) {
 	if s.err != nil {
 		s.held = nil
 		s.heldBytes = [2]int{}
@@ -290,7 +289,7 @@ func (s *Stream) giveWay(t time.Time) {
 // held bytes and, when the parser said how long the message is, the rest
 // of it as it arrives, make one skipped record (cut at the held bytes with
 // Raw, to send them now).
-func (s *Stream) dropUnfinished(dir Dir, t time.Time) {
+func (s *Stream) dropUnfinished(dir Dir, t Stamp) {
 	d := &s.dirs[dir]
 	b := s.bl.b
 	n := int64(len(d.buf))

@@ -1,7 +1,5 @@
 package dissect
 
-import "time"
-
 // This file holds content detection: the units a stream holds while no
 // protocol is chosen, the Detect round over them, and the choice.
 
@@ -19,7 +17,7 @@ const (
 type heldUnit struct {
 	kind unitKind
 	dir  Dir
-	t    time.Time
+	t    Stamp
 	data []byte // a copy
 	n    int64  // gap length
 }

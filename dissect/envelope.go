@@ -58,6 +58,8 @@ func Envelope() []EnvelopeKey {
 	return []EnvelopeKey{
 		{Name: "time", Kind: KindTime, JSON: true, Doc: "capture time of the packet that completed the record (RFC 3339, UTC, nanoseconds)",
 			Values: func(r *Record) ([2]Value, int) { return one(Time(r.Time)) }},
+		{Name: "frame", Kind: KindInt, JSON: true, Min0: true, TShark: []string{"frame.number"}, Doc: "the number of that packet in the input, 1-based as tshark's frame.number (serial and log inputs: of the read or log entry)",
+			Values: num(func(r *Record) int64 { return r.Frame })},
 		{Name: "proto", Kind: KindString, JSON: true, Doc: "the protocol's name (\"\" for an event on a stream of no known protocol)",
 			Values: str(func(r *Record) string { return r.Proto })},
 		{Name: "transport", Kind: KindString, JSON: true, Enum: []string{TCP.String(), UDP.String(), Serial.String()}, Doc: "how the stream's bytes travelled",
@@ -91,10 +93,12 @@ func Envelope() []EnvelopeKey {
 		{Name: "tcp.srcport", Kind: KindInt, Min0: true, Doc: "src's port, on TCP", Values: portOf(TCP, true, false)},
 		{Name: "tcp.dstport", Kind: KindInt, Min0: true, Doc: "dst's port, on TCP", Values: portOf(TCP, false, true)},
 		{Name: "tcp.port", Kind: KindInt, Min0: true, Doc: "src's or dst's port, on TCP (either matches)", Values: portOf(TCP, true, true)},
+		{Name: "tcp.stream", Kind: KindInt, Min0: true, Doc: "the stream's number among the TCP streams, 0-based in order of first packet (tshark's)", Values: streamOf(TCP)},
 		{Name: "udp", Kind: KindBool, Doc: "true for records carried by UDP", Values: onTransport(UDP)},
 		{Name: "udp.srcport", Kind: KindInt, Min0: true, Doc: "src's port, on UDP", Values: portOf(UDP, true, false)},
 		{Name: "udp.dstport", Kind: KindInt, Min0: true, Doc: "dst's port, on UDP", Values: portOf(UDP, false, true)},
 		{Name: "udp.port", Kind: KindInt, Min0: true, Doc: "src's or dst's port, on UDP (either matches)", Values: portOf(UDP, true, true)},
+		{Name: "udp.stream", Kind: KindInt, Min0: true, Doc: "the stream's number among the UDP streams, 0-based in order of first packet (tshark's)", Values: streamOf(UDP)},
 	}
 }
 
@@ -180,6 +184,16 @@ func atou16(s string) (uint16, bool) {
 		n = n*10 + int(s[i]-'0')
 	}
 	return uint16(n), n <= 0xffff
+}
+
+// streamOf yields the stream's number among those of transport t.
+func streamOf(t Transport) func(*Record) ([2]Value, int) {
+	return func(r *Record) ([2]Value, int) {
+		if r.Transport == t {
+			return one(Int(int64(r.TransportStream)))
+		}
+		return [2]Value{}, 0
+	}
 }
 
 // onTransport yields true for records carried by t.

@@ -8,11 +8,12 @@ import (
 
 // TestEnvelopeViews: the views of the endpoints (ip.*, ipv6.*, tcp.*,
 // udp.*) read the endpoints the pipeline writes, worked out by hand;
-// a serial record has none of them.
+// a serial record has none of them; tcp.stream and udp.stream are the
+// stream's number among its transport's, on that transport only.
 func TestEnvelopeViews(t *testing.T) {
-	v4 := &Record{Transport: TCP, Src: "10.0.0.1:4000", Dst: "192.168.1.2:50514"}
-	v6 := &Record{Transport: UDP, Src: "[2001:db8::1]:3883", Dst: "[fe80::1]:7"}
-	ser := &Record{Transport: Serial, Src: "host", Dst: "/dev/ttyUSB0"}
+	v4 := &Record{Transport: TCP, Src: "10.0.0.1:4000", Dst: "192.168.1.2:50514", Frame: 7, Stream: 5, TransportStream: 2}
+	v6 := &Record{Transport: UDP, Src: "[2001:db8::1]:3883", Dst: "[fe80::1]:7", Frame: 1, Stream: 4, TransportStream: 0}
+	ser := &Record{Transport: Serial, Src: "host", Dst: "/dev/ttyUSB0", Frame: 12, Stream: 3}
 	get := func(name string, r *Record) string {
 		k, ok := LookupEnvelope(name)
 		if !ok {
@@ -43,6 +44,8 @@ func TestEnvelopeViews(t *testing.T) {
 		{"ipv6.src", v6, "2001:db8::1;"}, {"ipv6.addr", v6, "2001:db8::1;fe80::1;"}, {"ip.addr", v6, ""},
 		{"udp.port", v6, "3883;7;"}, {"udp.dstport", v6, "7;"}, {"tcp.port", v6, ""},
 		{"ip.addr", ser, ""}, {"ipv6.addr", ser, ""}, {"tcp.port", ser, ""}, {"udp", ser, ""},
+		{"frame.number", v4, "7;"}, {"frame", ser, "12;"}, {"tcp.stream", v4, "2;"}, {"udp.stream", v4, ""},
+		{"udp.stream", v6, "0;"}, {"tcp.stream", v6, ""}, {"tcp.stream", ser, ""}, {"udp.stream", ser, ""},
 	} {
 		if got := get(c.name, c.r); got != c.want {
 			t.Errorf("%s of %s→%s = %q, want %q", c.name, c.r.Src, c.r.Dst, got, c.want)

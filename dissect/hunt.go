@@ -2,7 +2,6 @@ package dissect
 
 import (
 	"errors"
-	"time"
 )
 
 // This file holds the hunt: what a byte stream (TCP, serial) does when
@@ -87,7 +86,7 @@ func (s *Stream) startHunt() {
 }
 
 // huntData adds data to the window of dir and searches it.
-func (s *Stream) huntData(dir Dir, t time.Time, data []byte) {
+func (s *Stream) huntData(dir Dir, t Stamp, data []byte) {
 	d := &s.dirs[dir]
 	d.buf = append(d.buf, data...)
 	s.huntScan(dir, t, false)
@@ -97,7 +96,7 @@ func (s *Stream) huntData(dir Dir, t time.Time, data []byte) {
 // protocol when one is verified; else it trims the window to the last
 // MaxDetect bytes. final is true at the end of the direction: no more
 // bytes will come, so nothing waits.
-func (s *Stream) huntScan(dir Dir, t time.Time, final bool) {
+func (s *Stream) huntScan(dir Dir, t Stamp, final bool) {
 	h := s.hunt
 	d := &s.dirs[dir]
 	hd := &h.dirs[dir]
@@ -156,13 +155,14 @@ func (hd *huntDir) pendingBefore(at int64) bool {
 // huntAdvance runs candidate i's Sync from where it stopped, trying each
 // sync point it offers, until one is verified, one needs more bytes, or
 // the window is exhausted.
-func (s *Stream) huntAdvance(i int, dir Dir, t time.Time, win []byte, base int64, final bool) {
+func (s *Stream) huntAdvance(i int, dir Dir, t Stamp, win []byte, base int64, final bool) {
 	h := s.hunt
 	a := &h.dirs[dir].at[i]
 	c := &h.ctx
 	// At the end of the direction Sync judges what it would have waited
 	// on (Ctx.Last).
-	c.Dir, c.Time, c.Final, c.Last, c.End = dir, t, false, final, final && s.ctx.End
+	c.Dir, c.Final, c.Last, c.End = dir, false, final, final && s.ctx.End
+	c.at(t)
 	defer func() { c.Last, c.End = false, false }()
 	end := base + int64(len(win))
 	for a.pos < end {
@@ -277,7 +277,7 @@ func (s *Stream) huntFlush(dir Dir) {
 // after a gap. The bytes the parser passes over are the protocol's
 // skipped records; what left the windows before is skipped with reason
 // [ReasonUnknown].
-func (s *Stream) huntChoose(dir Dir, t time.Time, i int, at int64) {
+func (s *Stream) huntChoose(dir Dir, t Stamp, i int, at int64) {
 	h := s.hunt
 	s.hunt = nil
 	o := dir ^ 1

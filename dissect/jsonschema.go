@@ -82,6 +82,31 @@ func appendRecordSchema(b []byte, proto string, t *TypeDecl, top, fox bool) []by
 		b = appendJSONString(b, t.Doc)
 	}
 	b = append(b, `,"type":"object","properties":{`...)
+	b = appendEnvelopeProperties(b, proto, t.Type, fox)
+	b = append(b, `,"fields":`...)
+	var v *Variant
+	if t.Variant != nil {
+		v = t.Variant
+	}
+	b = appendObjectSchema(b, t.Fields, v, fox)
+	return appendRecordEnd(b)
+}
+
+// AppendUndeclaredRecordSchema appends the schema of a record whose type
+// its protocol does not declare (a protocol's bug): the envelope, and
+// "fields" any object; in the form of AppendFoxgloveRecordSchema.
+func AppendUndeclaredRecordSchema(b []byte) []byte {
+	b = append(b, `{"$schema":"`+SchemaURI+`","title":"dissect record without a declaration",`...)
+	b = append(b, `"description":"A record as -o json writes it; its protocol does not declare its type, so its fields are not typed.",`...)
+	b = append(b, `"type":"object","properties":{`...)
+	b = appendEnvelopeProperties(b, "*", "*", true)
+	b = append(b, `,"fields":{"type":"object","properties":{}}`...)
+	return appendRecordEnd(b)
+}
+
+// appendEnvelopeProperties appends the properties of the envelope's JSON
+// keys; proto and typ are the values of proto and type ("*": any).
+func appendEnvelopeProperties(b []byte, proto, typ string, fox bool) []byte {
 	for i, k := range JSONEnvelope() {
 		if i > 0 {
 			b = append(b, ',')
@@ -92,17 +117,17 @@ func appendRecordSchema(b []byte, proto string, t *TypeDecl, top, fox bool) []by
 		case k.Name == "proto":
 			b = constOrString(b, proto, fox)
 		case k.Name == "type":
-			b = constOrString(b, t.Type, fox)
+			b = constOrString(b, typ, fox)
 		default:
 			b = appendEnvelopeSchema(b, k, fox)
 		}
 	}
-	b = append(b, `,"fields":`...)
-	var v *Variant
-	if t.Variant != nil {
-		v = t.Variant
-	}
-	b = appendObjectSchema(b, t.Fields, v, fox)
+	return b
+}
+
+// appendRecordEnd appends what follows a record's fields: warnings, raw
+// (-x), the required keys (the envelope's and fields), and closes it.
+func appendRecordEnd(b []byte) []byte {
 	b = append(b, `,"warnings":{"type":"array","items":{"type":"string"}},"raw":{"type":"string","pattern":`...)
 	b = appendJSONString(b, patternBytes)
 	b = append(b, `}},"required":[`...)
@@ -110,8 +135,7 @@ func appendRecordSchema(b []byte, proto string, t *TypeDecl, top, fox bool) []by
 		b = appendJSONString(b, k.Name)
 		b = append(b, ',')
 	}
-	b = append(b, `"fields"],"additionalProperties":false}`...)
-	return b
+	return append(b, `"fields"],"additionalProperties":false}`...)
 }
 
 // JSONEnvelope returns the envelope's JSON keys, in their order.

@@ -61,6 +61,8 @@ type Ctx struct {
 	// the end of each unit in turn (times.go): a message is parsed with
 	// the time of the unit that completed it.
 	Time time.Time
+	// Frame is the number of that unit in the input (Record.Frame).
+	Frame int64
 	// Final is true when b ends where the transport ends a unit: the end of a
 	// UDP datagram. A parser that reads "to the end" may use all of b.
 	Final bool
@@ -87,6 +89,9 @@ type Ctx struct {
 	// summary), e.g. a request never answered.
 	notes *[]string
 }
+
+// at sets Time and Frame from the unit's stamp.
+func (c *Ctx) at(u Stamp) { c.Time, c.Frame = u.Time, u.Frame }
 
 // Note records a warning that belongs to no single record; it is counted and
 // shown in the run summary.

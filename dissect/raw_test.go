@@ -139,18 +139,18 @@ func (w wire) dir(s *reassembly.Stream, dir reassembly.Dir) *wireDir {
 	return w[k]
 }
 
-func (w wire) Open(*reassembly.Stream, time.Time) {}
-func (w wire) Data(s *reassembly.Stream, d reassembly.Dir, _ time.Time, b []byte) {
+func (w wire) Open(*reassembly.Stream, reassembly.Stamp) {}
+func (w wire) Data(s *reassembly.Stream, d reassembly.Dir, _ reassembly.Stamp, b []byte) {
 	w.dir(s, d).add(b)
 }
-func (w wire) Datagram(s *reassembly.Stream, d reassembly.Dir, _ time.Time, b []byte) {
+func (w wire) Datagram(s *reassembly.Stream, d reassembly.Dir, _ reassembly.Stamp, b []byte) {
 	w.dir(s, d).add(b)
 }
-func (w wire) Gap(s *reassembly.Stream, d reassembly.Dir, _ time.Time, n int64) {
+func (w wire) Gap(s *reassembly.Stream, d reassembly.Dir, _ reassembly.Stamp, n int64) {
 	w.dir(s, d).gap(n)
 }
 func (w wire) Conflict(*reassembly.Stream, reassembly.Dir, time.Time, int64, int64) {}
-func (w wire) Close(*reassembly.Stream, reassembly.Dir, time.Time)                  {}
+func (w wire) Close(*reassembly.Stream, reassembly.Dir, reassembly.Stamp)           {}
 
 // reassemble reads the capture files and returns every direction's bytes.
 func reassemble(t *testing.T, files []string) wire {

@@ -28,6 +28,12 @@ func ParseTransport(s string) (Transport, bool) { return reassembly.ParseTranspo
 // host→device) and Dir 1 by the other side.
 type Dir = reassembly.Dir
 
+// Stamp says which unit of the input (packet, serial read, log entry)
+// brought bytes: its capture time and its number. A record carries the
+// stamp of the unit that completed it (Record.Time, Record.Frame); a
+// stream keeps the stamps of the bytes it holds (times.go).
+type Stamp = reassembly.Stamp
+
 // Record types that every protocol shares.
 const (
 	TypeGap     = "gap"     // bytes never captured
@@ -38,16 +44,21 @@ const (
 // skipped). Its keys are those of the output contract (docs/output.md).
 type Record struct {
 	Time      time.Time // capture time of the unit that completed the record
+	Frame     int64     // that unit's number in the input, 1-based (tshark's frame.number); 0: unknown
 	Proto     string    // "" for events on a stream whose protocol is unknown
 	Transport Transport
 	Stream    int
-	Src, Dst  string
-	Offset    int64 // of the first byte, within this direction of the stream
-	Length    int64 // bytes covered on the wire, framing included
-	Type      string
-	Fields    Fields
-	Warnings  []string
-	Summary   string // one-line human summary for the table; empty: derived from Fields
+	// TransportStream is the stream's number among those of its
+	// transport, 0-based in order of first appearance (tshark's
+	// tcp.stream, udp.stream).
+	TransportStream int
+	Src, Dst        string
+	Offset          int64 // of the first byte, within this direction of the stream
+	Length          int64 // bytes covered on the wire, framing included
+	Type            string
+	Fields          Fields
+	Warnings        []string
+	Summary         string // one-line human summary for the table; empty: derived from Fields
 	// Raw is the bytes the record covers (Length of them; none for a gap),
 	// set only when the run asks for them (-x). It aliases a stream
 	// buffer: valid until the sink's Record returns.

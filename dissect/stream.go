@@ -85,8 +85,8 @@ const (
 // in them; the first place where one finds a point followed by two whole
 // messages decides the protocol, and the stream is decoded from there (the
 // bytes held before it go to the protocol's resync first). Every record
-// carries the capture time of the unit that brought its last byte, however
-// long the stream held it (times.go).
+// carries the stamp (capture time and number) of the unit that brought its
+// last byte, however long the stream held it (times.go).
 //
 // Memory is bounded by [Limits] whatever the input; the work per byte is
 // bounded too (a constant times the number of protocols while looking).
@@ -140,11 +140,11 @@ type dirState struct {
 	skipOff    int64 // pending skipped run [skipOff, skipOff+skipLen)
 	skipLen    int64
 	skipReason string
-	skipT      time.Time // capture time of the unit that brought the run's last byte
+	skipT      Stamp // the unit that brought the run's last byte
 
 	end   int64      // stream offset past the last byte given
-	lastT time.Time  // capture time of the unit that brought the last byte given
-	times []byteTime // capture times of the held bytes of earlier units (times.go)
+	lastT Stamp      // the unit that brought the last byte given
+	times []byteTime // the units of the held bytes of earlier units (times.go)
 	th    int        // times[:th] are spent
 	// shortEnd: a parse of the message at shortAt said it ends past
 	// shortEnd-1 (times.go)
@@ -155,7 +155,7 @@ type dirState struct {
 	discard       int64 // bytes of an oversize message still to pass
 	discardOff    int64
 	discardReason string
-	discardT      time.Time // capture time of the unit that brought the last byte passed
+	discardT      Stamp // the unit that brought the last byte passed
 
 	needSync bool
 	ended    bool
@@ -254,8 +254,14 @@ func (s *Stream) Joined(dir Dir) {
 	}
 }
 
-// Data gives the next contiguous bytes of direction dir. data is not kept.
-func (s *Stream) Data(dir Dir, t time.Time, data []byte) {
+// Data gives the next contiguous bytes of direction dir, captured at t,
+// with no unit number ([Stream.DataAt]).
+func (s *Stream) Data(dir Dir, t time.Time, data []byte) { s.DataAt(dir, Stamp{Time: t}, data) }
+
+// DataAt gives the next contiguous bytes of direction dir. data is not kept.
+// t is the unit that brought it: what it completes carries t's time
+// and number.
+func (s *Stream) DataAt(dir Dir, t Stamp, data []byte) {
 	if s.err != nil || len(data) == 0 {
 		return
 	}
@@ -270,9 +276,15 @@ func (s *Stream) Data(dir Dir, t time.Time, data []byte) {
 	s.account(t)
 }
 
-// Datagram gives one UDP datagram of direction dir. Datagram boundaries are
+// Datagram gives one UDP datagram of direction dir, captured at t, with no
+// unit number ([Stream.DatagramAt]).
+func (s *Stream) Datagram(dir Dir, t time.Time, data []byte) { s.DatagramAt(dir, Stamp{Time: t}, data) }
+
+// DatagramAt gives one UDP datagram of direction dir. Datagram boundaries are
 // kept: a message never spans two datagrams. data is not kept.
-func (s *Stream) Datagram(dir Dir, t time.Time, data []byte) {
+// t is the unit that brought it: what it completes carries t's time
+// and number.
+func (s *Stream) DatagramAt(dir Dir, t Stamp, data []byte) {
 	if s.err != nil {
 		return
 	}
@@ -287,9 +299,15 @@ func (s *Stream) Datagram(dir Dir, t time.Time, data []byte) {
 	s.account(t)
 }
 
-// Gap reports n bytes of direction dir that were never captured. The parser
+// Gap reports n bytes of direction dir never captured, found at t, with no
+// unit number ([Stream.GapAt]).
+func (s *Stream) Gap(dir Dir, t time.Time, n int64) { s.GapAt(dir, Stamp{Time: t}, n) }
+
+// GapAt reports n bytes of direction dir that were never captured. The parser
 // resynchronises after it.
-func (s *Stream) Gap(dir Dir, t time.Time, n int64) {
+// t is the unit that brought it: what it completes carries t's time
+// and number.
+func (s *Stream) GapAt(dir Dir, t Stamp, n int64) {
 	if s.err != nil || n <= 0 {
 		return
 	}
@@ -301,9 +319,15 @@ func (s *Stream) Gap(dir Dir, t time.Time, n int64) {
 	s.account(t)
 }
 
-// End reports that direction dir has ended (FIN, RST, end of capture, idle
+// End reports that direction dir ended at t, with no unit number
+// ([Stream.EndAt]).
+func (s *Stream) End(dir Dir, t time.Time) { s.EndAt(dir, Stamp{Time: t}) }
+
+// EndAt reports that direction dir has ended (FIN, RST, end of capture, idle
 // expiry). What is still held becomes a skipped record.
-func (s *Stream) End(dir Dir, t time.Time) {
+// t is the unit that brought it: what it completes carries t's time
+// and number.
+func (s *Stream) EndAt(dir Dir, t Stamp) {
 	if s.err != nil {
 		return
 	}
@@ -317,7 +341,7 @@ func (s *Stream) End(dir Dir, t time.Time) {
 
 // feed frames the next bytes of a byte-stream direction once detection is
 // over: through the parser, or, with no protocol, through the hunt.
-func (s *Stream) feed(dir Dir, t time.Time, data []byte) {
+func (s *Stream) feed(dir Dir, t Stamp, data []byte) {
 	d := &s.dirs[dir]
 	if d.ended {
 		return
@@ -334,7 +358,7 @@ func (s *Stream) feed(dir Dir, t time.Time, data []byte) {
 
 // feedBytes is feed's framing: past an oversize message, then through
 // the parser or the hunt.
-func (s *Stream) feedBytes(d *dirState, dir Dir, t time.Time, data []byte) {
+func (s *Stream) feedBytes(d *dirState, dir Dir, t Stamp, data []byte) {
 	if d.discard > 0 {
 		k := min(int64(len(data)), d.discard)
 		if s.raw {
@@ -401,7 +425,7 @@ func grow(buf []byte, need int, d *dirState, b *HeldBudget) []byte {
 }
 
 // datagram frames one UDP datagram on its own.
-func (s *Stream) datagram(dir Dir, t time.Time, data []byte) {
+func (s *Stream) datagram(dir Dir, t Stamp, data []byte) {
 	d := &s.dirs[dir]
 	if d.ended {
 		return
@@ -422,14 +446,15 @@ func (s *Stream) datagram(dir Dir, t time.Time, data []byte) {
 // pending skipped run. last is the last look at held bytes before a gap or
 // the end (Ctx.Last): a Sync that finds nothing passes over all of b, and
 // a Parse that needs more stops the run (the rest is then incomplete).
-func (s *Stream) run(dir Dir, t time.Time, b []byte, final, last bool) int {
+func (s *Stream) run(dir Dir, t Stamp, b []byte, final, last bool) int {
 	if s.rec == nil {
 		s.rec = &Record{}
 		s.ctx.Rec = s.rec
 	}
 	d := &s.dirs[dir]
 	c := &s.ctx
-	c.Dir, c.Time, c.Final, c.Last = dir, t, final, last
+	c.Dir, c.Final, c.Last = dir, final, last
+	c.at(t)
 	i := 0
 	for i < len(b) && s.err == nil {
 		rest := b[i:]
@@ -466,7 +491,7 @@ func (s *Stream) run(dir Dir, t time.Time, b []byte, final, last bool) int {
 		// parser said ends in this unit's bytes.
 		if d.th < len(d.times) && (d.shortAt != d.next || d.shortEnd <= d.times[len(d.times)-1].end) {
 			n, err = s.parseTimed(d, rest, t)
-			c.Time = t
+			c.at(t)
 			if err == nil && n > 0 && n <= len(rest) {
 				// A parser may frame a message only once bytes after it
 				// confirm it: the message's own last byte says when.

@@ -1,21 +1,20 @@
 package dissect
 
-import (
-	"errors"
-	"time"
-)
+import "errors"
 
-// This file holds the capture times of held bytes. A record's time is the
-// capture time of the unit (segment, read, datagram) that brought its last
-// byte, whatever held the bytes before the record was made: a resync that
-// waits for confirmation, content detection, the hunt for a protocol. A
-// skipped run keeps the time of its last byte too (dirState.skipT), and a
-// gap the time reassembly gives it. Bytes framed by the unit that brought
-// them need nothing: the record takes that unit's time. A byte-stream
-// direction that keeps bytes of a unit past the unit's call remembers the
-// unit's time, per range of stream offsets (dirState.times), until those
-// bytes are in records. (For an unfinished message whose length the parser
-// said, the parse goes straight to the unit that completes it.) A message framed from held bytes is parsed
+// This file holds the stamps of held bytes: the capture time and number
+// ([Stamp]) of the unit that brought them, which travel together. A
+// record's time and frame are those of the unit (segment, read, datagram)
+// that brought its last byte, whatever held the bytes before the record
+// was made: a resync that waits for confirmation, content detection, the
+// hunt for a protocol. A skipped run keeps the stamp of its last byte too
+// (dirState.skipT), and a gap the stamp reassembly gives it. Bytes framed
+// by the unit that brought them need nothing: the record takes that
+// unit's stamp. A byte-stream direction that keeps bytes of a unit past
+// the unit's call remembers the unit's stamp, per range of stream offsets
+// (dirState.times), until those bytes are in records. (For an unfinished
+// message whose length the parser said, the parse goes straight to the
+// unit that completes it.) A message framed from held bytes is parsed
 // with the time of the unit that completed it, so what a parser computes
 // from Ctx.Time (round-trip times, request latencies) is right too; a
 // parser that frames a message only once bytes after it confirm it (VRPN at
@@ -31,23 +30,23 @@ import (
 const maxByteTimes = 4096
 
 // byteTime says that the held bytes before stream offset end (and after
-// the previous range's end) came in a unit captured at t.
+// the previous range's end) came in unit t.
 type byteTime struct {
 	end int64
-	t   time.Time
+	t   Stamp
 }
 
 // byteTimeSize is what one range costs, for the budget.
 const byteTimeSize = 32
 
 // noteTime remembers, after a unit's bytes were given, that the held bytes
-// up to d.end came at t; the ranges of bytes no longer held are dropped.
-func (d *dirState) noteTime(t time.Time) {
+// up to d.end came in unit t; the ranges of bytes no longer held are dropped.
+func (d *dirState) noteTime(t Stamp) {
 	d.dropTimes(d.next)
 	if d.end <= d.next {
 		return
 	}
-	if n := len(d.times); n > d.th && d.times[n-1].t.Equal(t) {
+	if n := len(d.times); n > d.th && d.times[n-1].t.Frame == t.Frame && d.times[n-1].t.Time.Equal(t.Time) {
 		d.times[n-1].end = d.end
 		return
 	}
@@ -88,10 +87,10 @@ func (d *dirState) mergeTimes() {
 	d.th = 0
 }
 
-// timeAt returns the capture time of the unit that brought the byte at
-// stream offset off, when the direction still knows it, else t (the byte
+// timeAt returns the stamp of the unit that brought the byte at stream
+// offset off, when the direction still knows it, else t (the byte
 // came with the unit being processed).
-func (d *dirState) timeAt(off int64, t time.Time) time.Time {
+func (d *dirState) timeAt(off int64, t Stamp) Stamp {
 	for i := d.th; i < len(d.times); i++ {
 		if off < d.times[i].end {
 			return d.times[i].t
@@ -110,7 +109,7 @@ func (d *dirState) timeAt(off int64, t time.Time) time.Time {
 // bytes (Final and Last are off while a part is offered, so nothing is
 // read "to the end"). A part found too short is not offered again
 // (dirState.short), so the parses stay linear in the units held.
-func (s *Stream) parseTimed(d *dirState, rest []byte, t time.Time) (int, error) {
+func (s *Stream) parseTimed(d *dirState, rest []byte, t Stamp) (int, error) {
 	c := &s.ctx
 	final, last := c.Final, c.Last
 	c.Final, c.Last = false, false
@@ -127,7 +126,7 @@ func (s *Stream) parseTimed(d *dirState, rest []byte, t time.Time) (int, error) 
 		if lim >= int64(len(rest)) {
 			break
 		}
-		c.Time = d.times[i].t
+		c.at(d.times[i].t)
 		s.rec.Reset()
 		n, err := s.parser.Parse(c, rest[:lim])
 		if err == nil || !errors.Is(err, ErrNeedMore) {
@@ -138,7 +137,7 @@ func (s *Stream) parseTimed(d *dirState, rest []byte, t time.Time) (int, error) 
 		d.shortAt, d.shortEnd = d.next, d.next+need
 	}
 	c.Final, c.Last = final, last
-	c.Time = d.timeAt(d.next+int64(len(rest))-1, t)
+	c.at(d.timeAt(d.next+int64(len(rest))-1, t))
 	s.rec.Reset()
 	return s.parser.Parse(c, rest)
 }

@@ -14,7 +14,7 @@ import (
 // (and warnings): adding a key to the envelope without writing it, or
 // writing one it does not declare, fails here.
 func TestJSONWritesTheEnvelope(t *testing.T) {
-	r := &dissect.Record{Time: time.Unix(1700000000, 5), Proto: "deltarobot", Transport: dissect.TCP, Stream: 3,
+	r := &dissect.Record{Time: time.Unix(1700000000, 5), Frame: 2, Proto: "deltarobot", Transport: dissect.TCP, Stream: 3,
 		Src: "10.0.0.1:4000", Dst: "10.0.0.2:5000", Offset: 7, Length: 9, Type: "ping", Warnings: []string{"w"}}
 	r.Add("id", dissect.Uint(1))
 	line := NewJSONAppender().AppendRecord(nil, r)

@@ -109,7 +109,7 @@ func FuzzJSON(f *testing.F) {
 			t.Fatalf("not one line: %q", out)
 		}
 		checkJSONLine(t, strings.TrimSuffix(out, "\n"), r)
-		ts := out[len(`{"time":"`):strings.Index(out, `","proto"`)]
+		ts := out[len(`{"time":"`):strings.Index(out, `","frame"`)]
 		if !rfc3339Nano.MatchString(ts) {
 			t.Fatalf("time %q is not RFC 3339", ts)
 		}

@@ -83,7 +83,8 @@ func (j *JSON) Record(r *dissect.Record) error {
 func (j *JSON) AppendRecord(b []byte, r *dissect.Record) []byte {
 	b = append(b, `{"time":"`...)
 	b = j.ts.append(b, r.Time)
-	b = append(b, '"')
+	b = append(b, `","frame":`...)
+	b = strconv.AppendInt(b, r.Frame, 10)
 	b = j.head.append(j, b, r)
 	b = append(b, `,"offset":`...)
 	b = strconv.AppendInt(b, r.Offset, 10)

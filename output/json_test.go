@@ -22,6 +22,7 @@ import (
 func record() *dissect.Record {
 	r := &dissect.Record{
 		Time:      time.Date(2026, 11, 22, 10, 11, 12, 5000, time.UTC),
+		Frame:     17,
 		Proto:     "vrpn",
 		Transport: dissect.TCP,
 		Stream:    3,
@@ -68,7 +69,7 @@ func TestJSONKeysAndNesting(t *testing.T) {
 	r.Add("ok", dissect.Bool(true))
 	r.Add("none", dissect.Value{})
 	r.Warn("padding is not zero")
-	want := `{"time":"2026-11-22T10:11:12.000005000Z","proto":"vrpn","transport":"tcp","stream":3,"src":"127.0.0.1:3883","dst":"[::1]:40000","offset":24,"length":88,"type":"vrpn_Tracker Pos_Quat","fields":{"sensor":-1,"pos":[1.5,-2.25,-0.0],"quat":{"x":0.1,"w":0.1},"big":18446744073709551615,"min":-9223372036854775808,"sent":"2026-11-22T00:08:19.479337000Z","data":"00abff","ok":true,"none":null},"warnings":["padding is not zero"]}` + "\n"
+	want := `{"time":"2026-11-22T10:11:12.000005000Z","frame":17,"proto":"vrpn","transport":"tcp","stream":3,"src":"127.0.0.1:3883","dst":"[::1]:40000","offset":24,"length":88,"type":"vrpn_Tracker Pos_Quat","fields":{"sensor":-1,"pos":[1.5,-2.25,-0.0],"quat":{"x":0.1,"w":0.1},"big":18446744073709551615,"min":-9223372036854775808,"sent":"2026-11-22T00:08:19.479337000Z","data":"00abff","ok":true,"none":null},"warnings":["padding is not zero"]}` + "\n"
 	if got := encode(t, r); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}

@@ -16,6 +16,7 @@ import (
 //	    time: 2026-11-21T08:08:19.479337000Z
 //	    time_epoch: 1763712499.479337000
 //	    time_relative: 0.000000000
+//	    frame: 1
 //	    proto: vrpn
 //	    ...
 //	    fields:
@@ -47,6 +48,7 @@ type Tree struct {
 	line []byte // one line's text before wrapping
 	tmp  []byte
 	ts   timeCache
+	env  []dissect.EnvelopeKey // treeEnvelope
 }
 
 // TreeOptions say how a tree is written.
@@ -70,7 +72,49 @@ const minTreeRoom = 20
 // NewTree returns a tree writer on w.
 func NewTree(w io.Writer, o TreeOptions) *Tree {
 	o.Width = max(o.Width, 0)
-	return &Tree{w: bufio.NewWriterSize(w, 64<<10), o: o}
+	return &Tree{w: bufio.NewWriterSize(w, 64<<10), o: o, env: treeEnvelope()}
+}
+
+// treeEnvelope is the envelope as the tree writes it: the JSON keys in
+// their order, the numeric times right after "time".
+func treeEnvelope() []dissect.EnvelopeKey {
+	var keys, secs []dissect.EnvelopeKey
+	for _, k := range dissect.Envelope() {
+		if k.Seconds {
+			secs = append(secs, k)
+		}
+	}
+	for _, k := range dissect.Envelope() {
+		if k.JSON {
+			keys = append(keys, k)
+			if k.Name == "time" {
+				keys = append(keys, secs...)
+			}
+		}
+	}
+	return keys
+}
+
+// envelope writes r's envelope keys, one a line, without quotes.
+func (t *Tree) envelope(b []byte, r *dissect.Record) []byte {
+	for i := range t.env {
+		k := &t.env[i]
+		val := t.tmp[:0]
+		if v, n := k.Values(r); n > 0 {
+			switch {
+			case k.Seconds:
+				val = appendTimeKey(val, k.Name, r)
+			case k.Kind == dissect.KindTime:
+				val = t.ts.append(val, v[0].Time())
+			case k.Kind == dissect.KindInt:
+				val = strconv.AppendInt(val, v[0].Int(), 10)
+			default:
+				val = appendText(val, v[0].Str())
+			}
+		}
+		b = t.text(b, 1, k.Name, val)
+	}
+	return b
 }
 
 // Record writes r's tree.
@@ -78,17 +122,7 @@ func (t *Tree) Record(r *dissect.Record) error {
 	t.n++
 	b := t.buf[:0]
 	b = t.title(b, r)
-	b = t.text(b, 1, "time", t.ts.append(t.tmp[:0], r.Time))
-	b = t.text(b, 1, "time_epoch", AppendEpochSeconds(t.tmp[:0], r.Time))
-	b = t.text(b, 1, "time_relative", AppendRelativeSeconds(t.tmp[:0], r))
-	b = t.text(b, 1, "proto", appendText(t.tmp[:0], r.Proto))
-	b = t.text(b, 1, "transport", append(t.tmp[:0], r.Transport.String()...))
-	b = t.text(b, 1, "stream", strconv.AppendInt(t.tmp[:0], int64(r.Stream), 10))
-	b = t.text(b, 1, "src", appendText(t.tmp[:0], r.Src))
-	b = t.text(b, 1, "dst", appendText(t.tmp[:0], r.Dst))
-	b = t.text(b, 1, "offset", strconv.AppendInt(t.tmp[:0], r.Offset, 10))
-	b = t.text(b, 1, "length", strconv.AppendInt(t.tmp[:0], r.Length, 10))
-	b = t.text(b, 1, "type", appendText(t.tmp[:0], r.Type))
+	b = t.envelope(b, r)
 	b = t.value(b, 1, "fields", dissect.Object(r.Fields))
 	if len(r.Warnings) > 0 {
 		b = t.open(b, 1, "warnings")

@@ -57,12 +57,13 @@ func TestTreeRecord(t *testing.T) {
 	r.Add("pose", dissect.Object(obj))
 	r.Add("nothing", dissect.Object(nil))
 	r.Warn("length 3 is short")
-	gap := &dissect.Record{Time: r.Time, Epoch: r.Epoch, Transport: dissect.UDP, Stream: 4, Src: "10.0.0.1:1", Dst: "10.0.0.2:2", Offset: 5, Length: 6, Type: dissect.TypeGap}
+	gap := &dissect.Record{Time: r.Time, Frame: r.Frame, Epoch: r.Epoch, Transport: dissect.UDP, Stream: 4, Src: "10.0.0.1:1", Dst: "10.0.0.2:2", Offset: 5, Length: 6, Type: dissect.TypeGap}
 
 	want := `Record 1: vrpn_Tracker Pos_Quat (vrpn), 88 bytes, stream 3
     time: 2026-11-22T10:11:12.000005000Z
     time_epoch: 1795342272.000005000
     time_relative: 2.500000000
+    frame: 17
     proto: vrpn
     transport: tcp
     stream: 3
@@ -97,6 +98,7 @@ Record 2: gap, 6 bytes, stream 4
     time: 2026-11-22T10:11:12.000005000Z
     time_epoch: 1795342272.000005000
     time_relative: 2.500000000
+    frame: 17
     proto: 
     transport: udp
     stream: 4

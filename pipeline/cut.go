@@ -456,22 +456,22 @@ type cutHandler struct {
 	cut *Cut
 }
 
-func (x cutHandler) Open(s *reassembly.Stream, t time.Time) {
+func (x cutHandler) Open(s *reassembly.Stream, t reassembly.Stamp) {
 	x.cut.open(s)
 	x.h.Open(s, t)
 }
 
-func (x cutHandler) Data(s *reassembly.Stream, dir reassembly.Dir, t time.Time, data []byte) {
+func (x cutHandler) Data(s *reassembly.Stream, dir reassembly.Dir, t reassembly.Stamp, data []byte) {
 	x.cut.unit(s, dir, int64(len(data)), false)
 	x.h.Data(s, dir, t, data)
 }
 
-func (x cutHandler) Datagram(s *reassembly.Stream, dir reassembly.Dir, t time.Time, data []byte) {
+func (x cutHandler) Datagram(s *reassembly.Stream, dir reassembly.Dir, t reassembly.Stamp, data []byte) {
 	x.cut.unit(s, dir, int64(len(data)), false)
 	x.h.Datagram(s, dir, t, data)
 }
 
-func (x cutHandler) Gap(s *reassembly.Stream, dir reassembly.Dir, t time.Time, n int64) {
+func (x cutHandler) Gap(s *reassembly.Stream, dir reassembly.Dir, t reassembly.Stamp, n int64) {
 	x.cut.unit(s, dir, n, true)
 	x.h.Gap(s, dir, t, n)
 }
@@ -480,7 +480,7 @@ func (x cutHandler) Conflict(s *reassembly.Stream, dir reassembly.Dir, t time.Ti
 	x.h.Conflict(s, dir, t, off, n)
 }
 
-func (x cutHandler) Close(s *reassembly.Stream, dir reassembly.Dir, t time.Time) {
+func (x cutHandler) Close(s *reassembly.Stream, dir reassembly.Dir, t reassembly.Stamp) {
 	x.h.Close(s, dir, t)
 	x.cut.closed(s, dir)
 }

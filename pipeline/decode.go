@@ -215,7 +215,7 @@ func (d *decoder) summary(s *dissect.Summary) {
 // methods.
 type handler decoder
 
-func (h *handler) Open(s *reassembly.Stream, t time.Time) {
+func (h *handler) Open(s *reassembly.Stream, t reassembly.Stamp) {
 	d := (*decoder)(h)
 	info := dissect.StreamInfo{StreamID: s.StreamID}
 	switch {
@@ -230,7 +230,7 @@ func (h *handler) Open(s *reassembly.Stream, t time.Time) {
 		info.Name = [2]string{addrString(s.Addr[0]), addrString(s.Addr[1])}
 	}
 	if d.opened != nil {
-		d.opened.StreamOpened(s.ID, s.Transport)
+		d.opened.StreamOpened(s.StreamID)
 	}
 	s.User = &streamState{ds: dissect.NewStream(info, d.reg, dissect.SinkFunc(d.record), d.sopt)}
 }
@@ -248,27 +248,27 @@ func (h *handler) check(st *streamState) {
 	}
 }
 
-func (h *handler) Data(s *reassembly.Stream, dir reassembly.Dir, t time.Time, data []byte) {
+func (h *handler) Data(s *reassembly.Stream, dir reassembly.Dir, t reassembly.Stamp, data []byte) {
 	if st, _ := s.User.(*streamState); st != nil {
 		if s.Joined[dir] && !st.joined[dir] {
 			st.joined[dir] = true
 			st.ds.Joined(dir)
 		}
-		st.ds.Data(dir, t, data)
+		st.ds.DataAt(dir, t, data)
 		h.check(st)
 	}
 }
 
-func (h *handler) Datagram(s *reassembly.Stream, dir reassembly.Dir, t time.Time, data []byte) {
+func (h *handler) Datagram(s *reassembly.Stream, dir reassembly.Dir, t reassembly.Stamp, data []byte) {
 	if st, _ := s.User.(*streamState); st != nil {
-		st.ds.Datagram(dir, t, data)
+		st.ds.DatagramAt(dir, t, data)
 		h.check(st)
 	}
 }
 
-func (h *handler) Gap(s *reassembly.Stream, dir reassembly.Dir, t time.Time, n int64) {
+func (h *handler) Gap(s *reassembly.Stream, dir reassembly.Dir, t reassembly.Stamp, n int64) {
 	if st, _ := s.User.(*streamState); st != nil {
-		st.ds.Gap(dir, t, n)
+		st.ds.GapAt(dir, t, n)
 		h.check(st)
 	}
 }
@@ -279,12 +279,12 @@ func (h *handler) Conflict(s *reassembly.Stream, dir reassembly.Dir, t time.Time
 	}
 }
 
-func (h *handler) Close(s *reassembly.Stream, dir reassembly.Dir, t time.Time) {
+func (h *handler) Close(s *reassembly.Stream, dir reassembly.Dir, t reassembly.Stamp) {
 	st, _ := s.User.(*streamState)
 	if st == nil || st.closed[dir&1] {
 		return
 	}
-	st.ds.End(dir, t)
+	st.ds.EndAt(dir, t)
 	st.closed[dir&1] = true
 	h.check(st)
 	if st.closed[0] && st.closed[1] {

@@ -228,6 +228,9 @@ func (s *timedSource) Next() (*capture.Packet, error) {
 func (s *timedSource) Close() error { return nil }
 
 // runMidstream decodes pkts with a fresh registry and returns the records.
+// Each record's frame must be the number of a packet of the record's time
+// (the sweep checks the time is the right packet's): frame and time come
+// from one stamp.
 func runMidstream(t testing.TB, pkts []capture.Packet) []mRecord {
 	t.Helper()
 	reg, err := all.Registry(all.Options{})
@@ -237,6 +240,9 @@ func runMidstream(t testing.TB, pkts []capture.Packet) []mRecord {
 	src := &timedSource{pkts: pkts}
 	var out []mRecord
 	sink := dissect.SinkFunc(func(r *dissect.Record) error {
+		if r.Frame < 1 || r.Frame > int64(len(pkts)) || !pkts[r.Frame-1].Time.Equal(r.Time) {
+			return fmt.Errorf("%s record at %d of %s>%s: frame %d is not a packet of its time %v", r.Type, r.Offset, r.Src, r.Dst, r.Frame, r.Time)
+		}
 		m := mRecord{key: r.Src + ">" + r.Dst, off: r.Offset, n: r.Length, typ: r.Type, proto: r.Proto, t: r.Time, emitted: src.now}
 		if v, ok := r.Fields.Get("reason"); ok && r.Type == dissect.TypeSkipped {
 			m.reason = v.Str()

@@ -124,9 +124,10 @@ type EpochSetter interface {
 
 // StreamOpener is implemented by sinks that want to know of every stream
 // opened, in order, whether or not it gives records: -z follow,tcp,…,N
-// counts the streams of one transport as tshark numbers tcp.stream.
+// finds the stream whose number among its transport's (StreamID.Index,
+// tshark's tcp.stream) is N.
 type StreamOpener interface {
-	StreamOpened(id int, t dissect.Transport)
+	StreamOpened(id dissect.StreamID)
 }
 
 // Flusher is implemented by sinks that buffer.

@@ -42,7 +42,7 @@ type stageEvent struct {
 	noTime bool
 	joined bool               // evData: the stream's Joined[dir] when it came
 	s      *reassembly.Stream // the second goroutine's copy of the stream
-	t      time.Time
+	t      reassembly.Stamp
 	off, n int64
 }
 
@@ -85,29 +85,29 @@ func (g *stager) send() {
 // holding the same identity; its User is the decoder's.
 func copyOf(s *reassembly.Stream) *reassembly.Stream { return s.User.(*reassembly.Stream) }
 
-func (g *stager) Open(s *reassembly.Stream, t time.Time) {
+func (g *stager) Open(s *reassembly.Stream, t reassembly.Stamp) {
 	c := &reassembly.Stream{StreamID: s.StreamID}
 	s.User = c
 	g.add(stageEvent{kind: evOpen, s: c, t: t}, nil)
 }
 
-func (g *stager) Data(s *reassembly.Stream, dir reassembly.Dir, t time.Time, data []byte) {
+func (g *stager) Data(s *reassembly.Stream, dir reassembly.Dir, t reassembly.Stamp, data []byte) {
 	g.add(stageEvent{kind: evData, s: copyOf(s), dir: dir, t: t, joined: s.Joined[dir]}, data)
 }
 
-func (g *stager) Datagram(s *reassembly.Stream, dir reassembly.Dir, t time.Time, data []byte) {
+func (g *stager) Datagram(s *reassembly.Stream, dir reassembly.Dir, t reassembly.Stamp, data []byte) {
 	g.add(stageEvent{kind: evDatagram, s: copyOf(s), dir: dir, t: t}, data)
 }
 
-func (g *stager) Gap(s *reassembly.Stream, dir reassembly.Dir, t time.Time, n int64) {
+func (g *stager) Gap(s *reassembly.Stream, dir reassembly.Dir, t reassembly.Stamp, n int64) {
 	g.add(stageEvent{kind: evGap, s: copyOf(s), dir: dir, t: t, n: n}, nil)
 }
 
 func (g *stager) Conflict(s *reassembly.Stream, dir reassembly.Dir, t time.Time, off, n int64) {
-	g.add(stageEvent{kind: evConflict, s: copyOf(s), dir: dir, t: t, off: off, n: n}, nil)
+	g.add(stageEvent{kind: evConflict, s: copyOf(s), dir: dir, t: reassembly.Stamp{Time: t}, off: off, n: n}, nil)
 }
 
-func (g *stager) Close(s *reassembly.Stream, dir reassembly.Dir, t time.Time) {
+func (g *stager) Close(s *reassembly.Stream, dir reassembly.Dir, t reassembly.Stamp) {
 	g.add(stageEvent{kind: evClose, s: copyOf(s), dir: dir, t: t}, nil)
 }
 
@@ -130,7 +130,7 @@ func dissectEvents(d *decoder, full <-chan *stageBatch, free chan<- *stageBatch)
 			case evGap:
 				h.Gap(e.s, e.dir, e.t, e.n)
 			case evConflict:
-				h.Conflict(e.s, e.dir, e.t, e.off, e.n)
+				h.Conflict(e.s, e.dir, e.t.Time, e.off, e.n)
 			case evClose:
 				h.Close(e.s, e.dir, e.t)
 			}

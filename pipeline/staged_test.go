@@ -130,8 +130,8 @@ func TestStagerOrderAndData(t *testing.T) {
 		i := 0
 		for b := range g.full {
 			for _, e := range b.ev {
-				if e.kind != evData || e.t.Unix() != int64(i) || string(b.data[e.off:e.off+e.n]) != string(payload(i, sizes[i])) {
-					done <- fmt.Errorf("event %d: kind %d time %d, %d bytes", i, e.kind, e.t.Unix(), e.n)
+				if e.kind != evData || e.t.Time.Unix() != int64(i) || string(b.data[e.off:e.off+e.n]) != string(payload(i, sizes[i])) {
+					done <- fmt.Errorf("event %d: kind %d time %d, %d bytes", i, e.kind, e.t.Time.Unix(), e.n)
 					return
 				}
 				i++
@@ -146,7 +146,7 @@ func TestStagerOrderAndData(t *testing.T) {
 	c := &reassembly.Stream{}
 	s := &reassembly.Stream{User: c}
 	for i, n := range sizes {
-		g.Data(s, 0, time.Unix(int64(i), 0), payload(i, n))
+		g.Data(s, 0, reassembly.Stamp{Time: time.Unix(int64(i), 0), Frame: int64(i + 1)}, payload(i, n))
 	}
 	g.full <- g.cur
 	close(g.full)

@@ -5,11 +5,9 @@ import "strings"
 // tsharkHints answer tshark's names that dissect has no key for: what to
 // use instead. A name matches an entry equal to it, or one ending in "."
 // that it starts with. The names dissect does take (ip.src, tcp.port,
-// frame.time_epoch, ...) are keys of dissect.Envelope.
+// frame.number, tcp.stream, frame.time_epoch, ...) are keys of
+// dissect.Envelope.
 var tsharkHints = [...][2]string{
-	{"frame.number", "records carry no frame number yet; time_epoch (frame.time_epoch) is the capture time of the packet that completed the record, to find it in Wireshark"},
-	{"tcp.stream", "use stream (dissect numbers the streams of every transport together, in order of first appearance); tshark's own numbering per transport is not there yet"},
-	{"udp.stream", "use stream (dissect numbers the streams of every transport together, in order of first appearance); tshark's own numbering per transport is not there yet"},
 	{"frame.len", "use length, the record's bytes on the wire (a record is a message, not a frame)"},
 	{"frame.cap_len", "use length, the record's bytes on the wire (a record is a message, not a frame)"},
 	{"frame.time", "use time, the capture time (time > \"2026-01-02T03:04:05Z\"), or time_epoch and time_relative in seconds"},
@@ -23,8 +21,8 @@ var tsharkHints = [...][2]string{
 	{"vlan.", "records are messages, not frames: select packets by VLAN with a capture filter (-f 'vlan 10')"},
 	{"ip.", "dissect has ip.src, ip.dst and ip.addr; for other IPv4 header fields use a capture filter (-f 'ip[8] < 5')"},
 	{"ipv6.", "dissect has ipv6.src, ipv6.dst and ipv6.addr; for other IPv6 header fields use a capture filter (-f)"},
-	{"tcp.", "dissect has tcp, tcp.port, tcp.srcport and tcp.dstport; streams are reassembled (-z follow,tcp,ascii,N shows one), and a capture filter (-f) selects segments by their header"},
-	{"udp.", "dissect has udp, udp.port, udp.srcport and udp.dstport"},
+	{"tcp.", "dissect has tcp, tcp.port, tcp.srcport, tcp.dstport and tcp.stream; streams are reassembled (-z follow,tcp,ascii,N shows one), and a capture filter (-f) selects segments by their header"},
+	{"udp.", "dissect has udp, udp.port, udp.srcport, udp.dstport and udp.stream"},
 }
 
 // TSharkHint returns what to use for tshark's name, or "" when name is not

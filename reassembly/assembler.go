@@ -276,12 +276,13 @@ func (a *Assembler) Packet(p *capture.Packet) {
 	}
 	a.stats.Packets++
 	a.stats.Bytes += int64(len(p.Data))
-	a.expireIdle(p.Time)
+	now := Stamp{p.Time, a.stats.Packets} // packets are numbered as given
+	a.expireIdle(now)
 	if p.Dropped {
 		a.stats.DroppedPackets++
 	}
 	if p.LinkType == capture.LinkUser0 || p.LinkType == capture.LinkVRPNLog {
-		a.serialData(p)
+		a.serialData(p, now)
 		return
 	}
 	if p.Dropped && len(p.Data) == 0 {
@@ -308,10 +309,10 @@ func (a *Assembler) Packet(p *capture.Packet) {
 		a.stats.Malformed++
 		return
 	case outFragment:
-		a.fragment(&pk, p.Time)
+		a.fragment(&pk, now)
 		return
 	}
-	a.fragTick(p.Time)
+	a.fragTick(now)
 	if pk.frag {
 		a.stats.Fragments++
 	}
@@ -324,9 +325,9 @@ func (a *Assembler) Packet(p *capture.Packet) {
 		if p.Dropped {
 			a.stats.DroppedTCPBytes += int64(pk.plen)
 		}
-		a.tcp(&pk, p.Time)
+		a.tcp(&pk, now)
 	} else {
-		a.udp(&pk, p.Dropped, p.Time)
+		a.udp(&pk, p.Dropped, now)
 	}
 }
 
@@ -379,27 +380,28 @@ func (c *conn) dir(srcIsA bool) Dir {
 }
 
 // open allocates the next stream ID and calls Open.
-func (a *Assembler) open(c *conn, t time.Time) {
+func (a *Assembler) open(c *conn, t Stamp) {
 	c.s.ID = a.nextID
 	a.nextID++
 	a.makeRoom(t)
-	c.last = t
+	c.last = t.Time
 	a.link(c)
 	a.order = append(a.order, c)
+	n := &a.stats.Streams.Serial
 	switch c.s.Transport {
 	case TCP:
-		a.stats.Streams.TCP++
+		n = &a.stats.Streams.TCP
 	case UDP:
-		a.stats.Streams.UDP++
-	case Serial:
-		a.stats.Streams.Serial++
+		n = &a.stats.Streams.UDP
 	}
+	c.s.Index = int(*n)
+	*n++
 	a.h.Open(&c.s, t)
 }
 
 // newFlow creates a TCP connection or UDP flow whose direction 0 is sent
 // by src (srcIsDir0) or by dst.
-func (a *Assembler) newFlow(pk *packet, k flowKey, srcIsA, srcIsDir0 bool, tr Transport, t time.Time) *conn {
+func (a *Assembler) newFlow(pk *packet, k flowKey, srcIsA, srcIsDir0 bool, tr Transport, t Stamp) *conn {
 	c := &conn{key: k}
 	c.s.Transport = tr
 	c.aIsDir0 = srcIsA == srcIsDir0
@@ -414,13 +416,13 @@ func (a *Assembler) newFlow(pk *packet, k flowKey, srcIsA, srcIsDir0 bool, tr Tr
 	return c
 }
 
-func (a *Assembler) udp(pk *packet, dropped bool, t time.Time) {
+func (a *Assembler) udp(pk *packet, dropped bool, t Stamp) {
 	k, srcIsA := pk.key()
 	c := a.flows[k]
 	if c == nil {
 		c = a.newFlow(pk, k, srcIsA, true, UDP, t)
 	}
-	a.touch(c, t)
+	a.touch(c, t.Time)
 	if pk.frag {
 		// Counted as a fragment: the rest of the datagram is elsewhere.
 		return
@@ -443,7 +445,7 @@ func (a *Assembler) udp(pk *packet, dropped bool, t time.Time) {
 	a.h.Datagram(&c.s, c.dir(srcIsA), t, pk.payload)
 }
 
-func (a *Assembler) serialData(p *capture.Packet) {
+func (a *Assembler) serialData(p *capture.Packet, now Stamp) {
 	name := p.InterfaceName
 	if name == "" {
 		name = "if" + strconv.Itoa(p.Interface)
@@ -455,7 +457,7 @@ func (a *Assembler) serialData(p *capture.Packet) {
 	c := a.serial[name]
 	if c != nil && c.s.Carries != carries {
 		// A serial link and a log of the same name: each its own stream.
-		a.end(c, p.Time)
+		a.end(c, now)
 		a.forget(c)
 		c = nil
 	}
@@ -465,31 +467,31 @@ func (a *Assembler) serialData(p *capture.Packet) {
 		c.s.Link = name
 		c.s.Carries = carries
 		a.serial[name] = c
-		a.open(c, p.Time)
+		a.open(c, now)
 		if carries != "" {
 			a.unlink(c) // out of the activity list: never idle nor evicted
 		}
 	}
-	a.touch(c, p.Time)
+	a.touch(c, now.Time)
 	var d Dir
 	if p.Direction == capture.DirInbound {
 		d = 1
 	}
 	if len(p.Data) > 0 {
-		a.h.Data(&c.s, d, p.Time, p.Data)
+		a.h.Data(&c.s, d, now, p.Data)
 	}
 	if n := int64(p.Length) - int64(len(p.Data)); n > 0 {
 		// A dropped read (or one cut by the snap length).
 		if p.Dropped {
 			a.stats.DroppedSerialBytes += n
 		}
-		a.h.Gap(&c.s, d, p.Time, n)
+		a.h.Gap(&c.s, d, now, n)
 	}
 }
 
 // end delivers everything c holds (holes becoming gaps) and closes every
 // direction not yet closed, at time t.
-func (a *Assembler) end(c *conn, t time.Time) {
+func (a *Assembler) end(c *conn, t Stamp) {
 	if c.done || c.gone {
 		return
 	}
@@ -577,13 +579,20 @@ func (a *Assembler) tombstone(c *conn) {
 	}
 }
 
+// last is the stamp of what the assembler does at time t with no packet
+// of its own (the end of the input, an idle expiry): the last packet's
+// number.
+func (a *Assembler) last(t time.Time) Stamp { return Stamp{t, a.stats.Packets} }
+
 // Flush ends the input: every stream still open delivers what it holds
 // (each hole becoming a Gap event before the held data, and a hole before
 // a FIN becoming a Gap too), then every direction not yet closed is
 // closed, including directions that carried nothing. Streams are ended in
-// ID order, with time t. Afterwards the assembler holds no state; a later
-// packet starts new streams, numbered after the last.
-func (a *Assembler) Flush(t time.Time) {
+// ID order, with time end and the last packet's number. Afterwards the
+// assembler holds no state; a later packet starts new streams, numbered
+// after the last.
+func (a *Assembler) Flush(end time.Time) {
+	t := a.last(end)
 	a.fragFlush(t)
 	for _, c := range a.order {
 		if !c.gone {
@@ -600,15 +609,15 @@ func (a *Assembler) Flush(t time.Time) {
 
 // Expire ends, as Flush does, every stream whose last packet is more than
 // idle before now, and forgets it; finished TCP connections idle that long
-// are forgotten too. Streams are ended in ID order with time now. Use it
-// on live captures to keep memory bounded.
+// are forgotten too. Streams are ended in ID order with time now and the
+// last packet's number. Use it on live captures to keep memory bounded.
 func (a *Assembler) Expire(now time.Time, idle time.Duration) {
-	a.fragExpire(now)
+	a.fragExpire(a.last(now))
 	for _, c := range a.order {
 		if c.gone || now.Sub(c.last) <= idle {
 			continue
 		}
-		a.end(c, now)
+		a.end(c, a.last(now))
 		a.forget(c)
 		a.stats.Expired++
 	}

@@ -13,13 +13,13 @@ import (
 // countHandler counts bytes and does nothing else.
 type countHandler struct{ bytes, gaps int64 }
 
-func (h *countHandler) Open(*Stream, time.Time)                      {}
-func (h *countHandler) Data(_ *Stream, _ Dir, _ time.Time, b []byte) { h.bytes += int64(len(b)) }
-func (h *countHandler) Datagram(_ *Stream, _ Dir, _ time.Time, b []byte) {
+func (h *countHandler) Open(*Stream, Stamp)                      {}
+func (h *countHandler) Data(_ *Stream, _ Dir, _ Stamp, b []byte) { h.bytes += int64(len(b)) }
+func (h *countHandler) Datagram(_ *Stream, _ Dir, _ Stamp, b []byte) {
 	h.bytes += int64(len(b))
 }
-func (h *countHandler) Gap(_ *Stream, _ Dir, _ time.Time, n int64)     { h.gaps += n }
-func (h *countHandler) Close(*Stream, Dir, time.Time)                  {}
+func (h *countHandler) Gap(_ *Stream, _ Dir, _ Stamp, n int64)         { h.gaps += n }
+func (h *countHandler) Close(*Stream, Dir, Stamp)                      {}
 func (h *countHandler) Conflict(*Stream, Dir, time.Time, int64, int64) {}
 
 // BenchmarkTCPInOrder feeds in-order segments of 1448 bytes (Ethernet,

@@ -96,22 +96,22 @@ func newFragTable() fragTable {
 
 // fragTick finalises the sets that have timed out by time t; it is cheap
 // when no set is held.
-func (a *Assembler) fragTick(t time.Time) {
+func (a *Assembler) fragTick(t Stamp) {
 	if len(a.frags.order) > 0 {
 		a.fragExpire(t)
 	}
 }
 
 // fragExpire finalises, oldest first, the sets older than the timeout at t.
-func (a *Assembler) fragExpire(t time.Time) {
+func (a *Assembler) fragExpire(t Stamp) {
 	ft := &a.frags
-	for len(ft.order) > 0 && t.Sub(ft.order[0].first) > ft.timeout {
+	for len(ft.order) > 0 && t.Time.Sub(ft.order[0].first) > ft.timeout {
 		a.fragFinish(ft.order[0], t)
 	}
 }
 
 // fragFlush finalises every set, oldest first.
-func (a *Assembler) fragFlush(t time.Time) {
+func (a *Assembler) fragFlush(t Stamp) {
 	for len(a.frags.order) > 0 {
 		a.fragFinish(a.frags.order[0], t)
 	}
@@ -148,7 +148,7 @@ func (ft *fragTable) remove(s *fragSet) {
 }
 
 // fragment processes one IP fragment, decoded into pk, at time t.
-func (a *Assembler) fragment(pk *packet, t time.Time) {
+func (a *Assembler) fragment(pk *packet, t Stamp) {
 	a.stats.Fragments++
 	a.fragTick(t)
 	f := &pk.fr
@@ -173,7 +173,7 @@ func (a *Assembler) fragment(pk *packet, t time.Time) {
 			a.fragFinish(ft.order[0], t)
 		}
 		s = ft.newSet()
-		*s = fragSet{key: k, end: -1, first: t, tunnels: pk.tunnels, cost: fragSetCost, pieces: s.pieces}
+		*s = fragSet{key: k, end: -1, first: t.Time, tunnels: pk.tunnels, cost: fragSetCost, pieces: s.pieces}
 		ft.held += s.cost
 		ft.sets[k] = s
 		ft.order = append(ft.order, s)
@@ -212,7 +212,7 @@ func (s *fragSet) gone() bool { return s.cost == 0 }
 
 // fragAdd adds fragment f to s, or ignores it; false when the set must be
 // discarded.
-func (a *Assembler) fragAdd(s *fragSet, f *fragInfo, t time.Time) bool {
+func (a *Assembler) fragAdd(s *fragSet, f *fragInfo, t Stamp) bool {
 	end := f.off + f.n
 	// As Linux's ip_frag_queue: a fragment that contradicts the end
 	// already known (a second, different end; data past it; an end
@@ -315,7 +315,7 @@ func (a *Assembler) fragKill(s *fragSet) {
 }
 
 // fragComplete decodes the datagram of the complete set s.
-func (a *Assembler) fragComplete(s *fragSet, t time.Time) {
+func (a *Assembler) fragComplete(s *fragSet, t Stamp) {
 	ft := &a.frags
 	ft.remove(s)
 	if cap(ft.scratch) < s.end {
@@ -334,7 +334,7 @@ func (a *Assembler) fragComplete(s *fragSet, t time.Time) {
 
 // fragDispatch hands a reassembled datagram, decoded into pk with outcome
 // out, to the transport it belongs to.
-func (a *Assembler) fragDispatch(pk *packet, out outcome, t time.Time) {
+func (a *Assembler) fragDispatch(pk *packet, out outcome, t Stamp) {
 	if pk.short && (out == outStream || out == outFragment) {
 		out = outMalformed // an inner IP length past the end of a whole datagram
 	}
@@ -355,7 +355,7 @@ func (a *Assembler) fragDispatch(pk *packet, out outcome, t time.Time) {
 }
 
 // fragFinish reports the incomplete set s and removes it.
-func (a *Assembler) fragFinish(s *fragSet, t time.Time) {
+func (a *Assembler) fragFinish(s *fragSet, t Stamp) {
 	a.frags.remove(s)
 	if s.overlap {
 		a.stats.FragmentOverlaps++
@@ -373,7 +373,7 @@ func (a *Assembler) fragFinish(s *fragSet, t time.Time) {
 
 // fragLost passes on what the incomplete set s (whose payload ends at
 // end) has of its datagram, and returns how many bytes of it were lost.
-func (a *Assembler) fragLost(s *fragSet, end int, t time.Time) int {
+func (a *Assembler) fragLost(s *fragSet, end int, t Stamp) int {
 	lost := end
 	if len(s.pieces) == 0 || s.pieces[0].off != 0 {
 		return lost
@@ -391,7 +391,7 @@ func (a *Assembler) fragLost(s *fragSet, end int, t time.Time) int {
 		if c == nil {
 			c = a.newFlow(&pk, k, srcIsA, true, UDP, t)
 		}
-		a.touch(c, t)
+		a.touch(c, t.Time)
 		lost = max(lost, hdr+pk.plen) // the UDP header tells the whole length
 		if pk.plen > 0 {
 			a.stats.FragmentUDPGapBytes += int64(pk.plen)

@@ -83,7 +83,7 @@ type fragCheck struct {
 	want map[uint16][]byte
 }
 
-func (h *fragCheck) Datagram(s *Stream, dir Dir, t time.Time, data []byte) {
+func (h *fragCheck) Datagram(s *Stream, dir Dir, t Stamp, data []byte) {
 	h.recorder.Datagram(s, dir, t, data)
 	if w := h.want[s.Addr[dir.Other()].Port()]; !bytes.Equal(data, w) {
 		h.fail("stream %d: datagram of %d bytes differs from the original (%d bytes)", s.ID, len(data), len(w))

@@ -131,7 +131,7 @@ func (c *fuzzChecker) structured(s *Stream) bool {
 	return s.Transport == TCP && s.Addr[0].Addr().Is4() && s.Addr[0].Addr().As4()[2] == 9 && s.Addr[0].Addr().As4()[0] == 10
 }
 
-func (c *fuzzChecker) Data(s *Stream, dir Dir, t time.Time, data []byte) {
+func (c *fuzzChecker) Data(s *Stream, dir Dir, t Stamp, data []byte) {
 	c.recorder.Data(s, dir, t, data)
 	k := [2]int{s.ID, int(dir)}
 	if c.structured(s) {
@@ -153,7 +153,7 @@ func (c *fuzzChecker) Data(s *Stream, dir Dir, t time.Time, data []byte) {
 	c.off[k] += int64(len(data))
 }
 
-func (c *fuzzChecker) Gap(s *Stream, dir Dir, t time.Time, n int64) {
+func (c *fuzzChecker) Gap(s *Stream, dir Dir, t Stamp, n int64) {
 	c.recorder.Gap(s, dir, t, n)
 	c.off[[2]int{s.ID, int(dir)}] += n
 	switch s.Transport {

@@ -86,7 +86,7 @@ func (r *recorder) check(s *Stream, dir Dir, what string) [2]int {
 	return k
 }
 
-func (r *recorder) Open(s *Stream, t time.Time) {
+func (r *recorder) Open(s *Stream, t Stamp) {
 	if s.ID != len(r.streams) {
 		r.fail("open: stream ID %d, want %d", s.ID, len(r.streams))
 	}
@@ -97,7 +97,7 @@ func (r *recorder) Open(s *Stream, t time.Time) {
 	r.add(event{kind: "open", id: s.ID, tr: s.Transport})
 }
 
-func (r *recorder) Data(s *Stream, dir Dir, t time.Time, data []byte) {
+func (r *recorder) Data(s *Stream, dir Dir, t Stamp, data []byte) {
 	k := r.check(s, dir, "data")
 	if s.Transport == UDP {
 		r.fail("data on UDP stream %d", s.ID)
@@ -109,7 +109,7 @@ func (r *recorder) Data(s *Stream, dir Dir, t time.Time, data []byte) {
 	r.add(event{kind: "data", id: s.ID, dir: dir, data: string(data), tr: s.Transport})
 }
 
-func (r *recorder) Datagram(s *Stream, dir Dir, t time.Time, data []byte) {
+func (r *recorder) Datagram(s *Stream, dir Dir, t Stamp, data []byte) {
 	k := r.check(s, dir, "datagram")
 	if s.Transport != UDP {
 		r.fail("datagram on non-UDP stream %d", s.ID)
@@ -119,7 +119,7 @@ func (r *recorder) Datagram(s *Stream, dir Dir, t time.Time, data []byte) {
 	r.add(event{kind: "dgram", id: s.ID, dir: dir, data: string(data), tr: s.Transport})
 }
 
-func (r *recorder) Gap(s *Stream, dir Dir, t time.Time, n int64) {
+func (r *recorder) Gap(s *Stream, dir Dir, t Stamp, n int64) {
 	k := r.check(s, dir, "gap")
 	if n <= 0 {
 		r.fail("gap of %d bytes on stream %d", n, s.ID)
@@ -140,7 +140,7 @@ func (r *recorder) Conflict(s *Stream, dir Dir, t time.Time, off, n int64) {
 	r.add(event{kind: "conflict", id: s.ID, dir: dir, off: off, n: n, tr: s.Transport})
 }
 
-func (r *recorder) Close(s *Stream, dir Dir, t time.Time) {
+func (r *recorder) Close(s *Stream, dir Dir, t Stamp) {
 	k := r.check(s, dir, "close")
 	r.closed[k] = true
 	r.add(event{kind: "close", id: s.ID, dir: dir, tr: s.Transport})

@@ -67,12 +67,18 @@ func (hs *history) addRun(s int64, data []byte) {
 // on purpose without knowing it.
 type hashKey [4]uint64
 
-// sum hashes one block of histBlock bytes: two 64x64->128-bit multiplies
-// of seeded words, folded (the wyhash mixing step).
+// sum hashes one block of histBlock bytes.
 func (k *hashKey) sum(b []byte) uint32 {
-	_ = b[histBlock-1]
-	h1, l1 := bits.Mul64(binary.LittleEndian.Uint64(b)^k[0], binary.LittleEndian.Uint64(b[8:])^k[1])
-	h2, l2 := bits.Mul64(binary.LittleEndian.Uint64(b[16:])^k[2], binary.LittleEndian.Uint64(b[24:])^k[3])
+	return blockSum((*[histBlock]byte)(b), k[0], k[1], k[2], k[3])
+}
+
+// blockSum hashes a block with the key k0..k3: two 64x64->128-bit
+// multiplies of seeded words, folded (the wyhash mixing step). Small
+// enough to be inlined in record's loops, the history's cost on in-order
+// data.
+func blockSum(p *[histBlock]byte, k0, k1, k2, k3 uint64) uint32 {
+	h1, l1 := bits.Mul64(binary.LittleEndian.Uint64(p[:8])^k0, binary.LittleEndian.Uint64(p[8:16])^k1)
+	h2, l2 := bits.Mul64(binary.LittleEndian.Uint64(p[16:24])^k2, binary.LittleEndian.Uint64(p[24:32])^k3)
 	x := h1 ^ l1 ^ bits.RotateLeft64(h2^l2, 29)
 	return uint32(x ^ x>>32)
 }
@@ -110,20 +116,32 @@ func (a *Assembler) record(h *half, off int64, data []byte) {
 			hs.sums[b%histBlocks] = a.hkey.sum(hs.tail[:])
 		}
 	}
-	if nb := len(data) / histBlock; nb > 0 {
+	if nb := int64(len(data) / histBlock); nb > 0 {
 		b := off / histBlock
-		hs.grow(b + int64(nb) - 1)
-		// k.sum, inlined by hand (the compiler does not): this loop is
-		// the history's cost on in-order data.
-		sums := hs.sums
+		if nb > histBlocks {
+			// Only the last histBlocks blocks stay in the ring: the
+			// others would be overwritten before record returns.
+			skip := nb - histBlocks
+			data = data[skip*histBlock:]
+			b += skip
+			nb = histBlocks
+		}
+		hs.grow(b + nb - 1)
 		k0, k1, k2, k3 := a.hkey[0], a.hkey[1], a.hkey[2], a.hkey[3]
-		for i := b; i < b+int64(nb); i++ {
-			p := data[:histBlock]
-			h1, l1 := bits.Mul64(binary.LittleEndian.Uint64(p)^k0, binary.LittleEndian.Uint64(p[8:])^k1)
-			h2, l2 := bits.Mul64(binary.LittleEndian.Uint64(p[16:])^k2, binary.LittleEndian.Uint64(p[24:])^k3)
-			x := h1 ^ l1 ^ bits.RotateLeft64(h2^l2, 29)
-			sums[i&(histBlocks-1)] = uint32(x ^ x>>32)
-			data = data[histBlock:]
+		if len(hs.sums) == histBlocks {
+			// The whole ring: its index needs no bounds check.
+			ring := (*[histBlocks]uint32)(hs.sums)
+			for i := b; len(data) >= histBlock; i++ {
+				ring[i&(histBlocks-1)] = blockSum((*[histBlock]byte)(data), k0, k1, k2, k3)
+				data = data[histBlock:]
+			}
+		} else {
+			// Growing: every block up to b+nb-1 has its entry (grow).
+			sums := hs.sums[b : b+nb]
+			for i := range sums {
+				sums[i] = blockSum((*[histBlock]byte)(data), k0, k1, k2, k3)
+				data = data[histBlock:]
+			}
 		}
 	}
 	copy(hs.tail[:], data)

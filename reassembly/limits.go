@@ -141,7 +141,7 @@ func (a *Assembler) touch(c *conn, t time.Time) {
 
 // makeRoom evicts the least recently active streams until one more fits
 // under [Config].MaxStreams, ending each as idle expiry does, at time t.
-func (a *Assembler) makeRoom(t time.Time) {
+func (a *Assembler) makeRoom(t Stamp) {
 	if a.cfg.MaxStreams <= 0 {
 		return
 	}
@@ -160,12 +160,12 @@ func (a *Assembler) makeRoom(t time.Time) {
 
 // expireIdle ends the streams that had no packet for [Config].IdleTimeout
 // before now, oldest activity first.
-func (a *Assembler) expireIdle(now time.Time) {
+func (a *Assembler) expireIdle(now Stamp) {
 	if a.cfg.IdleTimeout <= 0 {
 		return
 	}
 	n := 0
-	for c := a.lruTail; c != nil && now.Sub(c.last) > a.cfg.IdleTimeout; c = a.lruTail {
+	for c := a.lruTail; c != nil && now.Time.Sub(c.last) > a.cfg.IdleTimeout; c = a.lruTail {
 		a.end(c, now)
 		a.forget(c)
 		a.stats.Expired++
@@ -219,7 +219,7 @@ func (a *Assembler) holding(e holder) bool {
 // enforceHeld declares lost the oldest holes of any TCP direction while
 // all of them together hold more than [Config].MaxHeldBytes; the held
 // data behind each is delivered, at time t.
-func (a *Assembler) enforceHeld(t time.Time) {
+func (a *Assembler) enforceHeld(t Stamp) {
 	for a.heldBytes > a.cfg.MaxHeldBytes && len(a.holders) > 0 {
 		e := a.holders[0]
 		a.holders[0] = holder{}

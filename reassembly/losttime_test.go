@@ -8,19 +8,20 @@ import (
 	"github.com/dissect-tools/dissect/internal/pktbuild"
 )
 
-// timed records the time of each data and gap event, in ms after t0.
+// timed records the stamp of each data and gap event: its time in ms
+// after t0 and its packet number.
 type timed struct {
 	*recorder
 	at []string
 }
 
-func (r *timed) Data(s *Stream, d Dir, t time.Time, data []byte) {
-	r.at = append(r.at, fmt.Sprintf("data %d/%d %s @%d", s.ID, d, data, t.Sub(t0).Milliseconds()))
+func (r *timed) Data(s *Stream, d Dir, t Stamp, data []byte) {
+	r.at = append(r.at, fmt.Sprintf("data %d/%d %s @%d#%d", s.ID, d, data, t.Time.Sub(t0).Milliseconds(), t.Frame))
 	r.recorder.Data(s, d, t, data)
 }
 
-func (r *timed) Gap(s *Stream, d Dir, t time.Time, n int64) {
-	r.at = append(r.at, fmt.Sprintf("gap %d/%d %d @%d", s.ID, d, n, t.Sub(t0).Milliseconds()))
+func (r *timed) Gap(s *Stream, d Dir, t Stamp, n int64) {
+	r.at = append(r.at, fmt.Sprintf("gap %d/%d %d @%d#%d", s.ID, d, n, t.Time.Sub(t0).Milliseconds(), t.Frame))
 	r.recorder.Gap(s, d, t, n)
 }
 
@@ -29,7 +30,8 @@ func (r *timed) Gap(s *Stream, d Dir, t time.Time, n int64) {
 // segment was captured, not the acknowledgment's; the acknowledgment is
 // read before the data of its own segment. Data held behind a hole that a
 // later segment fills is delivered at that segment's time. The feed
-// stamps packet k at k ms.
+// stamps packet k at k ms; its number is k+1. The numbers go with the
+// times.
 func TestLostHoleKeepsTimes(t *testing.T) {
 	c := pktbuild.NewConn(cli4, srv4, 1000, 5000)
 	var f feed
@@ -49,8 +51,8 @@ func TestLostHoleKeepsTimes(t *testing.T) {
 	}
 	a.Flush(t0.Add(time.Hour))
 	want := []string{
-		"data 0/0 aa @3", "gap 0/0 4 @4", "data 0/0 dd @4", "data 0/1 pong @5",
-		"data 0/0 e @7", "data 0/0 ff @7",
+		"data 0/0 aa @3#4", "gap 0/0 4 @4#5", "data 0/0 dd @4#5", "data 0/1 pong @5#6",
+		"data 0/0 e @7#8", "data 0/0 ff @7#8",
 	}
 	if fmt.Sprint(r.at) != fmt.Sprint(want) {
 		t.Errorf("events\n got %q\nwant %q", r.at, want)

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/dissect-tools/dissect/capture"
 )
@@ -84,7 +83,7 @@ type gapRecorder struct {
 	gaps map[[2]int]int64
 }
 
-func (g *gapRecorder) Gap(s *Stream, dir Dir, tm time.Time, n int64) {
+func (g *gapRecorder) Gap(s *Stream, dir Dir, tm Stamp, n int64) {
 	g.recorder.Gap(s, dir, tm, n)
 	g.gaps[[2]int{s.ID, int(dir)}] += n
 }

@@ -67,7 +67,10 @@ func (d Dir) Other() Dir { return d ^ 1 }
 // record model (dissect.StreamInfo) tells protocols. It is defined here,
 // once.
 type StreamID struct {
-	ID        int // 0-based, in order of first appearance
+	ID int // 0-based, in order of first appearance
+	// Index is 0-based among the streams of its transport, in order of
+	// first appearance: tshark's tcp.stream and udp.stream.
+	Index     int
 	Transport Transport
 	// Addr[d] is the sender of direction d (both invalid for serial).
 	Addr [2]netip.AddrPort
@@ -92,28 +95,48 @@ type Stream struct {
 	User any
 }
 
-// Handler receives stream events in capture order. Byte slices are valid
-// only during the call.
+// Stamp says which unit of the input (a packet; a serial read; a log
+// entry) brought something: its capture time and its number, 1-based, in
+// the order the input gave the units to the [Assembler] (tshark's
+// frame.number); 0 when unknown. An event carries the stamp of the unit
+// that brought its bytes, which for bytes held out of order is an earlier
+// packet's.
+type Stamp struct {
+	Time  time.Time
+	Frame int64
+}
+
+// Before reports whether u came before v: an earlier time, or the same
+// time and a lower number.
+func (u Stamp) Before(v Stamp) bool {
+	return u.Time.Before(v.Time) || u.Time.Equal(v.Time) && u.Frame < v.Frame
+}
+
+// Handler receives stream events in capture order, each with the [Stamp]
+// of the unit that brought it (Open, Close and a Gap found at the end of
+// the input: the unit being processed, or the last one). Byte slices are
+// valid only during the call.
 type Handler interface {
 	// Open is called once, before any other event of s.
-	Open(s *Stream, t time.Time)
+	Open(s *Stream, t Stamp)
 	// Data gives the next contiguous bytes of direction dir (TCP, serial).
-	Data(s *Stream, dir Dir, t time.Time, data []byte)
+	Data(s *Stream, dir Dir, t Stamp, data []byte)
 	// Datagram gives one UDP datagram of direction dir.
-	Datagram(s *Stream, dir Dir, t time.Time, data []byte)
+	Datagram(s *Stream, dir Dir, t Stamp, data []byte)
 	// Gap reports n bytes of direction dir that were never captured, or
 	// that dissect dropped ([dissect/capture.Packet].Dropped); the next Data
 	// continues after them. On a UDP flow it stands for one lost
 	// datagram of n bytes.
-	Gap(s *Stream, dir Dir, t time.Time, n int64)
+	Gap(s *Stream, dir Dir, t Stamp, n int64)
 	// Conflict reports that retransmitted bytes [off, off+n) of
 	// direction dir differ from the first copy, which was kept; off is
 	// the stream offset. It is called once per conflicting segment, with
 	// the range from its first differing byte to its last, and only for
 	// bytes still held out of order when the retransmission came: bytes
-	// already delivered are not compared.
+	// already delivered are not compared. It comes with the time of the
+	// retransmission (no record takes it).
 	Conflict(s *Stream, dir Dir, t time.Time, off, n int64)
 	// Close reports that direction dir has ended; no event of that
 	// direction follows.
-	Close(s *Stream, dir Dir, t time.Time)
+	Close(s *Stream, dir Dir, t Stamp)
 }

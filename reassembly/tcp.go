@@ -1,9 +1,6 @@
 package reassembly
 
-import (
-	"slices"
-	"time"
-)
+import "slices"
 
 // piece is a held out-of-order range [start, start+n) of a TCP direction's
 // stream offsets. data holds its first len(data) bytes; the rest (from a
@@ -12,7 +9,7 @@ type piece struct {
 	start int64
 	n     int64
 	data  []byte
-	at    time.Time // the capture time of the segment that brought it
+	at    Stamp // the segment that brought it
 }
 
 // half is one direction of a TCP connection. Stream offsets count bytes
@@ -129,7 +126,7 @@ func (h *half) sameSYN(seq uint32) bool {
 	return seq+1 == h.base
 }
 
-func (a *Assembler) tcp(pk *packet, t time.Time) {
+func (a *Assembler) tcp(pk *packet, t Stamp) {
 	k, srcIsA := pk.key()
 	syn := pk.flags&flagSYN != 0
 	ack := pk.flags&flagACK != 0
@@ -139,7 +136,7 @@ func (a *Assembler) tcp(pk *packet, t time.Time) {
 		switch {
 		case c.done && (!syn || (h.started && h.sameSYN(pk.seq))):
 			// A trailing packet of a finished connection.
-			c.last = t // not in the activity list: MaxFinished bounds these
+			c.last = t.Time // not in the activity list: MaxFinished bounds these
 			a.stats.TCPAfterClose += int64(pk.plen)
 			return
 		case c.done:
@@ -160,7 +157,7 @@ func (a *Assembler) tcp(pk *packet, t time.Time) {
 		// first, else the sender of the first packet.
 		c = a.newFlow(pk, k, srcIsA, !(syn && ack), TCP, t)
 	}
-	a.touch(c, t)
+	a.touch(c, t.Time)
 	d := c.dir(srcIsA)
 	h := &c.h[d]
 	if a.observe != nil {
@@ -230,7 +227,7 @@ func (a *Assembler) tcp(pk *packet, t time.Time) {
 
 // segment processes the payload (plen bytes declared, data captured) and
 // FIN of one segment of direction d starting at sequence number seq.
-func (a *Assembler) segment(c *conn, d Dir, h *half, t time.Time, seq uint32, data []byte, plen int, fin bool) {
+func (a *Assembler) segment(c *conn, d Dir, h *half, t Stamp, seq uint32, data []byte, plen int, fin bool) {
 	if !h.started {
 		h.started, h.base, h.off = true, seq, 0
 		c.s.Joined[d] = true
@@ -263,7 +260,7 @@ func (a *Assembler) segment(c *conn, d Dir, h *half, t time.Time, seq uint32, da
 	}
 	if s < h.off {
 		old := min(e, h.off) - s // of the range, the bytes already delivered or declared lost
-		a.checkHistory(c, d, h, t, s, data[:min(int64(len(data)), old)], e <= h.off && int64(len(data)) == e-s)
+		a.checkHistory(c, d, h, t.Time, s, data[:min(int64(len(data)), old)], e <= h.off && int64(len(data)) == e-s)
 		cut := min(h.off-s, e-s)
 		a.stats.TCPRetransmitted += cut
 		s, data = advance(s, data, cut)
@@ -318,7 +315,7 @@ func (a *Assembler) segment(c *conn, d Dir, h *half, t time.Time, seq uint32, da
 // can show an ACK before the data it acknowledges.
 //
 // The acknowledged point also counts as sent, for the tail gap.
-func (a *Assembler) acked(c *conn, d Dir, ackSeq uint32, t time.Time) {
+func (a *Assembler) acked(c *conn, d Dir, ackSeq uint32, t Stamp) {
 	h := &c.h[d]
 	if !h.started || h.closed {
 		return
@@ -343,7 +340,7 @@ func advance(s int64, data []byte, n int64) (int64, []byte) {
 
 // deliver emits n bytes at the delivery point: data, then a gap for the
 // bytes that were not captured.
-func (a *Assembler) deliver(c *conn, d Dir, h *half, t time.Time, data []byte, n int64) {
+func (a *Assembler) deliver(c *conn, d Dir, h *half, t Stamp, data []byte, n int64) {
 	if len(data) > 0 {
 		a.record(h, h.off, data)
 		h.off += int64(len(data))
@@ -355,7 +352,7 @@ func (a *Assembler) deliver(c *conn, d Dir, h *half, t time.Time, data []byte, n
 }
 
 // gap emits a Gap of n bytes at the delivery point.
-func (a *Assembler) gap(c *conn, d Dir, h *half, t time.Time, n int64) {
+func (a *Assembler) gap(c *conn, d Dir, h *half, t Stamp, n int64) {
 	if n <= 0 {
 		return
 	}
@@ -367,7 +364,7 @@ func (a *Assembler) gap(c *conn, d Dir, h *half, t time.Time, n int64) {
 
 // pump delivers the held pieces that are now contiguous with the delivery
 // point, and closes the direction when everything up to its FIN is out.
-func (a *Assembler) pump(c *conn, d Dir, h *half, t time.Time) { a.pumpAt(c, d, h, t, false) }
+func (a *Assembler) pump(c *conn, d Dir, h *half, t Stamp) { a.pumpAt(c, d, h, t, false) }
 
 // lose declares the n bytes at the delivery point lost (a Gap) and
 // delivers the held data behind them. The receiver had that data when its
@@ -376,9 +373,9 @@ func (a *Assembler) pump(c *conn, d Dir, h *half, t time.Time) { a.pumpAt(c, d, 
 // records completed by those segments are stamped as if nothing had been
 // held. (Data held behind a hole that a later segment fills is delivered
 // at that segment's time, by pump: it completed then.)
-func (a *Assembler) lose(c *conn, d Dir, h *half, t time.Time, n int64) {
+func (a *Assembler) lose(c *conn, d Dir, h *half, t Stamp, n int64) {
 	gt := t
-	if len(h.held) > 0 && !h.held[0].at.IsZero() && h.held[0].at.Before(t) {
+	if len(h.held) > 0 && !h.held[0].at.Time.IsZero() && h.held[0].at.Before(t) {
 		gt = h.held[0].at
 	}
 	a.gap(c, d, h, gt, n)
@@ -386,14 +383,15 @@ func (a *Assembler) lose(c *conn, d Dir, h *half, t time.Time, n int64) {
 }
 
 // pumpAt delivers the held pieces that start at the delivery point, at t
-// or, with own, each at the time it was captured (never later than t).
-func (a *Assembler) pumpAt(c *conn, d Dir, h *half, t time.Time, own bool) {
+// or, with own, each with the stamp of the segment that brought it (never
+// later than t).
+func (a *Assembler) pumpAt(c *conn, d Dir, h *half, t Stamp, own bool) {
 	i := 0
 	for i < len(h.held) && h.held[i].start == h.off {
 		p := h.held[i]
 		a.addHeld(h, -len(p.data)-pieceOverhead)
 		pt := t
-		if own && !p.at.IsZero() && p.at.Before(t) {
+		if own && !p.at.Time.IsZero() && p.at.Before(t) {
 			pt = p.at
 		}
 		a.deliver(c, d, h, pt, p.data, p.n)
@@ -415,7 +413,7 @@ func (a *Assembler) pumpAt(c *conn, d Dir, h *half, t time.Time, own bool) {
 // piece covers yet; bytes already held are dropped (the first copy wins),
 // and if some differ from the held copy the differing range is reported
 // to Handler.Conflict.
-func (a *Assembler) hold(c *conn, d Dir, h *half, t time.Time, s, e int64, data []byte) {
+func (a *Assembler) hold(c *conn, d Dir, h *half, t Stamp, s, e int64, data []byte) {
 	wasEmpty := len(h.held) == 0
 	conflictLo, conflictHi := int64(-1), int64(-1)
 	i, _ := slices.BinarySearchFunc(h.held, s, func(p piece, s int64) int {
@@ -464,7 +462,7 @@ func (a *Assembler) hold(c *conn, d Dir, h *half, t time.Time, s, e int64, data 
 		}
 	}
 	if conflictLo >= 0 {
-		a.conflict(c, d, t, conflictLo, conflictHi)
+		a.conflict(c, d, t.Time, conflictLo, conflictHi)
 	}
 }
 
@@ -520,7 +518,7 @@ func (a *Assembler) trimHeld(h *half, end int64) {
 // becomes a Gap before the held data after it, a hole before a FIN too,
 // or without a FIN the lost tail up to the highest offset known sent, and
 // the direction is closed.
-func (a *Assembler) complete(c *conn, d Dir, t time.Time) {
+func (a *Assembler) complete(c *conn, d Dir, t Stamp) {
 	h := &c.h[d]
 	if h.closed {
 		return

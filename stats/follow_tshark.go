@@ -10,15 +10,16 @@ import (
 )
 
 // followSel is tshark's form of follow, -z follow,tcp|udp,ascii|hex|raw,N:
-// N counts the streams of one transport in the order they were opened, as
-// tshark numbers tcp.stream and udp.stream, while dissect numbers the
-// streams of all transports together. The index is resolved as streams
-// open ([Follow.StreamOpened]), so nothing is kept of the other streams.
+// N is the stream's number among those of one transport, as tshark
+// numbers tcp.stream and udp.stream (and as -Y tcp.stream takes it), while
+// dissect's stream numbers the streams of all transports together. The
+// index is resolved as streams open ([Follow.StreamOpened]), so nothing is
+// kept of the other streams.
 type followSel struct {
 	transport dissect.Transport
 	mode      string // "ascii", "hex" or "raw"
 	index     int    // tshark's stream index within the transport
-	opened    int    // streams of the transport opened so far
+	opened    int    // streams of the transport opened so far (until found)
 	found     bool   // the index-th was opened: Follow.stream is its number
 }
 
@@ -89,18 +90,20 @@ func parseStreamIndex(s string) (int, error) {
 	return n, nil
 }
 
-// StreamOpened counts the streams of follow's transport; the index-th is
-// the one followed. It does nothing in the form follow,STREAM.
-func (s *Follow) StreamOpened(id int, t dissect.Transport) {
+// StreamOpened learns of a stream opened: the one of follow's transport
+// whose number there (StreamID.Index, tshark's tcp.stream or udp.stream)
+// is the index is the one followed. It does nothing in the form
+// follow,STREAM.
+func (s *Follow) StreamOpened(id dissect.StreamID) {
 	sel := s.sel
-	if sel == nil || sel.found || t != sel.transport {
+	if sel == nil || sel.found || id.Transport != sel.transport {
 		return
 	}
-	if sel.opened == sel.index {
+	sel.opened = id.Index + 1
+	if id.Index == sel.index {
 		sel.found = true
-		s.stream = id
+		s.stream = id.ID
 	}
-	sel.opened++
 }
 
 // NeedsRaw reports whether the records' bytes are wanted (hex and raw).

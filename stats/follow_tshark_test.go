@@ -18,12 +18,12 @@ func TestFollowTSharkIndex(t *testing.T) {
 	rec := func(stream int, src, dst, typ string, raw []byte, length int64) *dissect.Record {
 		return &dissect.Record{Time: t0, Proto: "toy", Transport: dissect.TCP, Stream: stream, Src: src, Dst: dst, Type: typ, Raw: raw, Length: length}
 	}
-	f.StreamOpened(0, dissect.UDP)
-	f.StreamOpened(1, dissect.TCP) // tcp.stream 0
+	f.StreamOpened(dissect.StreamID{ID: 0, Index: 0, Transport: dissect.UDP})
+	f.StreamOpened(dissect.StreamID{ID: 1, Index: 0, Transport: dissect.TCP}) // tcp.stream 0
 	f.Record(rec(1, "a:1", "b:2", "x", []byte{0xee}, 1))
-	f.StreamOpened(2, dissect.UDP)
-	f.StreamOpened(3, dissect.TCP) // tcp.stream 1
-	f.StreamOpened(4, dissect.TCP)
+	f.StreamOpened(dissect.StreamID{ID: 2, Index: 1, Transport: dissect.UDP})
+	f.StreamOpened(dissect.StreamID{ID: 3, Index: 1, Transport: dissect.TCP}) // tcp.stream 1
+	f.StreamOpened(dissect.StreamID{ID: 4, Index: 2, Transport: dissect.TCP})
 	f.Record(rec(3, "c:3", "d:4", "x", []byte{0x01, 0x02}, 2))
 	f.Record(rec(3, "d:4", "c:3", "y", []byte{0xff}, 1))
 	f.Record(rec(3, "c:3", "d:4", dissect.TypeGap, nil, 5))
@@ -46,15 +46,15 @@ func TestFollowTSharkIndex(t *testing.T) {
 // nothing: fewer streams of the transport, and a stream without records.
 func TestFollowTSharkMissing(t *testing.T) {
 	f := NewFollowTShark(dissect.UDP, "ascii", 2)
-	f.StreamOpened(0, dissect.UDP)
-	f.StreamOpened(1, dissect.TCP)
+	f.StreamOpened(dissect.StreamID{ID: 0, Index: 0, Transport: dissect.UDP})
+	f.StreamOpened(dissect.StreamID{ID: 1, Index: 0, Transport: dissect.TCP})
 	var b strings.Builder
 	f.WriteTable(&b, TableOptions{})
 	if !strings.Contains(b.String(), "\nno udp stream 2 (1 udp streams in all)\n") {
 		t.Errorf("past the last:\n%s", b.String())
 	}
 	g := NewFollowTShark(dissect.TCP, "hex", 0)
-	g.StreamOpened(7, dissect.TCP)
+	g.StreamOpened(dissect.StreamID{ID: 7, Index: 0, Transport: dissect.TCP})
 	b.Reset()
 	g.WriteTable(&b, TableOptions{})
 	if !strings.Contains(b.String(), "Filter: tcp.stream eq 0 (stream 7)\nno record\n") {

@@ -33,6 +33,7 @@ func cli(t *testing.T, args ...string) (string, string, int) {
 // library (independently of the writer under test).
 type jsonRecord struct {
 	Time      string          `json:"time"`
+	Frame     *int64          `json:"frame"`
 	Proto     *string         `json:"proto"`
 	Transport string          `json:"transport"`
 	Stream    *int            `json:"stream"`
@@ -57,7 +58,7 @@ func parseJSONL(t *testing.T, out string) []jsonRecord {
 		if err := dec.Decode(&r); err != nil {
 			t.Fatalf("line %q: %v", sc.Text(), err)
 		}
-		if r.Proto == nil || r.Stream == nil || r.Offset == nil || r.Length == nil || r.Time == "" || r.Type == "" || r.Fields == nil {
+		if r.Frame == nil || *r.Frame < 1 || r.Proto == nil || r.Stream == nil || r.Offset == nil || r.Length == nil || r.Time == "" || r.Type == "" || r.Fields == nil {
 			t.Fatalf("line lacks a contract key: %s", sc.Text())
 		}
 		if !strings.HasSuffix(r.Time, "Z") || len(r.Time) != len("2026-11-22T00:08:19.479337000Z") {

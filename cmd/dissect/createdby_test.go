@@ -8,12 +8,10 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-
-	"github.com/apache/arrow-go/v18/parquet/file"
 )
 
 // lakeCreatedBy reads created_by from the footer of every part of a
-// lake (arrow-go's file reader) and returns it, failing when the parts
+// lake (parquet-go's file reader) and returns it, failing when the parts
 // disagree or there are none.
 func lakeCreatedBy(t *testing.T, lake string) string {
 	t.Helper()
@@ -22,12 +20,12 @@ func lakeCreatedBy(t *testing.T, lake string) string {
 		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".parquet") {
 			return err
 		}
-		r, err := file.OpenParquetFile(p, false)
+		pf, closer, err := openParquet(p)
 		if err != nil {
 			return err
 		}
-		defer r.Close()
-		got = append(got, r.MetaData().GetCreatedBy())
+		defer closer.Close()
+		got = append(got, pf.Metadata().CreatedBy)
 		return nil
 	})
 	if err != nil {

@@ -45,7 +45,8 @@ var cutCases = []cutCase{
 
 // filteredRecords runs dissect -o json -Y filter on file and returns the
 // records decoded by encoding/json, each without its time (compared
-// apart) and the times.
+// apart) and its frame (a cut's packets are numbered anew), and the
+// times.
 func filteredRecords(t *testing.T, file, filter string) (recs []string, times []time.Time) {
 	t.Helper()
 	stdout, stderr, code := cli(t, "-o", "json", "--no-summary", "-Y", filter, file)
@@ -64,6 +65,7 @@ func filteredRecords(t *testing.T, file, filter string) (recs []string, times []
 			t.Fatal(err)
 		}
 		delete(m, "time")
+		delete(m, "frame")
 		b, _ := json.Marshal(m) // keys sorted
 		recs = append(recs, string(b))
 		times = append(times, tm)

@@ -259,14 +259,28 @@ func TestFoxgloveLive(t *testing.T) {
 // run started: every record, in capture order (the order of -o json),
 // each at its capture time; the server stays up when the file ends until
 // Ctrl-C, and the run then ends normally.
+// TestFoxglovePlayback plays a file to a client: every record -o json
+// writes, at its capture time; for a built-in protocol and for one loaded
+// from a protocol file.
 func TestFoxglovePlayback(t *testing.T) {
 	if err := foxwscheck.Available(); err != nil {
 		t.Skip(err)
 	}
-	file := filepath.Join(pcapDir, "deltarobot_session.pcap")
+	for _, c := range []struct {
+		name string
+		args []string
+	}{
+		{"deltarobot", []string{"-r", filepath.Join(pcapDir, "deltarobot_session.pcap")}},
+		{"protocol file", []string{"--protocol", exampleProtocol, "-r", filepath.Join(pcapDir, "acme", "acme_servo_tcp.pcap")}},
+	} {
+		t.Run(c.name, func(t *testing.T) { fxPlayback(t, c.args) })
+	}
+}
+
+func fxPlayback(t *testing.T, input []string) {
 	port := fxFreePort(t)
 	url := fmt.Sprintf("ws://127.0.0.1:%d", port)
-	r := fxStart(t, "-r", file, "-o", "foxglove", "--mcap-encoding", "json", "--out", fmt.Sprintf("127.0.0.1:%d", port), "--speed", "0")
+	r := fxStart(t, append(input, "-o", "foxglove", "--mcap-encoding", "json", "--out", fmt.Sprintf("127.0.0.1:%d", port), "--speed", "0")...)
 	c := foxwscheck.Start(t, url, false)
 	c.WaitReady(t)
 	lvWaitFor(t, r, "the end of the input", func() bool { return strings.Contains(r.stderr.String(), "the input has ended; still serving "+url) })
@@ -277,8 +291,11 @@ func TestFoxglovePlayback(t *testing.T) {
 	rep := c.Wait(t)
 	fxProblems(t, "the", rep)
 	fxClocks(t, "the", rep)
-	want, wantNS, _ := fxJSON(t, "-r", file)
+	want, wantNS, _ := fxJSON(t, input...)
 	got, gotNS := fxRecords(t, rep)
+	if len(want) == 0 {
+		t.Fatal("-o json wrote no record")
+	}
 	if len(got) != len(want) {
 		var topics []string
 		for _, m := range rep.Messages {

@@ -16,12 +16,12 @@ import (
 )
 
 // envelope are a lake row's columns that are not declared fields.
-var envelope = map[string]bool{"time": true, "transport": true, "stream": true, "src": true, "dst": true, "offset": true,
+var envelope = map[string]bool{"time": true, "frame": true, "transport": true, "stream": true, "src": true, "dst": true, "offset": true,
 	"length": true, "warnings": true, "extra_json": true, "capture": true, "proto": true, "type": true, "record_type": true, "raw": true}
 
 // TestLakeFieldsMatchJSON writes every shipped capture into a lake and
 // checks, record by record, that the row DuckDB reads for each -o json
-// record (found by capture, time, proto, type, stream, offset and
+// record (found by capture, time, frame, proto, type, stream, offset and
 // addresses) holds its fields: every key's value at every depth (numbers
 // equal, or equal as float32 for FLOAT columns; times and bytes as -o
 // json writes them), and null in every declared column the record lacks.
@@ -45,7 +45,7 @@ func TestLakeFieldsMatchJSON(t *testing.T) {
 			if err := dec.Decode(&fields); err != nil {
 				t.Fatal(err)
 			}
-			k := strings.Join([]string{filepath.Base(c.path), fmt.Sprint(e.time), e.proto, r.Type, fmt.Sprint(e.stream),
+			k := strings.Join([]string{filepath.Base(c.path), fmt.Sprint(e.time), fmt.Sprint(*r.Frame), e.proto, r.Type, fmt.Sprint(e.stream),
 				fmt.Sprint(e.offset), r.Src, r.Dst}, "|")
 			want[k] = append(want[k], fields)
 			n++
@@ -65,7 +65,7 @@ func TestLakeFieldsMatchJSON(t *testing.T) {
 	}
 	var sel []string
 	for _, d := range dirs {
-		sel = append(sel, "SELECT concat_ws('|', capture, epoch_ns(time)::VARCHAR, coalesce(proto, ''), type, stream::VARCHAR, "+
+		sel = append(sel, "SELECT concat_ws('|', capture, epoch_ns(time)::VARCHAR, frame::VARCHAR, coalesce(proto, ''), type, stream::VARCHAR, "+
 			"\"offset\"::VARCHAR, src, dst), to_json(t)::VARCHAR FROM read_parquet("+duckdb.Quote(filepath.Join(d, "*.parquet"))+
 			", hive_partitioning=true, union_by_name=true) t")
 	}

@@ -19,7 +19,7 @@ import (
 // the order of -o json's keys (proto and type are the partition's), and
 // after them (the partitions' last, as hive partitioning adds them).
 var (
-	envelopeColumns = []string{"time TIMESTAMP_NS", "transport VARCHAR", "stream BIGINT", "src VARCHAR", "dst VARCHAR",
+	envelopeColumns = []string{"time TIMESTAMP_NS", "frame BIGINT", "transport VARCHAR", "stream BIGINT", "src VARCHAR", "dst VARCHAR",
 		"offset BIGINT", "length BIGINT"}
 	trailerColumns = []string{"warnings VARCHAR[]", "extra_json VARCHAR", "capture VARCHAR", "proto VARCHAR", "type VARCHAR"}
 )

@@ -168,3 +168,55 @@ func TestProtocolFileParquet(t *testing.T) {
 		t.Errorf("status columns: %v", rows)
 	}
 }
+
+// TestProtocolFileLive captures the example protocol live on lo: the
+// reads of the serial capture, sent over a TCP connection (the host's as
+// the client's bytes, the device's as the server's), come out as the
+// records the truth file lists for each direction of that capture.
+func TestProtocolFileLive(t *testing.T) {
+	lvNeedCapture(t)
+	ln, port := lvListenTCP(t)
+	r := lvStart(t, "-i", "lo", "--protocol", exampleProtocol, "-o", "json", "--no-summary",
+		"-f", fmt.Sprintf("tcp port %d", port), "-d", fmt.Sprintf("tcp.port==%d,acme-servo", port))
+	client, server := lvTcpPair(t, ln)
+	src, err := capture.OpenFile(filepath.Join(pcapDir, "acme", "acme_servo_serial.pcapng"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	for {
+		p, err := src.Next()
+		if err != nil {
+			break
+		}
+		c := server
+		if p.Direction == capture.DirOutbound {
+			c = client
+		}
+		lvWriteAll(t, c, p.Data)
+	}
+	want := acmeExpect(t, "acme_servo_serial.pcapng")
+	lvWaitFor(t, r, "the records of both directions", func() bool {
+		return strings.Count(r.stdout.String(), "\n") >= len(want[0])+len(want[1])
+	})
+	lvInterrupt(t)
+	if code := r.wait(t); code != 0 {
+		t.Fatalf("exit %d after SIGINT\nstderr:\n%s", code, r.stderr.String())
+	}
+	recs := parseJSONL(t, r.stdout.String())
+	tiling(t, recs)
+	clientAddr := client.LocalAddr().String()
+	var got [2][]string
+	for _, rec := range recs {
+		d := 1
+		if rec.Src == clientAddr {
+			d = 0
+		}
+		got[d] = append(got[d], fmt.Sprintf("%s@%d+%d", rec.Type, *rec.Offset, *rec.Length))
+	}
+	for d := range want {
+		if strings.Join(got[d], " ") != strings.Join(want[d], " ") {
+			t.Errorf("direction %d:\n got %v\nwant %v", d, got[d], want[d])
+		}
+	}
+}

@@ -145,12 +145,10 @@ func (q *querySink) Record(r *dissect.Record) error {
 
 // StreamOpened tells the statistics that count streams (follow in
 // tshark's form) of a stream opened.
-func (q *querySink) StreamOpened(id int, t dissect.Transport) {
+func (q *querySink) StreamOpened(id dissect.StreamID) {
 	for _, s := range q.stats {
-		if o, ok := s.(interface {
-			StreamOpened(id int, t dissect.Transport)
-		}); ok {
-			o.StreamOpened(id, t)
+		if o, ok := s.(interface{ StreamOpened(id dissect.StreamID) }); ok {
+			o.StreamOpened(id)
 		}
 	}
 }

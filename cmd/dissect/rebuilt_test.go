@@ -94,7 +94,8 @@ func writePcap(t *testing.T, name string, pkts []*capture.Packet) string {
 }
 
 // recordsWithoutTime is dissect -o json of path, each record without its
-// time and round trip (the rebuilt captures have their own), keys sorted.
+// time, frame and round trip (the rebuilt captures have their own
+// packets), keys sorted.
 func recordsWithoutTime(t *testing.T, path string) []string {
 	t.Helper()
 	stdout, stderr, code := cli(t, "-o", "json", "--no-summary", path)
@@ -108,6 +109,7 @@ func recordsWithoutTime(t *testing.T, path string) []string {
 			t.Fatal(err)
 		}
 		delete(m, "time")
+		delete(m, "frame")
 		if f, ok := m["fields"].(map[string]any); ok {
 			delete(f, "rtt_ms") // from the capture times too
 		}

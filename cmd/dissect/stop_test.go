@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"github.com/dissect-tools/dissect/internal/longtest"
 	"io"
 	"io/fs"
@@ -19,7 +20,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/parquet-go/parquet-go"
 
 	"github.com/dissect-tools/dissect/capture"
 	"github.com/dissect-tools/dissect/internal/pktbuild"
@@ -186,7 +187,7 @@ func checkComplete(t *testing.T, f stopForm, dir, out string, want int64) {
 	}
 }
 
-// lakeRows reads every part of a lake with arrow-go and returns its
+// lakeRows reads every part of a lake with parquet-go and returns its
 // rows; a part left .inprogress fails the test.
 func lakeRows(t *testing.T, lake string) int64 {
 	t.Helper()
@@ -199,11 +200,11 @@ func lakeRows(t *testing.T, lake string) int64 {
 			t.Errorf("left in the lake: %s", path)
 			return nil
 		}
-		pf, err := file.OpenParquetFile(path, false)
+		pf, closer, err := openParquet(path)
 		if err != nil {
 			return err
 		}
-		defer pf.Close()
+		defer closer.Close()
 		rows += pf.NumRows()
 		return nil
 	})
@@ -211,6 +212,25 @@ func lakeRows(t *testing.T, lake string) int64 {
 		t.Fatal(err)
 	}
 	return rows
+}
+
+// openParquet opens the Parquet file at path (its footer read).
+func openParquet(path string) (*parquet.File, io.Closer, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	pf, err := parquet.OpenFile(f, st.Size())
+	if err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return pf, f, nil
 }
 
 // A signal while a file is read (here stdin, a pipe that has sent part of

@@ -6,10 +6,10 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/dissect-tools/dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect/exchange"
 	"github.com/dissect-tools/dissect/dissect/layout"
 )
 
@@ -106,8 +106,12 @@ func (protocol) Detect(_ *dissect.StreamInfo, _ dissect.Dir, b []byte) dissect.V
 }
 
 func (p protocol) NewParser(*dissect.StreamInfo) dissect.Parser {
-	return &parser{d: p.d, fast: p.d.fast, dec: p.d.plan.NewDecoder()}
+	return &parser{d: p.d, fast: p.d.fast, dec: p.d.plan.NewDecoder(),
+		pings: exchange.Matcher{Rules: exchange.Rules{Bound: maxPings}}}
 }
+
+// End notes the pings forgotten past the bound (dissect.Ender).
+func (p *parser) End(c *dissect.Ctx) { exchange.NoteLost(c, proto, &p.pings) }
 
 // parser keeps the per-stream state: the handshake progress of each
 // direction and the pings each direction sent.
@@ -115,47 +119,11 @@ type parser struct {
 	d     *described
 	fast  [16]fastEntry // d.fast, copied: one load less per message
 	dec   *layout.Decoder
-	seen  [2]uint8 // messages decoded per direction, saturating at trustAfter
-	pings [2]*pingRing
+	seen  [2]uint8         // messages decoded per direction, saturating at trustAfter
+	pings exchange.Matcher // the pings each direction sent, by id (pingRules)
 	// examined counts the offsets Sync looked at, for the test that bounds
 	// its work.
 	examined int64
-}
-
-// pingRing holds the outstanding pings of one direction, oldest first.
-type pingRing struct {
-	id    [maxPings]uint64
-	t     [maxPings]time.Time
-	start int
-	n     int
-}
-
-func (r *pingRing) push(id uint64, t time.Time) {
-	if r.n == maxPings {
-		r.start = (r.start + 1) % maxPings
-		r.n--
-	}
-	i := (r.start + r.n) % maxPings
-	r.id[i], r.t[i] = id, t
-	r.n++
-}
-
-// take removes the oldest ping with this id and returns its time.
-func (r *pingRing) take(id uint64) (time.Time, bool) {
-	for k := 0; k < r.n; k++ {
-		i := (r.start + k) % maxPings
-		if r.id[i] != id {
-			continue
-		}
-		t := r.t[i]
-		for m := k; m < r.n-1; m++ {
-			a, b := (r.start+m)%maxPings, (r.start+m+1)%maxPings
-			r.id[a], r.t[a] = r.id[b], r.t[b]
-		}
-		r.n--
-		return t, true
-	}
-	return time.Time{}, false
 }
 
 func le16(b []byte) uint16 { return binary.LittleEndian.Uint16(b) }
@@ -324,10 +292,7 @@ func setLast(r *dissect.Record, v dissect.Value) { r.Fields[len(r.Fields)-1].Val
 func (p *parser) ping(c *dissect.Ctx, _ []byte) {
 	dir := c.Dir & 1
 	v := uint64(p.dec.Raw(0))
-	if p.pings[dir] == nil {
-		p.pings[dir] = new(pingRing)
-	}
-	p.pings[dir].push(v, c.Time)
+	p.pings.Request(dir, 0, exchange.Uint(v), c.Time, c.Offset)
 	if c.Decode {
 		pingFields(c.Rec, v, 0, false)
 	}
@@ -337,13 +302,9 @@ func (p *parser) ping(c *dissect.Ctx, _ []byte) {
 func (p *parser) pong(c *dissect.Ctx, _ []byte) {
 	dir := c.Dir & 1
 	v := uint64(p.dec.Raw(0))
-	var sent time.Time
-	matched := false
-	if ring := p.pings[dir^1]; ring != nil {
-		sent, matched = ring.take(v)
-	}
+	ping, matched, _ := p.pings.Reply(dir, exchange.Uint(v), c.Time, 0)
 	if c.Decode {
-		pingFields(c.Rec, v, float64(c.Time.Sub(sent))/float64(time.Millisecond), matched)
+		pingFields(c.Rec, v, exchange.Millis(c.Time.Sub(ping.Time)), matched)
 	}
 }
 

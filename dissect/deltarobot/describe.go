@@ -154,7 +154,7 @@ func describeFrom(ms []message) (*described, error) {
 		}
 		if !varLen {
 			e.size = n
-			if e.t >= 0 && plan.MinSize(e.t) != n {
+			if e.t >= 0 && plan.MinSize(e.t) != int64(n) {
 				return nil, fmt.Errorf("deltarobot: message 0x%04x: its layout takes %d bytes, its size id says %d", m.id, plan.MinSize(e.t), n)
 			}
 		}

@@ -35,7 +35,8 @@
 // id=0x… as well.
 // A pong whose id matches a ping seen in the other direction gets rtt_ms, the
 // pong's capture time minus the ping's in milliseconds. A stream keeps at
-// most 64 outstanding pings per direction; a new ping evicts the oldest.
+// most 64 outstanding pings per direction; a new ping evicts the oldest,
+// and the stream's end notes how many were evicted (dissect/exchange).
 //
 // # Finding message boundaries
 //

@@ -101,8 +101,9 @@ func (c CRC) validate() error {
 type crcTable struct {
 	c     CRC
 	t     [256]uint64
-	shift int // non-reflected widths below 8 run as 8-bit CRCs shifted up
-	w     int // the register's width as run
+	t8    [256]byte // t as bytes, for a one-byte register (w 8, not reflected)
+	shift int       // non-reflected widths below 8 run as 8-bit CRCs shifted up
+	w     int       // the register's width as run
 }
 
 func reflect(v uint64, w int) uint64 { return bits.Reverse64(v) >> (64 - w) }
@@ -140,6 +141,7 @@ func newCRCTable(c CRC) *crcTable {
 			}
 		}
 		t.t[i] = v & mask
+		t.t8[i] = byte(v)
 	}
 	return t
 }
@@ -158,10 +160,18 @@ func (t *crcTable) sum(b []byte) uint64 {
 		return (reg ^ c.XorOut) & c.mask()
 	}
 	reg := c.Init << t.shift
-	mask := CRC{Width: t.w}.mask()
-	sh := t.w - 8
-	for _, x := range b {
-		reg = (reg<<8 ^ t.t[byte(reg>>sh)^x]) & mask
+	if t.w == 8 { // a one-byte register: nothing of reg<<8 stays
+		r := byte(reg)
+		for _, x := range b {
+			r = t.t8[r^x]
+		}
+		reg = uint64(r)
+	} else {
+		mask := CRC{Width: t.w}.mask()
+		sh := t.w - 8
+		for _, x := range b {
+			reg = (reg<<8 ^ t.t[byte(reg>>sh)^x]) & mask
+		}
 	}
 	reg >>= t.shift
 	if c.RefOut {

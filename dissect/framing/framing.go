@@ -9,7 +9,6 @@
 package framing
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"strings"
@@ -192,31 +191,9 @@ func (fr *Framer) MinLen() int { return max(fr.minLen, 1) }
 // ErrShort) when b ends before the frame (need 0: not known yet); or
 // (0, *Bad) when b cannot start a frame.
 func (fr *Framer) Frame(b []byte) (int, error) {
-	f := &fr.f
-	if len(f.Sync) > 0 {
-		k := min(len(b), len(f.Sync))
-		if !bytes.Equal(b[:k], f.Sync[:k]) {
-			return 0, &Bad{0, fmt.Sprintf("no sync word % x", f.Sync)}
-		}
-		if k < len(f.Sync) {
-			return 0, ErrShort
-		}
-	}
-	n := f.Size
-	if l := f.Length; l != nil {
-		end := l.Offset + l.Width
-		if len(b) < end {
-			return 0, ErrShort
-		}
-		v := readUint(b[l.Offset:end], l.Order)
-		total := int64(v) + l.Adjust
-		if v > 1<<40 || total < int64(fr.minLen) || total > int64(f.Max) {
-			return 0, &Bad{l.Offset, fmt.Sprintf("length %d gives a frame of %d bytes: want %d to %d", v, total, fr.minLen, f.Max)}
-		}
-		n = int(total)
-	}
-	if n == 0 {
-		return 0, nil
+	n, err := fr.Size(b)
+	if err != nil || n == 0 {
+		return 0, err
 	}
 	if len(b) < n {
 		return n, ErrShort

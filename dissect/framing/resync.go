@@ -59,7 +59,7 @@ func (fr *Framer) Resync(b []byte, last bool, frame FrameFunc) (int, bool) {
 // prefix of sync.
 func partial(b, sync []byte) int {
 	for k := min(len(b), len(sync)-1); k > 0; k-- {
-		if bytes.Equal(b[len(b)-k:], sync[:k]) {
+		if b[len(b)-k] == sync[0] && bytes.Equal(b[len(b)-k:], sync[:k]) {
 			return k
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/dissect-tools/dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect/exchange"
 	"github.com/dissect-tools/dissect/dissect/pbwalk"
 )
 
@@ -17,7 +18,8 @@ type parser struct {
 	proto *protocol
 	info  *dissect.StreamInfo
 	dec   pbwalk.Decoder
-	q     queue
+	ex    exchange.Matcher // the requests in flight (replies.go)
+	ans   []int32          // scratch: the request codes a reply answers
 	sum   []byte
 	look  [2]look // per direction, the frame waiting for its bytes
 }
@@ -33,7 +35,7 @@ type look struct {
 
 // newParser returns the parser of stream s.
 func newParser(p *protocol, s *dissect.StreamInfo) *parser {
-	return &parser{proto: p, info: s, dec: pbwalk.Decoder{WarnPrefix: "payload: "}}
+	return &parser{proto: p, info: s, dec: pbwalk.Decoder{WarnPrefix: "payload: "}, ex: exchange.Matcher{Rules: exchangeRules()}}
 }
 
 // Error codes of the malformed errors.
@@ -60,11 +62,11 @@ func (p *parser) Parse(c *dissect.Ctx, b []byte) (int, error) {
 			return 0, dissect.Malformed(protoName, errNoSFD, i, "no start-of-frame delimiter: byte %d is 0x%02x, want 0x%02x (fd ba dc 01 50 b4 11 ff)", i, b[i], sfd[i])
 		}
 	}
-	if len(b) < headerLen {
+	total, ok := frameSize(b)
+	if !ok {
 		return 0, dissect.ErrNeedMore
 	}
-	size := int(le16(b[9:]))
-	total := overhead + size
+	size := total - overhead
 	code := b[8]
 	if len(b) < total {
 		if j := p.inner(c, b); j > 0 {
@@ -101,18 +103,14 @@ func (p *parser) inner(c *dissect.Ctx, b []byte) int {
 		*l = look{set: true, off: c.Offset, pos: 1}
 	}
 	for l.pos < len(b) {
-		i := bytes.Index(b[l.pos:], sfd)
-		if i < 0 {
-			l.pos = max(l.pos, len(b)-sfdLen+1) // a partial SFD may end b
+		i, found := frames[0].Hunt(b[l.pos:])
+		if !found {
+			l.pos += i // a partial SFD may end b
 			return 0
 		}
 		j := l.pos + i
-		if len(b)-j < headerLen {
-			l.pos = j
-			return 0
-		}
-		n := overhead + int(le16(b[j+9:]))
-		if len(b)-j < n {
+		n, ok := frameSize(b[j:])
+		if !ok || len(b)-j < n {
 			l.pos = j
 			return 0
 		}
@@ -129,15 +127,7 @@ func (p *parser) inner(c *dissect.Ctx, b []byte) int {
 // offset of a trailing partial SFD (with false) so it is judged again with
 // more bytes.
 func (p *parser) Sync(_ *dissect.Ctx, b []byte) (int, bool) {
-	if i := bytes.Index(b, sfd); i >= 0 {
-		return i, true
-	}
-	for k := min(len(b), sfdLen-1); k > 0; k-- {
-		if bytes.Equal(b[len(b)-k:], sfd[:k]) {
-			return len(b) - k, false
-		}
-	}
-	return len(b), false
+	return frames[0].Hunt(b)
 }
 
 // sentBy reports whether code is sent by the host (requests 4-17) or by
@@ -254,17 +244,17 @@ func (p *parser) record(c *dissect.Ctx, code byte, host bool, payload []byte, wi
 	}
 
 	// Requests and replies.
-	p.q.expire(r, c.Time)
-	var req pending
+	warnDropped(r, p.ex.Expire(c.Time), p.ex.Rules)
+	var req exchange.Entry
 	matched, quirk := false, false
 	switch {
 	case host:
 		if code >= codeACK && code < numCodes {
-			p.q.request(r, code, c.Time, c.Offset)
+			p.request(c, code)
 		}
 	case isResponse(code):
-		req, matched = p.q.response(r, code)
-		if matched && code == codeGetTelemetry && req.code == codeGetMioPatterns {
+		req, matched = p.response(c, code)
+		if matched && code == codeGetTelemetry && req.Type == codeGetMioPatterns {
 			quirk = true
 			if p.proto.schema.quirk != nil {
 				r.Warn("GetMioPatterns (16) answered with type 13 (GetTelemetry): a known device quirk; the payload is decoded as patterns.GetMioPatterns")
@@ -316,11 +306,11 @@ func (p *parser) record(c *dissect.Ctx, code byte, host bool, payload []byte, wi
 	}
 	var latency time.Duration
 	if matched {
-		latency = c.Time.Sub(req.t)
-		r.Add("request_code", dissect.Int(int64(req.code)))
-		r.Add("latency_ms", dissect.Float(float64(latency)/float64(time.Millisecond)))
+		latency = c.Time.Sub(req.Time)
+		r.Add("request_code", dissect.Int(int64(req.Type)))
+		r.Add("latency_ms", dissect.Float(exchange.Millis(latency)))
 	}
-	r.Summary = p.summary(r.Type, host, fields, raw, ok, payload, matched, req.code, latency)
+	r.Summary = p.summary(r.Type, host, fields, raw, ok, payload, matched, byte(req.Type), latency)
 }
 
 // wireReason renders a pbwalk error without its package prefix: "truncated
@@ -494,12 +484,12 @@ func looksLikeEnum(s string) bool {
 // End notes the requests still unanswered when the stream ends. The
 // framework calls it when both directions have ended, if it supports the
 // hook; otherwise unanswered requests are reported only on a later record
-// of the stream (see queue.expire).
+// of the stream (see exchangeRules).
 func (p *parser) End(c *dissect.Ctx) {
 	for _, msg := range p.unanswered() {
 		c.Note("%s", msg)
 	}
-	p.q.n = 0
+	p.ex.Forget()
 }
 
 // unanswered returns one line per request still in flight.
@@ -509,8 +499,8 @@ func (p *parser) unanswered() []string {
 	if p.info != nil {
 		id = p.info.ID
 	}
-	for _, q := range p.q.q[:p.q.n] {
-		out = append(out, protoName+": stream "+strconv.Itoa(id)+": request "+typeName(q.code)+" at offset "+strconv.FormatInt(q.off, 10)+" was never answered")
+	for _, q := range p.ex.Waiting(0) {
+		out = append(out, protoName+": stream "+strconv.Itoa(id)+": request "+typeName(byte(q.Type))+" at offset "+strconv.FormatInt(q.Off, 10)+" was never answered")
 	}
 	return out
 }

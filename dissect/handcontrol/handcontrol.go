@@ -1,8 +1,6 @@
 package handcontrol
 
 import (
-	"bytes"
-
 	"github.com/dissect-tools/dissect/dissect"
 )
 
@@ -171,28 +169,23 @@ func (p *protocol) Detect(s *dissect.StreamInfo, _ dissect.Dir, b []byte) dissec
 	if s != nil && s.Transport == dissect.TCP {
 		window = 1
 	}
-	for i := 0; i < window && i < len(b); {
+	for i := 0; i < window && i < len(b); i++ {
+		j, found := frames[0].Hunt(b[i:])
+		i += j
+		if i >= window {
+			break
+		}
+		if !found {
+			if i < len(b) {
+				return dissect.Maybe // a partial SFD ends b
+			}
+			break
+		}
 		rest := b[i:]
-		if len(rest) < sfdLen {
-			if bytes.HasPrefix(sfd, rest) {
-				return dissect.Maybe
-			}
-			i++
-			continue
-		}
-		if !bytes.Equal(rest[:sfdLen], sfd) {
-			j := bytes.Index(rest[1:], sfd[:1])
-			if j < 0 {
-				i = len(b)
-				break
-			}
-			i += 1 + j
-			continue
-		}
-		if len(rest) < headerLen {
+		total, ok := frameSize(rest)
+		if !ok {
 			return dissect.Maybe
 		}
-		total := overhead + int(le16(rest[9:]))
 		if len(rest) < total {
 			if total > detectBig && rest[8] >= codeACK && rest[8] < numCodes {
 				return dissect.Yes
@@ -202,7 +195,6 @@ func (p *protocol) Detect(s *dissect.StreamInfo, _ dissect.Dir, b []byte) dissec
 		if _, _, scope := checkCRC(rest[:total]); scope != "" {
 			return dissect.Yes
 		}
-		i++
 	}
 	if len(b) < window {
 		return dissect.Maybe

@@ -7,6 +7,7 @@ import (
 
 	"github.com/dissect-tools/dissect/dissect"
 	"github.com/dissect-tools/dissect/dissect/dissecttest"
+	"github.com/dissect-tools/dissect/dissect/framing"
 
 	"google.golang.org/protobuf/encoding/protowire"
 )
@@ -17,8 +18,19 @@ var (
 	cat = dissecttest.Cat
 )
 
+// crc8 is the CRC of the frame description (framing.go) over b.
+func crc8(b []byte) byte {
+	c := *frameDesc(0).Check
+	fr, err := framing.New(framing.Framing{Size: len(b) + 1, Check: &c})
+	if err != nil {
+		panic(err)
+	}
+	_, want := fr.Sums(cat(b, []byte{0}))
+	return byte(want)
+}
+
 // refCRC is a bitwise CRC-8 (poly 0x07, init 0, MSB first, no xorout),
-// written independently of the table-driven crc8.
+// written independently of the description's table-driven CRC.
 func refCRC(b []byte) byte {
 	var c uint16
 	for _, x := range b {

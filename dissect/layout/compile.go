@@ -558,7 +558,3 @@ func (p *Plan) compileField(s *Schema, f *Field, cf *cfield, prev []cfield, slot
 func (f *cfield) isInt() bool {
 	return (f.kind == wUint || f.kind == wInt || f.kind == wBits) && f.repeat == Once
 }
-
-// MinSize returns the least bytes type t takes: its size, when every
-// field has a fixed size.
-func (p *Plan) MinSize(t int) int { return int(min(p.types[t].minSize, math.MaxInt32)) }

@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/dissect-tools/dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect/exchange"
 	"github.com/dissect-tools/dissect/dissect/framing"
 	"github.com/dissect-tools/dissect/dissect/layout"
 )
@@ -13,9 +14,8 @@ import (
 type parser struct {
 	p   *Protocol
 	dec *layout.Decoder
-	rec dissect.Record // for Sync's trial frames
-	// waiting: the requests not yet answered, by type and direction
-	waiting map[string]*[2][]inflight
+	rec dissect.Record   // for Sync's trial frames
+	ex  exchange.Matcher // the requests not yet answered
 }
 
 // Parse decodes the message at b[0].
@@ -29,8 +29,10 @@ func (ps *parser) Parse(c *dissect.Ctx, b []byte) (int, error) {
 	if err != nil {
 		return n, err
 	}
-	if m := &ps.p.meta[t]; m.Exchange.Role != dissect.NoExchange {
-		ps.exchange(c, c.Rec, m)
+	if ps.p.meta[t].Exchange.Role != dissect.NoExchange {
+		if req, ok := ps.p.ex.Record(&ps.ex, c.Rec, c.Dir, c.Time, c.Offset); ok {
+			c.Rec.Add(LatencyField, dissect.Float(exchange.Millis(c.Time.Sub(req.Time))))
+		}
 	}
 	if !c.Decode {
 		c.Rec.Fields = c.Rec.Fields[:0]
@@ -116,6 +118,9 @@ func (p *Protocol) caseOf(on int64) (int, bool) {
 	t, ok := p.cases[on]
 	return t, ok
 }
+
+// End notes the requests forgotten past the bound (dissect.Ender).
+func (ps *parser) End(c *dissect.Ctx) { exchange.NoteLost(c, ps.p.s.Name, &ps.ex) }
 
 // Sync finds where frames start again.
 func (ps *parser) Sync(c *dissect.Ctx, b []byte) (int, bool) {

@@ -19,6 +19,7 @@ import (
 	"strings"
 
 	"github.com/dissect-tools/dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect/exchange"
 	"github.com/dissect-tools/dissect/dissect/framing"
 	"github.com/dissect-tools/dissect/dissect/layout"
 )
@@ -62,8 +63,16 @@ type TypeMeta struct {
 	Heartbeat bool
 }
 
-// LatencyField is the field a reply gets: the time since its request.
+// LatencyField is the field a reply gets: the time since its request. A
+// reply type that says which request type it answers
+// (TypeMeta.Exchange.Answers) is matched to the oldest unanswered request
+// of that type from the other direction with the same request key (the
+// field of role request_key, when both have one).
 const LatencyField = "rtt_ms"
+
+// maxInflight bounds the requests a direction keeps per type: the oldest
+// is forgotten past it.
+const maxInflight = 64
 
 // FrameType is the name of the type read from every frame first.
 const FrameType = "frame"
@@ -82,7 +91,7 @@ type Protocol struct {
 	def    int           // the default message type, -1: none
 	decls  []dissect.TypeDecl
 	detect string
-	keys   map[string]string // the request_key field of each type that has one
+	ex     *exchange.Plan // requests and replies (maxInflight)
 	// dense indexes the cases from value lo on (-1: none), without the
 	// map, when they lie within maxDense of one another
 	dense []int16
@@ -191,12 +200,9 @@ func New(s *Spec) (*Protocol, error) {
 			p.meta[t] = m
 		}
 	}
-	p.keys = map[string]string{}
+	p.ex = exchange.NewPlan(p.decls, exchange.Rules{Bound: maxInflight})
 	for i := range p.decls {
 		d := &p.decls[i]
-		if f := d.FieldWith(dissect.RoleRequestKey); f != nil {
-			p.keys[d.Type] = f.Name
-		}
 		if a := d.Exchange.Answers; a != "" && plan.Type(a) < 0 {
 			return nil, fmt.Errorf("%stype %q answers %q, which is not a type of this file", at(s, "types."+d.Type), d.Type, a)
 		}
@@ -331,7 +337,7 @@ func (p *Protocol) Detect(s *dissect.StreamInfo, dir dissect.Dir, b []byte) diss
 
 // NewParser returns a parser for one stream.
 func (p *Protocol) NewParser(*dissect.StreamInfo) dissect.Parser {
-	return &parser{p: p, dec: p.plan.NewDecoder()}
+	return &parser{p: p, dec: p.plan.NewDecoder(), ex: p.ex.Matcher()}
 }
 
 // Encode returns the frame of a message of type typ (a record type of

@@ -43,9 +43,16 @@ var benchModes = []struct {
 // BenchmarkParsePosQuat measures Parse over 1000 Pos_Quat messages, with
 // fields (decode) and types only (types).
 func BenchmarkParsePosQuat(b *testing.B) {
+	head, body := benchSetup(b, 1000)
+	benchParse(b, head, body, func(_ int, r *dissect.Record) bool { return r.Type == namePosQuat })
+}
+
+// benchParse measures Parse over the messages of body after head (the
+// cookie and descriptions) in each of benchModes; ok judges the record of
+// message i.
+func benchParse(b *testing.B, head, body []byte, ok func(i int, r *dissect.Record) bool) {
 	for _, bc := range benchModes {
 		b.Run(bc.name, func(b *testing.B) {
-			head, body := benchSetup(b, 1000)
 			h := newTCP(b)
 			h.feed(b, 0, head, false)
 			h.decode = bc.decode
@@ -54,10 +61,10 @@ func BenchmarkParsePosQuat(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				h.off[0] = start
-				for rest := body; len(rest) > 0; {
+				for i, rest := 0, body; len(rest) > 0; i++ {
 					n, err := h.parse(0, rest, false)
-					if err != nil || h.rec.Type != namePosQuat {
-						b.Fatalf("Parse = %d, %v, type %q", n, err, h.rec.Type)
+					if err != nil || !ok(i, &h.rec) {
+						b.Fatalf("Parse = %d, %v, type %q, warnings %q", n, err, h.rec.Type, h.rec.Warnings)
 					}
 					rest = rest[n:]
 				}

@@ -14,38 +14,42 @@ const (
 // server to log the server's connections to the named files (empty names
 // stop logging) or asks which files it logs to; the server answers either
 // with Logging_response, naming the files it now logs to (timed for a
-// logging request: cat_rtt.go). All three are
+// logging request: roundtrip.go). All three are
 // written by pack_log_message_of_type: four int32 lengths, then the four
 // names without NULs (the status request: four zero lengths).
 func auxLoggerDefs() []msgDef {
-	files := func(what string) []item {
-		return []item{
-			cstrf("local_in", what+"file for the messages the server's connection receives (empty: none)"),
-			cstrf("local_out", what+"file for the messages the server's connection sends (empty: none)"),
-			cstrf("remote_in", what+"file the client's side is asked to log its incoming messages to (empty: none)"),
-			cstrf("remote_out", what+"file the client's side is asked to log its outgoing messages to (empty: none)"),
+	files := func(what string) []dissect.FieldDecl {
+		// No layout: the lengths come first and are not recorded.
+		name := func(id, doc string) dissect.FieldDecl {
+			return dissect.FieldDecl{Name: id, Kind: dissect.KindString, Doc: what + doc}
+		}
+		return []dissect.FieldDecl{
+			name("local_in", "file for the messages the server's connection receives (empty: none)"),
+			name("local_out", "file for the messages the server's connection sends (empty: none)"),
+			name("remote_in", "file the client's side is asked to log its incoming messages to (empty: none)"),
+			name("remote_out", "file the client's side is asked to log its outgoing messages to (empty: none)"),
 		}
 	}
 	return []msgDef{{
 		name:     nameAuxLogRequest,
 		doc:      "a client asks the server to log to new files, closing the old ones (empty names: stop logging; answered by Logging_response)",
-		body:     files("log "),
+		decls:    files("log "),
 		decode:   func(c *dissect.Ctx, b []byte) ([]byte, bool) { return decodeAuxLog(c, b, nameAuxLogRequest) },
 		exchange: dissect.Exchange{Role: dissect.Request},
 	}, {
-		name: nameAuxLogReport,
-		doc:  "the server names the files it logs to, after a logging request or a status request (rtt_ms: for a logging request)",
-		body: files("log "),
+		name:  nameAuxLogReport,
+		doc:   "the server names the files it logs to, after a logging request or a status request (rtt_ms: for a logging request)",
+		decls: files("log "),
 		decode: func(c *dissect.Ctx, b []byte) ([]byte, bool) {
 			return decodeAuxLog(c, b, nameAuxLogReport)
 		},
 		exchange: dissect.Exchange{Role: dissect.Reply, Answers: nameAuxLogRequest},
 	}, {
 		// Not declared a request: its answer is a Logging_response, whose
-		// round trips -z rtt files under Logging_request (cat_rtt.go).
+		// round trips -z rtt files under Logging_request (roundtrip.go).
 		name:   nameAuxLogStatus,
 		doc:    "a client asks the server which files it logs to (mainline sends four empty names; answered by Logging_response)",
-		body:   files("(always empty from mainline) "),
+		decls:  files("(always empty from mainline) "),
 		decode: func(c *dissect.Ctx, b []byte) ([]byte, bool) { return decodeAuxLog(c, b, nameAuxLogStatus) },
 	}}
 }

@@ -1,5 +1,7 @@
 package vrpn
 
+import "github.com/dissect-tools/dissect/dissect/layout"
+
 // Names of vrpn_BaseClass's text message, which every mainline device
 // sends for its warnings and errors.
 const nameText = "vrpn_Base text_message"
@@ -10,13 +12,13 @@ const nameText = "vrpn_Base text_message"
 const maxTextLen = 1024
 
 // baseDefs lists the catalogued types of mainline's vrpn_BaseClass.C
-// (ping and pong are decoded by rtt.go).
+// (ping and pong are decoded by roundtrip.go).
 func baseDefs() []msgDef {
 	return []msgDef{{
 		name: nameText,
 		doc:  "a device's text message: a notice, warning or error (vrpn_BaseClass send_text_message)",
-		body: []item{
-			enumf("severity", "normal, warning or error (mainline's vrpn_TEXT_SEVERITY; another number as text)", "normal", "warning", "error"),
+		body: []layout.Field{
+			enumf("severity", "mainline's vrpn_TEXT_SEVERITY", "text_severity"),
 			u32f("level", "the sender's level of the message"),
 			textf("text", maxTextLen, "the text up to its NUL; the bytes after it are stale memory of the sender and are not kept"),
 		},

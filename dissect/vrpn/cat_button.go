@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/dissect-tools/dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect/layout"
 )
 
 // Mainline's button modes (vrpn_Button.h): vrpn_BUTTON_MOMENTARY,
@@ -30,17 +31,17 @@ func buttonDefs() []msgDef {
 	return []msgDef{{
 		name: "vrpn_Button Admin",
 		doc:  "a client switches a button, or every button, between momentary and toggle (vrpn_Button set_toggle / set_momentary / set_all_*)",
-		body: []item{
+		body: []layout.Field{
 			i32f("button", "button number, from 0; -99 (mainline's vrpn_ALL_ID) for every button"),
-			enumf("mode", "momentary, toggle_off or toggle_on (mainline's 10, 20, 21; another number as text, which the server ignores)"),
+			enumf("mode", "the button's mode (another number: the server ignores it)", "button_mode"),
 		},
 		decode: func(c *dissect.Ctx, b []byte) ([]byte, bool) { return decodeButtonMode(c, b, "vrpn_Button Admin") },
 	}, {
 		name: "vrpn_Button Alert",
 		doc:  "the server reports a toggle button's new state, when its alerts are on (vrpn_Button_Filter; sent time 0)",
-		body: []item{
+		body: []layout.Field{
 			i32f("button", "button number, from 0"),
-			enumf("mode", "toggle_off or toggle_on: the button's toggle state now (mainline's 20, 21; another number as text)"),
+			enumf("mode", "the button's toggle state now (toggle_off or toggle_on)", "button_mode"),
 		},
 		decode: func(c *dissect.Ctx, b []byte) ([]byte, bool) { return decodeButtonMode(c, b, "vrpn_Button Alert") },
 	}}
@@ -59,15 +60,8 @@ func decodeButtonMode(c *dissect.Ctx, b []byte, name string) ([]byte, bool) {
 	}
 	long(c, b, 8, name)
 	button, mode := i32(b), i32(b[4:])
-	var m string
-	switch mode {
-	case buttonMomentary:
-		m = "momentary"
-	case buttonToggleOff:
-		m = "toggle_off"
-	case buttonToggleOn:
-		m = "toggle_on"
-	default:
+	m, ok := enumName("button_mode", int64(mode))
+	if !ok {
 		r.Warnf("%s: mode %d at offset 4 is not one mainline names", name, mode)
 		m = strconv.FormatInt(int64(mode), 10)
 	}

@@ -123,10 +123,13 @@ func TestForceBadValues(t *testing.T) {
 		want  any    // its value as jsonValue gives it; nil: only present
 		warn  string // a part of the warning
 	}{
-		{sample{nameForceError, wbe(int32(9)), ""}, "error_code", "9", "not one mainline names"},
-		{sample{nameForceConMode, wbe(int32(4)), ""}, "mode", "4", "not one mainline names"},
-		{sample{nameForceCustom, wbe(uint32(1), uint32(1000000), float32(1)), ""}, "data", nil, "too short"},
-		{sample{nameForceCustom, wbe(uint32(1), uint32(0xFFFFFFFF)), ""}, "data", nil, "too short"},
+		{sample{nameForceError, wbe(int32(9)), ""}, "error_code", "9", "error_code: 9 is not a value its enum names"},
+		{sample{nameForceConMode, wbe(int32(4)), ""}, "mode", "4", "mode: 4 is not a value its enum names"},
+		{sample{nameForceCustom, wbe(uint32(1), uint32(100), float32(1)), ""}, "data", nil, "body of 12 bytes too short"},
+		// A count past the values a message may hold is refused before
+		// the bytes are looked at.
+		{sample{nameForceCustom, wbe(uint32(1), uint32(1000000), float32(1)), ""}, "data", nil, "1000000 items exceed the limit"},
+		{sample{nameForceCustom, wbe(uint32(1), uint32(0xFFFFFFFF)), ""}, "data", nil, "4294967295 items exceed the limit"},
 		{sample{nameForceRmObj, wbe(int32(1), int32(2)), ""}, "object_id", 1.0, "longer than the 4 bytes"},
 		{sample{nameForceNewID, wbe(int32(1)), ""}, "", nil, "longer than the 0 bytes"},
 	}

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/dissect-tools/dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect/layout"
 )
 
 // The types of mainline's vrpn_Imager.C: an imager server describes its
@@ -34,19 +35,16 @@ const (
 	imagerRegionHead = 16
 )
 
-// imgU16 is a uint16 item.
-func imgU16(name, doc string) item { return item{name: name, op: opU16, doc: doc} }
-
 // imagerFrame is the body of Begin_Frame and End_Frame: the region the
 // frame covers, depths first.
-func imagerFrame() []item {
-	return []item{
-		imgU16("depth_min", "first depth slice of the frame"),
-		imgU16("depth_max", "last depth slice of the frame"),
-		imgU16("row_min", "first row of the frame"),
-		imgU16("row_max", "last row of the frame"),
-		imgU16("col_min", "first column of the frame"),
-		imgU16("col_max", "last column of the frame"),
+func imagerFrame() []layout.Field {
+	return []layout.Field{
+		u16f("depth_min", "first depth slice of the frame"),
+		u16f("depth_max", "last depth slice of the frame"),
+		u16f("row_min", "first row of the frame"),
+		u16f("row_max", "last row of the frame"),
+		u16f("col_min", "first column of the frame"),
+		u16f("col_max", "last column of the frame"),
 	}
 }
 
@@ -56,33 +54,32 @@ func imagerDefs() []msgDef {
 		{
 			name: nameImagerDescription,
 			doc:  "server report: the image's size and its channels (vrpn_Imager_Server send_description, on each new connection and ping, and before the first region)",
-			body: []item{
+			body: []layout.Field{
 				i32f("depth", "depth slices of the image"),
 				i32f("rows", "rows of the image"),
 				i32f("cols", "columns of the image"),
 				i32f("num_channels", "how many channels follow"),
-				{name: "channels", decl: &dissect.FieldDecl{Name: "channels", Kind: dissect.KindArray, Doc: "the channels, in index order",
-					Elem: &dissect.FieldDecl{Kind: dissect.KindObject, Fields: channelFields()}}},
+				{ID: "channels", Type: imagerChannel, Repeat: layout.RepeatExpr, RepeatExpr: layout.FieldRef("num_channels"), Doc: "the channels, in index order"},
 			},
 			decode: imagerDescription,
 		},
-		imagerRegion("vrpn_Imager Regionu8", opU8, 1, "uint8"),
-		imagerRegion("vrpn_Imager Regionu16", opU16, 4, "uint16"),
-		imagerRegion("vrpn_Imager Regionu12in16", opU16, 5, "uint12in16"),
-		imagerRegion("vrpn_Imager Regionf32", opF32, 6, "float32"),
+		imagerRegion("vrpn_Imager Regionu8", "u1", 1, "uint8"),
+		imagerRegion("vrpn_Imager Regionu16", "u2le", 4, "uint16"),
+		imagerRegion("vrpn_Imager Regionu12in16", "u2le", 5, "uint12in16"),
+		imagerRegion("vrpn_Imager Regionf32", "f4le", 6, "float32"),
 		{name: "vrpn_Imager Begin_Frame", doc: "server report: a frame starts (vrpn_Imager_Server send_begin_frame)", body: imagerFrame()},
 		{name: "vrpn_Imager End_Frame", doc: "server report: a frame is complete (vrpn_Imager_Server send_end_frame)", body: imagerFrame()},
-		{name: "vrpn_Imager Discarded_Frames", doc: "server report: frames were dropped (vrpn_Imager_Server send_discarded_frames)", body: []item{
-			imgU16("count", "how many frames were dropped; 0: some, how many unknown"),
+		{name: "vrpn_Imager Discarded_Frames", doc: "server report: frames were dropped (vrpn_Imager_Server send_discarded_frames)", body: []layout.Field{
+			u16f("count", "how many frames were dropped; 0: some, how many unknown"),
 		}},
-		{name: "vrpn_Imager Throttle_Frames", doc: "client request: how many more frames the server may send (vrpn_Imager_Remote throttle_sender)", body: []item{
+		{name: "vrpn_Imager Throttle_Frames", doc: "client request: how many more frames the server may send (vrpn_Imager_Remote throttle_sender)", body: []layout.Field{
 			i32f("frames", "frames the server may send before dropping (added to a limit already set); negative: no limit"),
 		}},
 		{
 			name: nameImagerPose,
 			doc:  "server report: where the image lies in space (vrpn_ImagerPose_Server send_description, on each new connection and ping)",
 			// Mainline writes origin, dDepth, dRow, dCol, in that order.
-			body: []item{
+			body: []layout.Field{
 				vec3f("origin", "m", "corner of pixel (0,0,0)"),
 				vec3f("d_depth", "m", "span of the image in depth, from the origin (stale memory of the server when it was given none)"),
 				vec3f("d_row", "m", "span of the image along its rows (its height), from the origin"),
@@ -92,17 +89,20 @@ func imagerDefs() []msgDef {
 	}
 }
 
-// channelFields declares one channel of a description, in wire order.
-func channelFields() []dissect.FieldDecl {
-	return []dissect.FieldDecl{
-		{Name: "min_val", Kind: dissect.KindFloat32, Required: true, Doc: "least value a pixel of the channel may take"},
-		{Name: "max_val", Kind: dissect.KindFloat32, Required: true, Doc: "greatest value a pixel of the channel may take"},
-		{Name: "offset", Kind: dissect.KindFloat32, Required: true, Doc: "value in units = raw value × scale + offset"},
-		{Name: "scale", Kind: dissect.KindFloat32, Required: true, Doc: "value in units = raw value × scale + offset"},
-		{Name: "compression", Kind: dissect.KindString, Required: true, Doc: `compression of the channel's regions: "none" (mainline's only one; another number as text)`},
-		{Name: "name", Kind: dissect.KindString, Required: true, Doc: "the channel's name, up to its NUL"},
-		{Name: "units", Kind: dissect.KindString, Required: true, Doc: "the channel's units, up to their NUL"},
-	}
+// imagerChannel is the layout type of one channel of a description, as
+// vrpn_Imager_Channel::buffer writes it.
+const imagerChannel = "imager_channel"
+
+func imagerChannelType() layout.Type {
+	return layout.Type{Name: imagerChannel, Doc: "one channel of an imager description", Seq: []layout.Field{
+		f32f("min_val", "", "least value a pixel of the channel may take"),
+		f32f("max_val", "", "greatest value a pixel of the channel may take"),
+		f32f("offset", "", "value in units = raw value × scale + offset"),
+		f32f("scale", "", "value in units = raw value × scale + offset"),
+		enumf("compression", "compression of the channel's regions (mainline's only one is none)", "imager_compression"),
+		textf("name", imagerNameLen, "the channel's name, up to its NUL"),
+		textf("units", imagerNameLen, "the channel's units, up to their NUL"),
+	}}
 }
 
 // imagerDescription decodes a description: int32 depth, rows, cols,
@@ -156,8 +156,9 @@ func imagerDescription(c *dissect.Ctx, b []byte) ([]byte, bool) {
 		for j, k := range [4]string{"min_val", "max_val", "offset", "scale"} {
 			f[j] = dissect.Field{Key: k, Value: dissect.Float32(math.Float32frombits(be.Uint32(cb[4*j:])))}
 		}
-		cv := "none"
-		if comp := be.Uint32(cb[16:]); comp != 0 {
+		comp := be.Uint32(cb[16:])
+		cv, ok := enumName("imager_compression", int64(comp))
+		if !ok {
 			cv = strconv.FormatUint(uint64(comp), 10)
 		}
 		f[4] = dissect.Field{Key: "compression", Value: dissect.Str(cv)}
@@ -193,51 +194,40 @@ func fixedText(b []byte) dissect.Value {
 // imagerValueType names a mainline vrpn_IMAGER_VALTYPE value ("" for
 // another).
 func imagerValueType(v uint16) string {
-	switch v {
-	case 0:
-		return "unknown"
-	case 1:
-		return "uint8"
-	case 4:
-		return "uint16"
-	case 5:
-		return "uint12in16"
-	case 6:
-		return "float32"
-	}
-	return ""
+	name, _ := enumName("imager_value_type", int64(v))
+	return name
 }
 
-// imagerRegion is a region type whose pixels are elem (opU8, opU16 or
-// opF32) and whose header says valType (typeName).
+// imagerRegion is a region type whose pixels are of layout type pixel
+// (u1, u2le or f4le) and whose header says valType (typeName).
 //
 // The header is int16 channel, uint16 dMin, dMax, rMin, rMax, cMin, cMax
 // and valType; the pixels follow, (dMax-dMin+1)×(rMax-rMin+1)×(cMax-cMin+1)
 // of them, depth by depth, row by row. The server copies its own memory
 // into the message, so multi-byte pixels are little-endian (mainline
 // refuses to send them from a big-endian host).
-func imagerRegion(name string, elem op, valType uint16, typeName string) msgDef {
+func imagerRegion(name, pixel string, valType uint16, typeName string) msgDef {
 	return msgDef{
 		name: name,
 		doc:  "server report: the " + typeName + " pixels of a region of one channel (vrpn_Imager_Server send_region_using_base_pointer)",
-		body: []item{
-			{name: "channel", op: opI16, doc: "index of the channel the pixels belong to"},
-			imgU16("depth_min", "first depth slice of the region"),
-			imgU16("depth_max", "last depth slice of the region"),
-			imgU16("row_min", "first row of the region"),
-			imgU16("row_max", "last row of the region"),
-			imgU16("col_min", "first column of the region"),
-			imgU16("col_max", "last column of the region"),
-			{name: "value_type", op: opEnum, doc: "pixel type the header names: unknown, uint8, uint16, uint12in16 or float32 (another number as text)"},
-			{name: "values", op: opArray, elem: elem, doc: "the pixels, raw (value in units = raw × scale + offset of the channel), depth by depth, row by row, column by column"},
+		body: []layout.Field{
+			{ID: "channel", Type: "s2", Doc: "index of the channel the pixels belong to"},
+			u16f("depth_min", "first depth slice of the region"),
+			u16f("depth_max", "last depth slice of the region"),
+			u16f("row_min", "first row of the region"),
+			u16f("row_max", "last row of the region"),
+			u16f("col_min", "first column of the region"),
+			u16f("col_max", "last column of the region"),
+			{ID: "value_type", Type: "u2", Enum: "imager_value_type", Doc: "pixel type the header names"},
+			{ID: "values", Type: pixel, Repeat: layout.RepeatEOS, Doc: "the pixels, raw (value in units = raw × scale + offset of the channel), depth by depth, row by row, column by column"},
 		},
 		decode: func(c *dissect.Ctx, b []byte) ([]byte, bool) {
-			return decodeRegion(c, b, name, elem, valType)
+			return decodeRegion(c, b, name, pixel, valType)
 		},
 	}
 }
 
-func decodeRegion(c *dissect.Ctx, b []byte, name string, elem op, valType uint16) ([]byte, bool) {
+func decodeRegion(c *dissect.Ctx, b []byte, name, pixel string, valType uint16) ([]byte, bool) {
 	r := c.Rec
 	if len(b) < imagerRegionHead {
 		r.Warnf("body of %d bytes too short for %s: the region header at offset 0 needs %d bytes", len(b), name, imagerRegionHead)
@@ -252,7 +242,7 @@ func decodeRegion(c *dissect.Ctx, b []byte, name string, elem op, valType uint16
 		}
 		count *= int64(hi-lo) + 1
 	}
-	w := int64(elem.size())
+	w := int64(pixel[1] - '0') // u1, u2le, f4le
 	if room := int64(len(b) - imagerRegionHead); count*w > room {
 		r.Warnf("body of %d bytes too short for %s: %d pixels at offset %d need %d bytes", len(b), name, count, imagerRegionHead, count*w)
 		return nil, false
@@ -277,10 +267,10 @@ func decodeRegion(c *dissect.Ctx, b []byte, name string, elem op, valType uint16
 	vals := r.Alloc(int(count))
 	px := b[imagerRegionHead:]
 	for i := range vals {
-		switch elem {
-		case opU8:
+		switch w {
+		case 1:
 			vals[i].Value = dissect.Uint(uint64(px[i]))
-		case opU16:
+		case 2:
 			vals[i].Value = dissect.Uint(uint64(binary.LittleEndian.Uint16(px[2*i:])))
 		default:
 			vals[i].Value = dissect.Float32(math.Float32frombits(binary.LittleEndian.Uint32(px[4*i:])))

@@ -216,24 +216,7 @@ func BenchmarkParseImagerRegion(b *testing.B) {
 	for i := range 20 {
 		body = append(body, encMsg(1795306101, uint32(i), 0, 0, uint32(2+i), region)...)
 	}
-	for _, bc := range benchModes {
-		b.Run(bc.name, func(b *testing.B) {
-			h := newTCP(b)
-			h.feed(b, 0, head, false)
-			h.decode = bc.decode
-			start := h.off[0]
-			b.SetBytes(int64(len(body)))
-			b.ReportAllocs()
-			for b.Loop() {
-				h.off[0] = start
-				for rest := body; len(rest) > 0; {
-					n, err := h.parse(0, rest, false)
-					if err != nil || h.rec.Type != "vrpn_Imager Regionu8" || len(h.rec.Warnings) > 0 {
-						b.Fatalf("Parse = %d, %v, type %q, warnings %q", n, err, h.rec.Type, h.rec.Warnings)
-					}
-					rest = rest[n:]
-				}
-			}
-		})
-	}
+	benchParse(b, head, body, func(_ int, r *dissect.Record) bool {
+		return r.Type == "vrpn_Imager Regionu8" && len(r.Warnings) == 0
+	})
 }

@@ -1,6 +1,9 @@
 package vrpn
 
-import "github.com/dissect-tools/dissect/dissect"
+import (
+	"github.com/dissect-tools/dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect/layout"
+)
 
 // poserDefs lists the catalogued types of mainline's vrpn_Poser.C: the
 // four requests a client's vrpn_Poser_Remote sends to move a device
@@ -14,8 +17,8 @@ import "github.com/dissect-tools/dissect/dissect"
 // carries the change as given (request_pose_velocity_relative calls
 // set_pose_velocity). The bytes are decoded as sent.
 func poserDefs() []msgDef {
-	velocity := func(what string) []item {
-		return []item{
+	velocity := func(what string) []layout.Field {
+		return []layout.Field{
 			vec3f("vel", "m/s", what+"linear velocity [x, y, z]"),
 			quatf("vel_quat", what+"rotation over vel_quat_dt, as a quaternion"),
 			f64f("vel_quat_dt", "s", what+"seconds over which vel_quat applies"),
@@ -24,7 +27,7 @@ func poserDefs() []msgDef {
 	return []msgDef{{
 		name: "vrpn_Poser Request Pos_Quat",
 		doc:  "a client asks the poser to move to a pose (vrpn_Poser_Remote request_pose; the server clamps the position to its workspace)",
-		body: []item{
+		body: []layout.Field{
 			vec3f("pos", "m", "position asked for [x, y, z]"),
 			quatf("quat", "orientation asked for"),
 		},
@@ -32,7 +35,7 @@ func poserDefs() []msgDef {
 	}, {
 		name: "vrpn_Poser Request Relative Pos_Quat",
 		doc:  "a client asks the poser to move by a change of pose: the server adds pos and multiplies its orientation by quat (mainline's remote sends its running total of changes; see the family doc)",
-		body: []item{
+		body: []layout.Field{
 			vec3f("pos", "m", "change of position the server adds [x, y, z]"),
 			quatf("quat", "rotation the server composes with its orientation"),
 		},

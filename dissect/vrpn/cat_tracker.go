@@ -1,6 +1,9 @@
 package vrpn
 
-import "github.com/dissect-tools/dissect/dissect"
+import (
+	"github.com/dissect-tools/dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect/layout"
+)
 
 // Names of vrpn_Tracker's message types beyond Pos_Quat, Velocity and
 // Acceleration (decode.go), as vrpn_Tracker::register_types registers them.
@@ -32,7 +35,7 @@ func trackerDefs() []msgDef {
 	return []msgDef{{
 		name: nameTrackerToRoom,
 		doc:  "the server's tracker-to-room transform: where the tracker's origin is in the room (answers Request_Tracker_To_Room)",
-		body: []item{
+		body: []layout.Field{
 			vec3f("pos", "m", "position of the tracker's origin in the room [x, y, z]"),
 			quatf("quat", "orientation of the tracker in the room"),
 		},
@@ -41,7 +44,7 @@ func trackerDefs() []msgDef {
 	}, {
 		name: nameTrackerUnitToSensor,
 		doc:  "the server's unit-to-sensor transform of one sensor: where the reported point is relative to the sensor (one message per sensor, answering Request_Unit_To_Sensor)",
-		body: []item{
+		body: []layout.Field{
 			i32f("sensor", "tracker sensor number"),
 			i32f("pad", "filler mainline writes as 0 so that the doubles after it fall on 8 bytes; the value sent"),
 			vec3f("pos", "m", "position of the reported point in the sensor's frame [x, y, z]"),
@@ -52,7 +55,7 @@ func trackerDefs() []msgDef {
 	}, {
 		name: nameTrackerWorkspace,
 		doc:  "the server's tracker workspace: the box the sensors can be tracked in (answers Request_Tracker_Workspace)",
-		body: []item{
+		body: []layout.Field{
 			vec3f("min", "m", "corner of the workspace with the smallest coordinates [x, y, z]"),
 			vec3f("max", "m", "corner of the workspace with the largest coordinates [x, y, z]"),
 		},
@@ -72,7 +75,7 @@ func trackerDefs() []msgDef {
 	}, {
 		name: nameTrackerUpdateRate,
 		doc:  "a client asks the tracker to report at a rate (vrpn_Tracker_Remote set_update_rate; no answer)",
-		body: []item{f64f("rate", "Hz", "reports per second asked for")},
+		body: []layout.Field{f64f("rate", "Hz", "reports per second asked for")},
 	}, {
 		name: nameTrackerResetOrigin,
 		doc:  "a client asks the tracker to take its current pose as the origin (empty body; no answer)",

@@ -1,192 +1,151 @@
 package vrpn
 
 import (
-	"math"
 	"strconv"
+	"strings"
 
 	"github.com/dissect-tools/dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect/layout"
 )
 
 // The catalogue: mainline's application message types beyond the ones
-// decode.go handles by hand, each described once by the layout of its
-// body. One layout gives both the type's declaration and its decoding, so
-// the two cannot disagree. Bodies are packed big-endian with no padding
-// between values (mainline's vrpn_buffer).
+// decode.go handles by hand, each body described once on the shared wire
+// vocabulary (dissect/layout). One description gives both the type's
+// declaration and its decoding, so the two cannot disagree. Bodies are
+// packed big-endian with no padding between values (mainline's
+// vrpn_buffer). VRPN's ways stay small Go hooks: stale bytes after a
+// body, a text buffer cut after its NUL, vertex triples, and the bodies
+// the vocabulary cannot say (decode).
 
 // msgDef is one catalogued message type.
 type msgDef struct {
-	name string // type name as described on the wire
-	doc  string // one line
-	body []item // the body, in wire order
-	// decode, when set, decodes the body instead of body (which then only
-	// declares the fields): for bodies a layout cannot say. It adds the
-	// fields and returns the summary text after the sender; on a body it
-	// cannot decode it returns ok false having added no field (the record
-	// then carries data, as hex) after warning why.
+	name string         // type name as described on the wire
+	doc  string         // one line
+	body []layout.Field // the body, in wire order; every field has an ID
+	// stale is how many bytes a mainline sender sends after the body
+	// without having written them (its length counts a struct's padding,
+	// or a buffer larger than what it filled): read when present, no
+	// field. A body may stop before or inside them.
+	stale int
+	// triples names a float64 array of the body recorded in threes, an
+	// array of [x, y, z] (a vertex list); the layout reads it flat.
+	triples string
+	// decode, when set, decodes the body instead of the layout (which then
+	// only declares the fields): for bodies the vocabulary cannot say. It
+	// adds the fields and returns the summary text after the sender; on a
+	// body it cannot decode it returns ok false having added no field (the
+	// record then carries data, as hex) after warning why.
 	decode func(c *dissect.Ctx, b []byte) (sum []byte, ok bool)
+	// decls, when set, declares the fields a decode func adds that no
+	// layout describes (body is then empty).
+	decls []dissect.FieldDecl
 	// exchange, pose: as in dissect.TypeDecl.
 	exchange dissect.Exchange
 	pose     *dissect.Pose
+
+	typ   int   // the body's type in catalogPlan
+	textN int   // the size of a text buffer that ends the body (textf), 0: none
+	texts []int // the indexes of the body's text buffers
+	// fixed is the size of a body of fixed size that has nothing to warn
+	// about once whole (numbers only), 0 for the others: a types-only run
+	// need not read it.
+	fixed int
 }
 
-// op is what an item reads from the body.
-type op uint8
-
-const (
-	opI32   op = iota // int32, a KindInt field
-	opU32             // uint32, a KindUint field
-	opU8              // one byte, a KindUint field
-	opI8              // one signed byte, a KindInt field
-	opI16             // int16, a KindInt field
-	opU16             // uint16, a KindUint field
-	opF32             // float32, a KindFloat32 field
-	opF64             // float64, a KindFloat field
-	opVec3            // three float64: a KindArray [x, y, z]
-	opQuat            // four float64 x, y, z, w: a KindObject
-	opText            // up to n bytes holding NUL-terminated text: a KindString of the text before the NUL
-	opCStr            // text up to and including a NUL: a KindString (the NUL is not kept)
-	opEnum            // uint32 naming one of names: a KindString (an unknown value: its number as text, with a warning)
-	opArray           // count values of elem, count from the earlier integer item named count (or n when count is ""): a KindArray
-	opRest            // the rest of the body: KindBytes
-	// opStale is n bytes a mainline sender sends without having written
-	// them (its length counts a struct's padding, or a buffer larger than
-	// what it filled): read when present, no field. A body may stop before
-	// or inside them.
-	opStale
-)
-
-// item is one value of a body layout.
-type item struct {
-	name  string
-	op    op
-	n     int      // opText: buffer size; opArray: fixed length when count is ""
-	elem  op       // opArray: the items (a scalar op, opVec3 or opQuat)
-	count string   // opArray: the item holding the count
-	names []string // opEnum: names of 0, 1, ...
-	unit  string
-	doc   string
-	role  dissect.Role
-	// decl, when set, is the item's declaration (for the items of a body
-	// a decode func reads, whose shape no op says).
-	decl *dissect.FieldDecl
+// Constructors of fields, for readable tables. Integers and floats are
+// big-endian (the schema's order).
+func i32f(id, doc string) layout.Field { return layout.Field{ID: id, Type: "s4", Doc: doc} }
+func u32f(id, doc string) layout.Field { return layout.Field{ID: id, Type: "u4", Doc: doc} }
+func u16f(id, doc string) layout.Field { return layout.Field{ID: id, Type: "u2", Doc: doc} }
+func f64f(id, unit, doc string) layout.Field {
+	return layout.Field{ID: id, Type: "f8", Unit: unit, Doc: doc}
+}
+func f32f(id, unit, doc string) layout.Field {
+	return layout.Field{ID: id, Type: "f4", Unit: unit, Doc: doc}
 }
 
-// Constructors of items, for readable tables.
-func i32f(name, doc string) item       { return item{name: name, op: opI32, doc: doc} }
-func u32f(name, doc string) item       { return item{name: name, op: opU32, doc: doc} }
-func f64f(name, unit, doc string) item { return item{name: name, op: opF64, unit: unit, doc: doc} }
-func f32f(name, unit, doc string) item { return item{name: name, op: opF32, unit: unit, doc: doc} }
-func vec3f(name, unit, doc string) item {
-	return item{name: name, op: opVec3, unit: unit, doc: doc}
-}
-func quatf(name, doc string) item { return item{name: name, op: opQuat, doc: doc} }
-func textf(name string, size int, doc string) item {
-	return item{name: name, op: opText, n: size, doc: doc}
-}
-func cstrf(name, doc string) item { return item{name: name, op: opCStr, doc: doc} }
-func enumf(name, doc string, names ...string) item {
-	return item{name: name, op: opEnum, names: names, doc: doc}
+// vec3f is three float64: [x, y, z].
+func vec3f(id, unit, doc string) layout.Field { return fixedf(id, "f8", 3, unit, doc) }
+
+// quatf is a quaternion of four float64: an object x, y, z, w.
+func quatf(id, doc string) layout.Field { return layout.Field{ID: id, Type: quatType, Doc: doc} }
+
+// textf is a buffer of size bytes holding text up to a NUL: the text
+// before the NUL is kept. Mainline reads it up to the NUL, so a body may
+// stop after the NUL when the buffer ends the body.
+func textf(id string, size int, doc string) layout.Field {
+	nul := byte(0)
+	return layout.Field{ID: id, Type: "str", Size: layout.Num(int64(size)), Terminator: &nul, Doc: doc}
 }
 
-// arrayf is an array of elem whose length is the earlier integer item named
-// count.
-func arrayf(name string, elem op, count, unit, doc string) item {
-	return item{name: name, op: opArray, elem: elem, count: count, unit: unit, doc: doc}
+// cstrf is text up to and including a NUL (the NUL is not kept).
+func cstrf(id, doc string) layout.Field { return layout.Field{ID: id, Type: "strz", Doc: doc} }
+
+// enumf is a uint32 named by one of catalogEnums.
+func enumf(id, doc, enum string) layout.Field {
+	return layout.Field{ID: id, Type: "u4", Enum: enum, Doc: doc}
 }
 
-// fixedf is an array of n values of elem.
-func fixedf(name string, elem op, n int, unit, doc string) item {
-	return item{name: name, op: opArray, elem: elem, n: n, unit: unit, doc: doc}
+// arrayf is an array of typ whose length is the earlier integer field
+// named count.
+func arrayf(id, typ, count, unit, doc string) layout.Field {
+	return layout.Field{ID: id, Type: typ, Repeat: layout.RepeatExpr, RepeatExpr: layout.FieldRef(count), Unit: unit, Doc: doc}
 }
-func restf(name, doc string) item { return item{name: name, op: opRest, doc: doc} }
 
-// stalef is n bytes of the sender's stale memory, at the end of a body
-// (opStale): they declare no field.
-func stalef(n int) item { return item{op: opStale, n: n} }
+// fixedf is an array of n values of typ.
+func fixedf(id, typ string, n int, unit, doc string) layout.Field {
+	return layout.Field{ID: id, Type: typ, Repeat: layout.RepeatExpr, RepeatExpr: layout.Num(int64(n)), Unit: unit, Doc: doc}
+}
 
-// size is the wire size of a fixed-size op (0 for the others).
-func (o op) size() int {
-	switch o {
-	case opU8, opI8:
-		return 1
-	case opI16, opU16:
-		return 2
-	case opI32, opU32, opF32, opEnum:
-		return 4
-	case opF64:
-		return 8
-	case opVec3:
-		return 24
-	case opQuat:
-		return 32
+// quatType is the layout type of a quaternion.
+const quatType = "quat"
+
+// catalogEnums name the values of the catalogue's enums, as mainline's
+// headers do.
+var catalogEnums = []layout.Enum{
+	{Name: "text_severity", Values: enumValues(0, "normal", "warning", "error")},
+	{Name: "button_mode", Values: []layout.EnumValue{{Value: buttonMomentary, Name: "momentary"}, {Value: buttonToggleOff, Name: "toggle_off"}, {Value: buttonToggleOn, Name: "toggle_on"}}},
+	{Name: "trimesh_type", Values: enumValues(0, "ghost", "hcollide")},
+	{Name: "force_error", Values: enumValues(0, "value_out_of_range", "duty_cycle_error", "force_error", "misc_error", "ok")},
+	{Name: "constraint_mode", Values: enumValues(0, "none", "point", "line", "plane")},
+	{Name: "imager_value_type", Values: []layout.EnumValue{{Value: 0, Name: "unknown"}, {Value: 1, Name: "uint8"}, {Value: 4, Name: "uint16"}, {Value: 5, Name: "uint12in16"}, {Value: 6, Name: "float32"}}},
+	{Name: "imager_compression", Values: enumValues(0, "none")},
+}
+
+// enumValues names the values from, from+1, ...
+func enumValues(from int64, names ...string) []layout.EnumValue {
+	vs := make([]layout.EnumValue, len(names))
+	for i, n := range names {
+		vs[i] = layout.EnumValue{Value: from + int64(i), Name: n}
 	}
-	return 0
+	return vs
 }
 
-// kind is the value kind of a scalar op.
-func (o op) kind() dissect.Kind {
-	switch o {
-	case opI32, opI8, opI16:
-		return dissect.KindInt
-	case opU32, opU8, opU16:
-		return dissect.KindUint
-	case opF32:
-		return dissect.KindFloat32
-	case opF64:
-		return dissect.KindFloat
-	case opVec3, opArray:
-		return dissect.KindArray
-	case opQuat:
-		return dissect.KindObject
-	case opRest:
-		return dissect.KindBytes
-	}
-	return dissect.KindString
-}
-
-// fieldDecl declares the item, with doc and unit; every value of an item
-// of a decoded body is present, so it is required.
-func (it item) fieldDecl() dissect.FieldDecl {
-	if it.decl != nil {
-		return *it.decl
-	}
-	f := dissect.FieldDecl{Name: it.name, Kind: it.op.kind(), Unit: it.unit, Doc: it.doc, Role: it.role}
-	switch it.op {
-	case opVec3:
-		f.Elem = &dissect.FieldDecl{Kind: dissect.KindFloat}
-	case opQuat:
-		f.Fields = quatDecls(it.doc)
-	case opArray:
-		e := item{op: it.elem, unit: it.unit, doc: it.doc}.fieldDecl()
-		e.Name, e.Unit, e.Doc = "", "", ""
-		f.Elem = &e
-	}
-	return f
-}
-
-func quatDecls(doc string) []dissect.FieldDecl {
-	q := make([]dissect.FieldDecl, 4)
-	for i, k := range [4]string{"x", "y", "z", "w"} {
-		q[i] = dissect.FieldDecl{Name: k, Kind: dissect.KindFloat, Required: true, Doc: doc + ", " + k}
-	}
-	return q
-}
-
-// decl declares the type: the header, the body's items, then data for a
-// body that cannot be decoded.
-func (d *msgDef) decl() dissect.TypeDecl {
-	body := make([]dissect.FieldDecl, 0, len(d.body))
-	for _, it := range d.body {
-		if it.op != opStale {
-			body = append(body, it.fieldDecl())
+// enumName returns the name enum gives v (false: none).
+func enumName(enum string, v int64) (string, bool) {
+	for _, e := range catalogEnums {
+		if e.Name != enum {
+			continue
+		}
+		for _, ev := range e.Values {
+			if ev.Value == v {
+				return ev.Name, true
+			}
 		}
 	}
-	t := app(d.name, d.doc, body...)
-	t.Exchange, t.Pose = d.exchange, d.pose
-	if d.exchange.Role == dissect.Reply && d.exchange.Answers != "" {
-		t.Fields = append(t.Fields, exchangeLatency(d.exchange.Answers))
+	return "", false
+}
+
+// layoutName is the layout type name of a VRPN type name: lower case,
+// every other character than a letter or digit an underscore.
+func layoutName(name string) string {
+	b := []byte(strings.ToLower(name))
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9') {
+			b[i] = '_'
+		}
 	}
-	return t
+	return string(b)
 }
 
 // families lists the catalogue's definitions, a family (one mainline
@@ -201,34 +160,114 @@ func families() [][]msgDef {
 // catalogue maps each catalogued type name to its definition.
 type catalogue map[string]*msgDef
 
-// newCatalogue gathers the definitions of every family.
-func newCatalogue() catalogue {
-	m := catalogue{}
+// The catalogue, built once and never written after: the plan of every
+// body, the definitions by name and in the order of the families.
+var catalogPlan, catalogued, catalogOrder = newCatalogue()
+
+// newCatalogue compiles the bodies of every family into one plan.
+func newCatalogue() (plan *layout.Plan, m catalogue, order []*msgDef) {
+	var err error
+	s := &layout.Schema{Endian: layout.BigEndian, Enums: catalogEnums, Types: []layout.Type{{
+		Name: quatType, Doc: "a quaternion x, y, z, w",
+		Seq: []layout.Field{{ID: "x", Type: "f8"}, {ID: "y", Type: "f8"}, {ID: "z", Type: "f8"}, {ID: "w", Type: "f8"}},
+	}, imagerChannelType()}}
+	m = catalogue{}
 	for _, family := range families() {
 		for i := range family {
-			m[family[i].name] = &family[i]
+			d := &family[i]
+			d.typ = len(s.Types)
+			for k := range d.body {
+				if f := &d.body[k]; f.Terminator != nil && f.Size.Set {
+					d.texts = append(d.texts, k)
+					if k == len(d.body)-1 {
+						d.textN = int(f.Size.N)
+					}
+				}
+			}
+			s.Types = append(s.Types, layout.Type{Name: layoutName(d.name), Doc: d.doc, Seq: d.body})
+			m[d.name] = d
+			order = append(order, d)
 		}
 	}
-	return m
+	plan, err = layout.Compile(s, layout.Limits{})
+	if err != nil {
+		panic("vrpn catalogue: " + err.Error()) // the tables above are fixed
+	}
+	for _, d := range order {
+		d.setFixed(plan)
+	}
+	return plan, m, order
 }
 
-// catalogued is built once; it is never written after.
-var catalogued = newCatalogue()
+// setFixed sets d.fixed from plan when every field of the body is a
+// number, or a fixed count of numbers, or a quaternion.
+func (d *msgDef) setFixed(plan *layout.Plan) {
+	if len(d.body) == 0 || d.decode != nil {
+		return
+	}
+	for _, f := range d.body {
+		switch f.Type {
+		case "s2", "u2", "s4", "u4", "f4", "f8", quatType:
+		default:
+			return
+		}
+		if f.Enum != "" || f.Repeat != layout.Once && (f.Repeat != layout.RepeatExpr || f.RepeatExpr.Field != "") {
+			return
+		}
+	}
+	d.fixed = int(plan.MinSize(d.typ))
+}
+
+// decl declares the type: the header, the body's fields, then data for a
+// body that cannot be decoded.
+func (d *msgDef) decl() dissect.TypeDecl {
+	body := d.decls
+	if body == nil {
+		body = d.bodyDecls()
+	}
+	t := app(d.name, d.doc, body...)
+	t.Exchange, t.Pose = d.exchange, d.pose
+	if d.exchange.Role == dissect.Reply && d.exchange.Answers != "" {
+		t.Fields = append(t.Fields, exchangeLatency(d.exchange.Answers))
+	}
+	return t
+}
+
+// bodyDecls are the layout's declarations of the body, but for VRPN's
+// ways: a field is not required (a malformed body is data instead), a
+// quaternion's parts take its doc, triples are arrays of [x, y, z].
+func (d *msgDef) bodyDecls() []dissect.FieldDecl {
+	fs := catalogPlan.Fields(d.typ)
+	for i := range fs {
+		f := &fs[i]
+		f.Required = false
+		if f.Elem != nil {
+			f.Elem.Required = false
+		}
+		if d.body[i].Type == quatType {
+			for k := range f.Fields {
+				f.Fields[k].Doc = f.Doc + ", " + f.Fields[k].Name
+			}
+		}
+		if f.Name == d.triples {
+			f.Elem = &dissect.FieldDecl{Kind: dissect.KindArray, Elem: &dissect.FieldDecl{Kind: dissect.KindFloat}}
+		}
+	}
+	return fs
+}
 
 // catalogDecls declares every catalogued type, in the order of the
 // families.
 func catalogDecls() []dissect.TypeDecl {
-	var ts []dissect.TypeDecl
-	for _, family := range families() {
-		for i := range family {
-			ts = append(ts, family[i].decl())
-		}
+	ts := make([]dissect.TypeDecl, len(catalogOrder))
+	for i, d := range catalogOrder {
+		ts[i] = d.decl()
 	}
 	return ts
 }
 
 // catalogue decodes a body of a catalogued type into c.Rec, then keeps a
-// request or times a reply (cat_rtt.go).
+// request or times a reply (roundtrip.go).
 func (p *parser) catalogue(c *dissect.Ctx, body []byte, d *msgDef, sender string, named bool) {
 	defer p.exchangeRTT(c, d, sender, named)
 	r := c.Rec
@@ -243,171 +282,72 @@ func (p *parser) catalogue(c *dissect.Ctx, body []byte, d *msgDef, sender string
 		p.summary(c, func(sum []byte) []byte { return append(sum, s...) })
 		return
 	}
-	off, ok := p.layout(c, body, d)
-	if !ok {
+	if !c.Decode && d.fixed > 0 && len(body) >= d.fixed {
+		long(c, body, d.fixed+min(d.stale, len(body)-d.fixed), d.name)
+		return
+	}
+	if p.cat == nil {
+		p.cat = catalogPlan.NewDecoder()
+	}
+	n, err := p.cat.Decode(r, d.typ, p.wholeText(body, d))
+	if err != nil {
 		r.Fields = r.Fields[:mark]
+		if e, ok := err.(*layout.DecodeError); ok && e.Short {
+			r.Warnf("body of %d bytes too short for %s: %v", len(body), d.name, err)
+		} else {
+			r.Warnf("%s: %v", d.name, err)
+		}
 		p.raw(c, body, d.name, -1)
 		return
 	}
-	long(c, body, off, d.name)
-	if c.Decode {
-		p.summary(c, func(s []byte) []byte { return appendSummary(s, r.Fields[mark:]) })
+	n = min(n, len(body))
+	n += min(d.stale, len(body)-n)
+	fs := r.Fields[mark:]
+	for _, k := range d.texts {
+		if f := &d.body[k]; int64(len(fs[k].Value.Str())) == f.Size.N {
+			r.Warnf("%s: %s fills its %d bytes with no NUL", d.name, f.ID, f.Size.N)
+		}
 	}
+	long(c, body, n, d.name)
+	if !c.Decode {
+		r.Fields = r.Fields[:mark]
+		return
+	}
+	if d.triples != "" {
+		group3(r, fs, d.triples)
+	}
+	p.summary(c, func(s []byte) []byte { return appendSummary(s, fs) })
 }
 
-// layout reads d.body from body, adding the fields when c.Decode. It
-// returns how many bytes it read, or false after warning about the first
-// item the body cannot hold.
-func (p *parser) layout(c *dissect.Ctx, body []byte, d *msgDef) (int, bool) {
-	r := c.Rec
-	off := 0
-	ints := p.ints[:0] // values of the integer items so far, for counts
-	defer func() { p.ints = ints[:0] }()
-	for _, it := range d.body {
-		need := it.op.size()
-		count := -1
-		switch it.op {
-		case opText:
-			// Mainline reads the text up to its NUL (vrpn_unbuffer with a
-			// negative length): a body may stop after the NUL.
-			need = min(it.n, len(body)-off)
-			if need < it.n && indexNUL(body[off:off+need]) < 0 {
-				r.Warnf("body of %d bytes too short for %s: %s at offset %d has no NUL", len(body), d.name, it.name, off)
-				return 0, false
-			}
-		case opArray:
-			count = it.n
-			if it.count != "" {
-				count = -1
-				for _, v := range ints {
-					if v.name == it.count {
-						count = int(min(max(v.v, -1), math.MaxInt32))
-					}
-				}
-				if count < 0 {
-					r.Warnf("%s: count %s of %s at offset %d is negative", d.name, it.count, it.name, off)
-					return 0, false
-				}
-			}
-			need = count * it.elem.size()
-		case opCStr:
-			n := indexNUL(body[off:])
-			if n < 0 {
-				r.Warnf("%s: %s at offset %d has no terminating NUL", d.name, it.name, off)
-				return 0, false
-			}
-			need = n + 1
-		case opRest:
-			need = len(body) - off
-		case opStale:
-			off += min(it.n, len(body)-off)
+// wholeText returns body, or, when it stops inside the text buffer that
+// ends d's body after the text's NUL, body with zeros to the buffer's end
+// (mainline reads the text up to its NUL).
+func (p *parser) wholeText(body []byte, d *msgDef) []byte {
+	if d.textN == 0 {
+		return body
+	}
+	size := int(catalogPlan.MinSize(d.typ))
+	at := size - d.textN
+	if len(body) >= size || len(body) <= at || indexNUL(body[at:]) < 0 {
+		return body
+	}
+	p.pad = append(append(p.pad[:0], body...), make([]byte, size-len(body))...)
+	return p.pad
+}
+
+// group3 makes the flat array field key of fs an array of [x, y, z].
+func group3(r *dissect.Record, fs []dissect.Field, key string) {
+	for i := range fs {
+		if fs[i].Key != key {
 			continue
 		}
-		if len(body)-off < need {
-			r.Warnf("body of %d bytes too short for %s: %s at offset %d needs %d bytes", len(body), d.name, it.name, off, need)
-			return 0, false
+		flat := fs[i].Value.Items()
+		rows := r.Alloc(len(flat) / 3)
+		for k := range rows {
+			rows[k].Value = dissect.Array(flat[3*k : 3*k+3])
 		}
-		b := body[off : off+need]
-		off += need
-		if v, ok := intValue(it.op, b); ok {
-			ints = append(ints, namedInt{it.name, v})
-		}
-		// Warnings first: a run without Decode warns the same.
-		switch it.op {
-		case opText:
-			if indexNUL(b) < 0 {
-				r.Warnf("%s: %s at offset %d fills its %d bytes with no NUL", d.name, it.name, off-need, need)
-			}
-		case opEnum:
-			if v := be.Uint32(b); int64(v) >= int64(len(it.names)) {
-				r.Warnf("%s: %s %d at offset %d is not one mainline names", d.name, it.name, v, off-need)
-			}
-		}
-		if !c.Decode {
-			continue
-		}
-		switch it.op {
-		case opText, opCStr:
-			if n := indexNUL(b); n >= 0 {
-				b = b[:n]
-			}
-			r.Add(it.name, dissect.Str(string(b)))
-		case opEnum:
-			v := be.Uint32(b)
-			if int64(v) < int64(len(it.names)) {
-				r.Add(it.name, dissect.Str(it.names[v]))
-			} else {
-				r.Add(it.name, dissect.Str(strconv.FormatUint(uint64(v), 10)))
-			}
-		case opRest:
-			r.Add(it.name, dissect.Bytes(b))
-		case opArray:
-			items := r.Alloc(count)
-			w := it.elem.size()
-			for i := range items {
-				items[i].Value = scalar(r, it.elem, b[i*w:])
-			}
-			r.Add(it.name, dissect.Array(items))
-		default:
-			r.Add(it.name, scalar(r, it.op, b))
-		}
+		fs[i].Value = dissect.Array(rows)
 	}
-	return off, true
-}
-
-// namedInt is the value of an integer item, for later counts.
-type namedInt struct {
-	name string
-	v    int64
-}
-
-// intValue is the value of an integer op read from b.
-func intValue(o op, b []byte) (int64, bool) {
-	switch o {
-	case opI32:
-		return int64(i32(b)), true
-	case opU32:
-		return int64(be.Uint32(b)), true
-	case opU8:
-		return int64(b[0]), true
-	case opI8:
-		return int64(int8(b[0])), true
-	case opI16:
-		return int64(int16(be.Uint16(b))), true
-	case opU16:
-		return int64(be.Uint16(b)), true
-	}
-	return 0, false
-}
-
-// scalar is the value of a fixed-size op read from b (opVec3 and opQuat
-// included).
-func scalar(r *dissect.Record, o op, b []byte) dissect.Value {
-	if v, ok := intValue(o, b); ok {
-		if o.kind() == dissect.KindUint {
-			return dissect.Uint(uint64(v))
-		}
-		return dissect.Int(v)
-	}
-	switch o {
-	case opF32:
-		return dissect.Float32(math.Float32frombits(be.Uint32(b)))
-	case opF64:
-		return dissect.Float(f64(b))
-	case opVec3:
-		v := r.Alloc(3)
-		for i := range v {
-			v[i].Value = dissect.Float(f64(b[8*i:]))
-		}
-		return dissect.Array(v)
-	case opQuat:
-		q := r.Alloc(4)
-		for i, k := range [4]string{"x", "y", "z", "w"} {
-			q[i] = dissect.Field{Key: k, Value: dissect.Float(f64(b[8*i:]))}
-		}
-		return dissect.Object(q)
-	}
-	return dissect.Value{}
 }
 
 func indexNUL(b []byte) int {

@@ -222,6 +222,11 @@ func TestCatalogueWarningsTypesOnly(t *testing.T) {
 		{"vrpn_Auxiliary_Logger Logging_response", wbe(int32(1), int32(0), int32(0), int32(0), "ab"), ""},
 		{"vrpn_Tracker Reset_Origin", wbe(int32(1)), ""},
 		{"vrpn_Analog_Output Change_Channels_request", wbe(int32(-2), int32(0)), ""},
+		// Bodies of fixed size, numbers only, which a types-only run does
+		// not read: too long (past their stale bytes), too short.
+		{"vrpn_Poser Request Pos_Quat", make([]byte, 7*8+1), ""},
+		{"vrpn_Sound Listener_Pose", make([]byte, 7*8+32+4), ""},
+		{"vrpn_Tracker set_update_rate", make([]byte, 7), ""},
 	}
 	on := fuzzFeed(catalogueStream(bad), 0, 1, true).recs
 	off := fuzzFeed(catalogueStream(bad), 0, 1, false).recs

@@ -94,11 +94,11 @@
 // differ per direction, names do not). A pong with no such ping (one sent
 // to another client's ping, or whose ping the capture missed) has none, and
 // senders never described take no part. Each direction keeps at most 8
-// waiting pings per sender (a newer one forgets the oldest) and 64
-// senders (a new one forgets the sender that began waiting first).
-// Catalogued requests and the replies that name them (Request_Tracker_To_Room
-// and To_Room, ...) are timed the same way, per sender name and request
-// type (cat_rtt.go).
+// waiting pings per sender (a newer one forgets the oldest) and 512
+// waiting requests in all (the oldest is forgotten). Catalogued requests
+// and the replies that name them (Request_Tracker_To_Room and To_Room,
+// ...) are timed the same way, per sender name and request type
+// (roundtrip.go, dissect/exchange).
 //
 // # Names
 //

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/dissect-tools/dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect/exchange"
 )
 
 // Bounds of the name tables. VRPN ids are int32 values read from the wire,
@@ -188,7 +189,8 @@ func (t *table) release() {
 }
 
 // End gives the names of the connection's tables back to the run's budget
-// (dissect.Ender) and notes how many names the budget refused.
+// (dissect.Ender) and notes how many names the budget refused and how
+// many requests were forgotten past the bounds (roundtrip.go).
 func (p *parser) End(c *dissect.Ctx) {
 	var refused int64
 	for d := range p.dirs {
@@ -198,6 +200,7 @@ func (p *parser) End(c *dissect.Ctx) {
 	if refused > 0 {
 		c.Note("%s: %d names not recorded: the name tables of all connections held their bound (%s); messages of those ids are %s", protoName, refused, p.dirs[0].names.budget, TypeUnknown)
 	}
+	exchange.NoteLost(c, protoName, &p.ex)
 }
 
 // end marks the table's connection ended: its names are released unless a

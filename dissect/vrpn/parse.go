@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/dissect-tools/dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect/exchange"
+	"github.com/dissect-tools/dissect/dissect/layout"
 )
 
 const protoName = "vrpn"
@@ -72,8 +74,10 @@ type parser struct {
 	info  *dissect.StreamInfo
 	udp   bool
 	dirs  [2]dirState
-	sum   []byte     // scratch for summaries
-	ints  []namedInt // scratch for catalogue counts (catalog.go)
+	sum   []byte           // scratch for summaries
+	cat   *layout.Decoder  // the catalogue's decoder, once needed (catalog.go)
+	pad   []byte           // scratch for a text buffer cut after its NUL (catalog.go)
+	ex    exchange.Matcher // the requests no reply answered yet (roundtrip.go)
 }
 
 type dirState struct {
@@ -100,9 +104,6 @@ type dirState struct {
 	checks int64
 	// ref is what a resync candidate's run is checked against (resync.go).
 	ref joinRef
-	// pings are the pings this direction sent that no pong answered yet
-	// (rtt.go).
-	pings pending
 }
 
 // header is a framed message's header.

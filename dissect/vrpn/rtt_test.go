@@ -1,6 +1,6 @@
 package vrpn
 
-// Round trips of ping and pong (rtt.go): on the real captures, and on
+// Round trips of ping and pong (roundtrip.go): on the real captures, and on
 // connections built by hand from the README's wire format.
 
 import (
@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -293,7 +294,9 @@ func TestPingPongRTT(t *testing.T) {
 		}
 	})
 	t.Run("pings of one sender bounded", func(t *testing.T) {
-		// Past maxPings waiting pings, the oldest are forgotten.
+		// Past PerKey waiting pings of one sender, the oldest are
+		// forgotten.
+		maxPings := exchangeRules().PerKey
 		c := newRTTConn(t)
 		for i := range maxPings + 2 {
 			c.ping(time.Duration(1000+i)*ms, clientTracker)
@@ -305,8 +308,8 @@ func TestPingPongRTT(t *testing.T) {
 	})
 }
 
-// TestPingSendersBounded describes more senders than a direction keeps
-// pings for: the sender whose ping began waiting first is forgotten.
+// TestPingSendersBounded describes one sender more than a direction keeps
+// waiting pings for (one ping each): the oldest ping is forgotten.
 func TestPingSendersBounded(t *testing.T) {
 	reg, _ := registry(t)
 	a, b := netip.MustParseAddrPort("10.0.0.1:40000"), netip.MustParseAddrPort("10.0.0.2:3883")
@@ -315,13 +318,13 @@ func TestPingSendersBounded(t *testing.T) {
 	st := dissect.NewStream(info, reg, col, dissect.StreamOptions{Decode: true})
 	t0 := time.Unix(1795306100, 0)
 	cookie := []byte("vrpn: ver. 07.38  0\x00\x00\x00\x00\x00")
-	n := maxPingSenders + 1
+	n := exchangeRules().Bound + 1
 	var d [2][]byte
 	for dir := range d {
 		d[dir] = append(d[dir], cookie...)
 		for i := range n {
 			// The server numbers its senders from 1000.
-			d[dir] = append(d[dir], encDescription(-1, int32(1000*dir+i), "Dev"+string(rune('A'+i/26))+string(rune('a'+i%26)), uint32(i))...)
+			d[dir] = append(d[dir], encDescription(-1, int32(1000*dir+i), "Dev"+strconv.Itoa(i), uint32(i))...)
 		}
 		d[dir] = append(d[dir], encDescription(-2, 0, []string{namePing, namePong}[dir], uint32(n))...)
 		st.Data(dissect.Dir(dir), t0, d[dir])
@@ -341,11 +344,17 @@ func TestPingSendersBounded(t *testing.T) {
 	}
 	for i := range n {
 		r := msg(1, 1000*ms, int32(1000+i))
-		want := float64(1000 - i)
+		want := float64(1000 - i) // ping i at i ms
 		if i == 0 {
 			want = -1
 		}
 		checkRTT(t, r, want)
 	}
 	dissecttest.CheckDeclared(t, reg, col.Records)
+	st.End(0, t0)
+	st.End(1, t0)
+	want := "vrpn: stream 1: 1 request forgotten unanswered past the bound of 512 per direction (8 per key)"
+	if notes := st.Notes(); len(notes) != 1 || notes[0] != want {
+		t.Errorf("notes %q, want %q", notes, want)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"net/netip"
 
 	"github.com/dissect-tools/dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect/exchange"
 )
 
 // Port is VRPN's default port, TCP and UDP (vrpn_DEFAULT_LISTEN_PORT_NO).
@@ -24,6 +25,9 @@ type protocol struct {
 	order  []netip.AddrPort // insertion order, for eviction
 	gen    uint64           // bumped on every change of routes
 	names  nameBudget       // bounds the names held by all the run's tables
+	ex     *exchange.Plan   // requests and replies (roundtrip.go)
+	ping   int32            // ex's number of ping_message
+	pong   []int32          // ex's answers of pong_message
 }
 
 // New returns the VRPN protocol. Make a fresh value per run: it remembers,
@@ -49,7 +53,9 @@ func NewWith(opt Options) dissect.Protocol {
 	if opt.MaxNameBytes <= 0 {
 		opt.MaxNameBytes = maxRunNameBytes
 	}
-	return &protocol{routes: make(map[netip.AddrPort]*table), names: nameBudget{max: opt.MaxNameBytes}}
+	ex := exchangePlan()
+	ping, _ := ex.Request(namePing)
+	return &protocol{routes: make(map[netip.AddrPort]*table), names: nameBudget{max: opt.MaxNameBytes}, ex: ex, ping: ping, pong: ex.Answers(namePong)}
 }
 
 // Info describes VRPN (a new value on each call).
@@ -99,7 +105,7 @@ func (p *protocol) Detect(s *dissect.StreamInfo, dir dissect.Dir, b []byte) diss
 
 // NewParser returns the parser of one stream.
 func (p *protocol) NewParser(s *dissect.StreamInfo) dissect.Parser {
-	ps := &parser{proto: p, info: s, udp: s.Transport == dissect.UDP}
+	ps := &parser{proto: p, info: s, udp: s.Transport == dissect.UDP, ex: p.ex.Matcher()}
 	for d := range ps.dirs {
 		ps.dirs[d].names = &table{budget: &p.names}
 		ps.dirs[d].phase = -1

@@ -93,7 +93,7 @@ func readBack(t testing.TB, raw []byte) ([]msg, map[string]string) {
 var t0 = time.Date(2026, 11, 24, 1, 2, 3, 456789000, time.UTC)
 
 func rec(proto, typ string, stream int, fs ...dissect.Field) *dissect.Record {
-	return &dissect.Record{Time: t0, Proto: proto, Transport: dissect.TCP, Stream: stream, Src: "a:1", Dst: "b:2", Type: typ, Length: 4, Fields: fs}
+	return &dissect.Record{Time: t0, Frame: 3, Proto: proto, Transport: dissect.TCP, Stream: stream, Src: "a:1", Dst: "b:2", Type: typ, Length: 4, Fields: fs}
 }
 
 func f(k string, v dissect.Value) dissect.Field { return dissect.Field{Key: k, Value: v} }
@@ -224,7 +224,7 @@ func TestRecordsWhole(t *testing.T) {
 		}
 	}
 	// By hand, from -o json's rules: NaN and infinities as strings.
-	if records[1].data != `{"time":"2026-11-24T01:02:03.456789000Z","proto":"p","transport":"tcp","stream":0,"src":"a:1","dst":"b:2","offset":0,"length":4,"type":"plain","fields":{"n":8,"v":"NaN"}}` {
+	if records[1].data != `{"time":"2026-11-24T01:02:03.456789000Z","frame":3,"proto":"p","transport":"tcp","stream":0,"src":"a:1","dst":"b:2","offset":0,"length":4,"type":"plain","fields":{"n":8,"v":"NaN"}}` {
 		t.Errorf("NaN record %s", records[1].data)
 	}
 	if !strings.Contains(records[3].data, `"fields":{"points":[[1.0,2.0,3.0],[4.0,5.0,6.0]]}`) {

@@ -51,12 +51,14 @@ func pbPlan(f *dissect.FieldDecl, num protowire.Number) pbField {
 }
 
 // appendPBRecord appends r as its declaration's message (plan: its
-// declared fields). A field the declaration does not have, or of another
+// declared fields): the envelope's keys as envelopeFields declares them
+// (TestProtobufEnvelope holds the two together). A field the declaration does not have, or of another
 // kind than declared, is not written (the declaration checks of
 // dissect/declcheck.go keep protocols from making such records).
 func appendPBRecord(b []byte, r *dissect.Record, plan []pbField) []byte {
 	b = protowire.AppendTag(b, pbTime, protowire.BytesType)
 	b = appendTimestamp(b, r.Time)
+	b = appendPBVarint(b, pbFrame, uint64(r.Frame))
 	b = appendPBString(b, pbProto, r.Proto)
 	b = appendPBString(b, pbTransport, r.Transport.String())
 	b = appendPBVarint(b, pbStream, uint64(r.Stream))

@@ -46,7 +46,11 @@ func checkEncoding(e string) error {
 	return fmt.Errorf("mcap: unknown message encoding %q (protobuf, json)", e)
 }
 
-// The envelope's field numbers (the keys -o json writes before "fields").
+// The field numbers of the record messages: the envelope's keys (the
+// keys -o json writes before "fields"), then fields and warnings. A
+// number is never reused nor changed (files already written must still
+// read): a key added to the envelope takes the next free number here, in
+// pbEnvelopeNumber too.
 const (
 	pbTime      = 1
 	pbProto     = 2
@@ -59,7 +63,60 @@ const (
 	pbType      = 9
 	pbFieldsNum = 10
 	pbWarnings  = 11
+	pbFrame     = 12
 )
+
+// pbEnvelopeNumber is the field number of envelope key name (0: none,
+// which recordDescriptorSet refuses).
+func pbEnvelopeNumber(name string) int32 {
+	switch name {
+	case "time":
+		return pbTime
+	case "frame":
+		return pbFrame
+	case "proto":
+		return pbProto
+	case "transport":
+		return pbTransport
+	case "stream":
+		return pbStream
+	case "src":
+		return pbSrc
+	case "dst":
+		return pbDst
+	case "offset":
+		return pbOffset
+	case "length":
+		return pbLength
+	case "type":
+		return pbType
+	}
+	return 0
+}
+
+// envelopeFields are the record message's fields of the envelope, in its
+// order, typed by the declaration: a time as a Timestamp, a count (never
+// negative) as uint64, another integer as int64, a string as string.
+func envelopeFields() ([]*descriptorpb.FieldDescriptorProto, error) {
+	var out []*descriptorpb.FieldDescriptorProto
+	for _, k := range dissect.JSONEnvelope() {
+		num := pbEnvelopeNumber(k.Name)
+		if num == 0 {
+			return nil, fmt.Errorf("mcap: envelope key %q has no protobuf field number", k.Name)
+		}
+		switch {
+		case k.Kind == dissect.KindTime:
+			out = append(out, msgField(k.Name, num, timestampName, false))
+		case k.Kind == dissect.KindInt && k.Min0:
+			out = append(out, scalarField(k.Name, num, descriptorpb.FieldDescriptorProto_TYPE_UINT64))
+		case k.Kind == dissect.KindInt:
+			out = append(out, scalarField(k.Name, num, descriptorpb.FieldDescriptorProto_TYPE_INT64))
+		default:
+			out = append(out, scalarField(k.Name, num, descriptorpb.FieldDescriptorProto_TYPE_STRING))
+		}
+	}
+	return out, nil
+}
 
 const timestampName = ".google.protobuf.Timestamp"
 
@@ -97,24 +154,16 @@ func recordDescriptorSet(protoName string, t *dissect.TypeDecl) (name string, da
 	pkg, msgName := protoRecordName(protoName, t)
 	fields := &descriptorpb.DescriptorProto{Name: proto.String("Fields")}
 	addDeclFields(fields, t.Fields)
+	env, err := envelopeFields()
+	if err != nil {
+		return "", nil, err
+	}
+	fieldsMsg := msgField("fields", pbFieldsNum, "."+pkg+"."+msgName+".Fields", false)
 	msg := &descriptorpb.DescriptorProto{
-		Name: proto.String(msgName),
-		Field: []*descriptorpb.FieldDescriptorProto{
-			msgField("time", pbTime, timestampName, false),
-			scalarField("proto", pbProto, descriptorpb.FieldDescriptorProto_TYPE_STRING),
-			scalarField("transport", pbTransport, descriptorpb.FieldDescriptorProto_TYPE_STRING),
-			scalarField("stream", pbStream, descriptorpb.FieldDescriptorProto_TYPE_UINT64),
-			scalarField("src", pbSrc, descriptorpb.FieldDescriptorProto_TYPE_STRING),
-			scalarField("dst", pbDst, descriptorpb.FieldDescriptorProto_TYPE_STRING),
-			scalarField("offset", pbOffset, descriptorpb.FieldDescriptorProto_TYPE_INT64),
-			scalarField("length", pbLength, descriptorpb.FieldDescriptorProto_TYPE_INT64),
-			scalarField("type", pbType, descriptorpb.FieldDescriptorProto_TYPE_STRING),
-			msgField("fields", pbFieldsNum, ".Fields", false),
-			repeated(scalarField("warnings", pbWarnings, descriptorpb.FieldDescriptorProto_TYPE_STRING)),
-		},
+		Name:       proto.String(msgName),
+		Field:      append(env, fieldsMsg, repeated(scalarField("warnings", pbWarnings, descriptorpb.FieldDescriptorProto_TYPE_STRING))),
 		NestedType: []*descriptorpb.DescriptorProto{fields},
 	}
-	msg.Field[9].TypeName = proto.String("." + pkg + "." + msgName + ".Fields")
 	fixTypeNames(fields, "."+pkg+"."+msgName+".Fields")
 	file := &descriptorpb.FileDescriptorProto{
 		Name:        proto.String(strings.ReplaceAll(pkg, ".", "/") + "/" + msgName + ".proto"),

@@ -74,10 +74,10 @@ func schemaName(proto string, t *dissect.TypeDecl) string {
 // recordSchema returns the id of the schema of the channels of r's
 // records, writing it first: d's declaration in the form Foxglove reads
 // (dissect.AppendFoxgloveRecordSchema), or, for a record without a
-// declaration (d nil), schemaUndeclared.
+// declaration (d nil), dissect.AppendUndeclaredRecordSchema.
 func (w *Writer) recordSchema(r *dissect.Record, d *declared) (uint16, error) {
 	if d == nil {
-		return w.schema("dissect.undeclared", schemaUndeclared)
+		return w.schema("dissect.undeclared", string(dissect.AppendUndeclaredRecordSchema(nil)))
 	}
 	if d.schema != 0 {
 		return d.schema, nil
@@ -117,13 +117,3 @@ func (w *Writer) schema(name, data string) (uint16, error) {
 func (w *Writer) undeclaredTopic(r *dissect.Record, topic string) error {
 	return w.event(r.Time, levelWarning, fmt.Sprintf("%s: %s %s records have no declaration (a protocol's bug): their fields are not typed", topic, r.Proto, r.Type))
 }
-
-// schemaUndeclared is the schema of records without a declaration: the
-// common keys of docs/output.md, and "fields" any object.
-const schemaUndeclared = `{"$schema":"` + dissect.SchemaURI + `","title":"dissect record without a declaration",` +
-	`"description":"A record as -o json writes it; its protocol does not declare its type, so its fields are not typed.",` +
-	`"type":"object","properties":{"time":{"type":"string"},"proto":{"type":"string"},"transport":{"type":"string"},` +
-	`"stream":{"type":"integer","minimum":0},"src":{"type":"string"},"dst":{"type":"string"},` +
-	`"offset":{"type":"integer","minimum":0},"length":{"type":"integer","minimum":0},"type":{"type":"string"},` +
-	`"fields":{"type":"object","properties":{}},"warnings":{"type":"array","items":{"type":"string"}}},` +
-	`"required":["time","proto","transport","stream","src","dst","offset","length","type","fields"],"additionalProperties":false}`

@@ -4,10 +4,8 @@ import (
 	"fmt"
 	"unsafe"
 
-	apq "github.com/apache/arrow-go/v18/parquet"
-	"github.com/apache/arrow-go/v18/parquet/file"
-
 	"github.com/dissect-tools/dissect/output"
+	"github.com/parquet-go/parquet-go"
 )
 
 // Column buffers.
@@ -18,9 +16,10 @@ import (
 // them, the definition and repetition levels. A record appends its
 // values where they go and nothing else: no row is assembled, no map is
 // consulted, and once the slices have grown to a row group's size no
-// memory is allocated. A full batch is handed to a worker that encodes
-// and compresses it (arrow-go's typed column writers take exactly these
-// slices), while the decoder fills the part's other batch.
+// memory is allocated. A full batch is handed to a worker that expands it,
+// a chunk of rows at a time, into the leveled values parquet-go's column
+// writers take, which encode and compress them, while the decoder fills
+// the part's other batch.
 
 // physical is a leaf column's Parquet physical type.
 type physical uint8
@@ -228,164 +227,199 @@ func (b *batch) raw(col int, p []byte, def, rep int) {
 }
 
 // scratch is a writer's (or a worker's) memory for expanding a column's
-// runs into the slices arrow-go's writer takes: kept outside the
-// batches, so that there is one per goroutine that writes.
+// values and runs into the leveled values parquet-go's column writers
+// take: kept outside the batches, so that there is one per goroutine
+// that writes.
 type scratch struct {
-	views    []apq.ByteArray
-	i64      []int64
-	def, rep []int16
-	defRuns  []lvlRun
-	dict     dictScratch
+	vals []parquet.Value
 }
 
-// write writes b as the next row group of fw, column by column in the
+// write writes b as the next row group of pw, column by column in the
 // schema's order.
-func (b *batch) write(fw *file.Writer, s *scratch) error {
-	rg := fw.AppendRowGroup()
+func (b *batch) write(pw *parquet.Writer, s *scratch) error {
+	cws := pw.ColumnWriters()
 	for i := range b.cols {
-		cw, err := rg.NextColumn()
-		if err != nil {
-			return err
-		}
-		if err := b.cols[i].write(cw, s, b.rows); err != nil {
-			return fmt.Errorf("column %s: %w", cw.Descr().Path(), err)
+		if err := b.cols[i].write(cws[i], s, i); err != nil {
+			return fmt.Errorf("column %d: %w", i, err)
 		}
 	}
-	return rg.Close()
+	return pw.Flush()
 }
 
-func expand(dst []int16, runs []lvlRun) []int16 {
-	dst = dst[:0]
-	for _, r := range runs {
-		for range r.n {
-			dst = append(dst, r.v)
+// chunkSlots is about how many of a column's slots are expanded into
+// the scratch at a time (a value is 24 bytes there): a chunk ends at a
+// row's end, as a column writer takes whole rows.
+const chunkSlots = 4096
+
+// cursor walks a column's slots: its runs of levels, its typed values
+// and its runs of values (strings, repeated int64s).
+type cursor struct {
+	def, rep runCursor
+	vi       int       // the next of the typed values
+	vc       valCursor // the next of the runs of values
+}
+
+// write writes the column's slots, with their levels, as the row
+// group's column chunk (col, its index in the schema).
+func (c *column) write(cw *parquet.ColumnWriter, s *scratch, col int) error {
+	var cur cursor
+	for {
+		s.vals = c.appendSlots(s.vals[:0], &cur, col)
+		if len(s.vals) == 0 {
+			return nil
+		}
+		if _, err := cw.WriteRowValues(s.vals); err != nil {
+			return err
+		}
+	}
+}
+
+// appendSlots appends to dst the next slots of the column from cur,
+// about chunkSlots of them, ending where a row ends.
+func (c *column) appendSlots(dst []parquet.Value, cur *cursor, col int) []parquet.Value {
+	switch {
+	case c.maxRep > 0:
+		return c.appendRepeated(dst, cur, col)
+	case c.maxDef == 0: // required: a slot is a value
+		return c.appendValues(dst, cur, chunkSlots, 0, col)
+	}
+	for len(dst) < chunkSlots && cur.def.i < len(c.def) {
+		r := c.def[cur.def.i]
+		n := min(r.n-cur.def.used, uint32(chunkSlots-len(dst)))
+		if r.v == c.maxDef {
+			dst = c.appendValues(dst, cur, int(n), int(r.v), col)
+		} else {
+			dst = appendNulls(dst, int(n), 0, int(r.v), col)
+		}
+		if cur.def.used += n; cur.def.used == r.n {
+			cur.def.i, cur.def.used = cur.def.i+1, 0
 		}
 	}
 	return dst
 }
 
-// chunkSlots is how many slots of a column without repetition are
-// expanded into the scratch at a time: arrow-go's writer takes a column
-// chunk in any number of WriteBatch calls, so the scratch needs only a
-// chunk of the row group (its byte-array views are 24 bytes a value).
-const chunkSlots = 4096
-
-// write writes the column's values and levels as the row group's column
-// chunk; rows is the row group's rows.
-func (c *column) write(cw file.ColumnChunkWriter, s *scratch, rows int) error {
-	if w, ok := cw.(*file.ByteArrayColumnChunkWriter); ok && w.CurrentEncoder().Encoding() == apq.Encodings.PlainDict {
-		// A dictionary column (dictColumns): as a dictionary if its
-		// distinct values are few, plain otherwise.
-		if c.maxDef == 0 && c.maxRep == 0 {
-			done, err := c.writeDict(w, &s.dict)
-			if done || err != nil {
-				return err
-			}
-		}
-		w.FallbackToPlain() // nothing written yet: the dictionary is dropped
+// appendNulls appends n nulls with levels rep and def.
+func appendNulls(dst []parquet.Value, n, rep, def, col int) []parquet.Value {
+	var v parquet.Value
+	v.SetRepetitionLevel(rep)
+	v.SetDefinitionLevel(def)
+	v.SetColumnIndex(col)
+	for range n {
+		dst = append(dst, v)
 	}
-	if c.maxRep > 0 {
-		return c.writeSlots(cw, s, c.def, c.rep, &valCursor{}, 0, c.values())
-	}
-	// Without repetition a slot is a row: chunks of chunkSlots rows,
-	// each with the values of its slots at maxDef.
-	var defs runCursor
-	var vc valCursor
-	vi := 0
-	for done := 0; done < rows; {
-		n := min(chunkSlots, rows-done)
-		var def []lvlRun
-		nv := n
-		if c.maxDef > 0 {
-			def = defs.take(c.def, n, &s.defRuns)
-			nv = 0
-			for _, r := range def {
-				if r.v == c.maxDef {
-					nv += int(r.n)
-				}
-			}
-		}
-		if err := c.writeSlots(cw, s, def, nil, &vc, vi, nv); err != nil {
-			return err
-		}
-		done += n
-		vi += nv
-	}
-	return nil
+	return dst
 }
 
-// runCursor walks a column's runs of levels a chunk at a time.
+// appendRepeated appends the slots of a column with repetition, one at
+// a time, until about chunkSlots and a row's end.
+func (c *column) appendRepeated(dst []parquet.Value, cur *cursor, col int) []parquet.Value {
+	for {
+		if r, ok := cur.rep.peek(c.rep); !ok || r == 0 && len(dst) >= chunkSlots {
+			return dst
+		}
+		def, _ := cur.def.next(c.def)
+		rep, _ := cur.rep.next(c.rep)
+		if def == c.maxDef {
+			dst = c.appendValues(dst, cur, 1, int(def), col)
+			dst[len(dst)-1].SetRepetitionLevel(int(rep))
+		} else {
+			dst = appendNulls(dst, 1, int(rep), int(def), col)
+		}
+	}
+}
+
+// appendValues appends the column's next n values (fewer if it has
+// fewer) at definition level def (repetition level 0).
+func (c *column) appendValues(dst []parquet.Value, cur *cursor, n, def, col int) []parquet.Value {
+	switch c.phys {
+	case physInt64:
+		if len(c.i64r) > 0 {
+			return appendRuns(dst, c.i64r, &cur.vc, n, func(r i64Run) (parquet.Value, uint32) { return parquet.Int64Value(r.v), r.n }, def, col)
+		}
+	case physBytes: // runs of one value
+		return appendRuns(dst, c.str, &cur.vc, n, func(r strRun) (parquet.Value, uint32) {
+			return parquet.ByteArrayValue(c.data[r.start:r.end:r.end]), r.n
+		}, def, col)
+	}
+	// A column has values in one typed slice only, by its type.
+	end := min(cur.vi+n, len(c.i64)+len(c.f32)+len(c.f64)+len(c.bl))
+	start := len(dst)
+	switch c.phys {
+	case physInt64:
+		for _, x := range c.i64[cur.vi:end] {
+			dst = append(dst, parquet.Int64Value(x))
+		}
+	case physFloat:
+		for _, x := range c.f32[cur.vi:end] {
+			dst = append(dst, parquet.FloatValue(x))
+		}
+	case physDouble:
+		for _, x := range c.f64[cur.vi:end] {
+			dst = append(dst, parquet.DoubleValue(x))
+		}
+	case physBool:
+		for _, x := range c.bl[cur.vi:end] {
+			dst = append(dst, parquet.BooleanValue(x))
+		}
+	}
+	cur.vi = end
+	setLevels(dst[start:], def, col)
+	return dst
+}
+
+// setLevels puts the values vs at definition level def of column col
+// (repetition level 0).
+func setLevels(vs []parquet.Value, def, col int) {
+	for i := range vs {
+		vs[i].SetDefinitionLevel(def)
+		vs[i].SetColumnIndex(col)
+	}
+}
+
+// appendRuns appends the next n values of runs (fewer if they hold
+// fewer) from vc on, each run's value and count given by mk, at
+// definition level def.
+func appendRuns[R any](dst []parquet.Value, runs []R, vc *valCursor, n int, mk func(R) (parquet.Value, uint32), def, col int) []parquet.Value {
+	for ; n > 0 && vc.i < len(runs); vc.i, vc.used = vc.i+1, 0 {
+		v, rn := mk(runs[vc.i])
+		k := min(rn-vc.used, uint32(n))
+		v.SetDefinitionLevel(def)
+		v.SetColumnIndex(col)
+		for range k {
+			dst = append(dst, v)
+		}
+		n -= int(k)
+		if vc.used += k; vc.used < rn {
+			break
+		}
+	}
+	return dst
+}
+
+// runCursor walks a column's runs of levels.
 type runCursor struct {
 	i    int    // the run
 	used uint32 // of its levels, already taken
 }
 
-// take returns the next n levels of runs as runs (in *buf).
-func (rc *runCursor) take(runs []lvlRun, n int, buf *[]lvlRun) []lvlRun {
-	out := (*buf)[:0]
-	for n > 0 && rc.i < len(runs) {
-		r := runs[rc.i]
-		k := min(uint32(n), r.n-rc.used)
-		out = append(out, lvlRun{r.v, k})
-		rc.used += k
-		n -= int(k)
-		if rc.used == r.n {
-			rc.i, rc.used = rc.i+1, 0
-		}
+// peek returns the next level of runs.
+func (rc *runCursor) peek(runs []lvlRun) (int16, bool) {
+	if rc.i >= len(runs) {
+		return 0, false
 	}
-	*buf = out
-	return out
+	return runs[rc.i].v, true
 }
 
-// values returns the number of the column's values.
-func (c *column) values() int {
-	n := len(c.i64) + len(c.f32) + len(c.f64) + len(c.bl)
-	for _, r := range c.i64r {
-		n += int(r.n)
+// next returns the next level of runs and moves past it.
+func (rc *runCursor) next(runs []lvlRun) (int16, bool) {
+	if rc.i >= len(runs) {
+		return 0, false
 	}
-	for _, r := range c.str {
-		n += int(r.n)
+	v := runs[rc.i].v
+	if rc.used++; rc.used == runs[rc.i].n {
+		rc.i, rc.used = rc.i+1, 0
 	}
-	return n
-}
-
-// writeSlots writes the slots with levels def and rep (runs; nil for a
-// column without them) and their nv values: of the typed slices those
-// from vi, of the runs those from vc.
-func (c *column) writeSlots(cw file.ColumnChunkWriter, s *scratch, defRuns, repRuns []lvlRun, vc *valCursor, vi, nv int) error {
-	var def, rep []int16
-	if c.maxDef > 0 {
-		s.def = expand(s.def, defRuns)
-		def = s.def
-	}
-	if c.maxRep > 0 {
-		s.rep = expand(s.rep, repRuns)
-		rep = s.rep
-	}
-	var err error
-	switch w := cw.(type) {
-	case *file.Int64ColumnChunkWriter:
-		var vs []int64
-		if len(c.i64r) > 0 {
-			vs = expandI64(s.i64[:0], c.i64r, vc, nv)
-			s.i64 = vs
-		} else {
-			vs = c.i64[vi : vi+nv]
-		}
-		_, err = w.WriteBatch(vs, def, rep)
-	case *file.Float32ColumnChunkWriter:
-		_, err = w.WriteBatch(c.f32[vi:vi+nv], def, rep)
-	case *file.Float64ColumnChunkWriter:
-		_, err = w.WriteBatch(c.f64[vi:vi+nv], def, rep)
-	case *file.BooleanColumnChunkWriter:
-		_, err = w.WriteBatch(c.bl[vi:vi+nv], def, rep)
-	case *file.ByteArrayColumnChunkWriter:
-		s.views = c.views(s.views[:0], vc, nv)
-		_, err = w.WriteBatch(s.views, def, rep)
-	default:
-		err = fmt.Errorf("parquetout: no writer for %T", cw)
-	}
-	return err
+	return v, true
 }
 
 // valCursor is where a column's value runs (strings, repeated int64s)
@@ -393,39 +427,4 @@ func (c *column) writeSlots(cw file.ColumnChunkWriter, s *scratch, defRuns, repR
 type valCursor struct {
 	i    int    // the run
 	used uint32 // of its values, already taken
-}
-
-// expandI64 appends the next nv values of runs to dst.
-func expandI64(dst []int64, runs []i64Run, vc *valCursor, nv int) []int64 {
-	for nv > 0 && vc.i < len(runs) {
-		r := runs[vc.i]
-		k := min(r.n-vc.used, uint32(nv))
-		for range k {
-			dst = append(dst, r.v)
-		}
-		vc.used += k
-		nv -= int(k)
-		if vc.used == r.n {
-			vc.i, vc.used = vc.i+1, 0
-		}
-	}
-	return dst
-}
-
-// views appends the column's next nv byte arrays to dst.
-func (c *column) views(dst []apq.ByteArray, vc *valCursor, nv int) []apq.ByteArray {
-	for nv > 0 && vc.i < len(c.str) {
-		r := c.str[vc.i]
-		v := c.data[r.start:r.end:r.end]
-		k := min(r.n-vc.used, uint32(nv))
-		for range k {
-			dst = append(dst, v)
-		}
-		vc.used += k
-		nv -= int(k)
-		if vc.used == r.n {
-			vc.i, vc.used = vc.i+1, 0
-		}
-	}
-	return dst
 }

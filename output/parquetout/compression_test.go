@@ -1,12 +1,12 @@
 package parquetout
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
-	"github.com/apache/arrow-go/v18/parquet/compress"
-	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/dissect-tools/dissect/dissect"
+	"github.com/parquet-go/parquet-go/format"
 )
 
 // TestCompression: every column chunk of a part is compressed with the
@@ -16,10 +16,10 @@ func TestCompression(t *testing.T) {
 	d := &dissect.TypeDecl{Type: "t", Fields: []dissect.FieldDecl{{Name: "x", Kind: dissect.KindFloat}}}
 	for _, c := range []struct {
 		opt  string
-		want compress.Compression
+		want format.CompressionCodec
 	}{
-		{"", compress.Codecs.Snappy}, {"zstd", compress.Codecs.Zstd}, {"snappy", compress.Codecs.Snappy},
-		{"gzip", compress.Codecs.Gzip}, {"none", compress.Codecs.Uncompressed},
+		{"", format.Snappy}, {"zstd", format.Zstd}, {"snappy", format.Snappy},
+		{"gzip", format.Gzip}, {"none", format.Uncompressed},
 	} {
 		dir := t.TempDir()
 		w, err := New(dir, Options{Compression: c.opt, Decl: declOf(d)})
@@ -34,21 +34,12 @@ func TestCompression(t *testing.T) {
 		if err := w.Close(); err != nil {
 			t.Fatal(err)
 		}
-		pr, err := file.OpenParquetFile(onlyFile(t, dir, "proto=p/type=t"), false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rg := pr.MetaData().RowGroup(0)
-		for i := range rg.NumColumns() {
-			cc, err := rg.ColumnChunk(i)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if cc.Compression() != c.want {
-				t.Errorf("%q: column %d compressed with %s, want %s", c.opt, i, cc.Compression(), c.want)
+		pf := openPart(t, onlyFile(t, dir, "proto=p/type=t"))
+		for i, cc := range pf.Metadata().RowGroups[0].Columns {
+			if got := cc.MetaData.Codec; got != c.want {
+				t.Errorf("%q: column %d compressed with %s, want %s", c.opt, i, got, c.want)
 			}
 		}
-		pr.Close()
 		if _, rows := readRows(t, onlyFile(t, dir, "proto=p/type=t")); len(rows) != 100 || rows[99]["x"] != 99.0 {
 			t.Errorf("%q: %d rows read back", c.opt, len(rows))
 		}
@@ -57,5 +48,51 @@ func TestCompression(t *testing.T) {
 		if _, err := New(t.TempDir(), Options{Compression: bad}); err == nil || !strings.Contains(err.Error(), "snappy, zstd, gzip, none") {
 			t.Errorf("%q: %v", bad, err)
 		}
+	}
+}
+
+// TestEncodings: the common INT64 columns are DELTA_BINARY_PACKED, the
+// common string columns dictionaries, the others (a declared string, a
+// list of strings, extra_json) plain, as Spark before 3.3 reads them all
+// but DELTA_BINARY_PACKED; data pages are version 1.
+func TestEncodings(t *testing.T) {
+	d := &dissect.TypeDecl{Type: "t", Fields: []dissect.FieldDecl{{Name: "s", Kind: dissect.KindString}, {Name: "x", Kind: dissect.KindFloat}}}
+	dir := t.TempDir()
+	w, err := New(dir, Options{Decl: declOf(d)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 100 {
+		if err := w.Record(rec("t", "s", dissect.Str(fmt.Sprint(i)))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"time": "DELTA_BINARY_PACKED", "frame": "DELTA_BINARY_PACKED", "stream": "DELTA_BINARY_PACKED", "offset": "DELTA_BINARY_PACKED", "length": "DELTA_BINARY_PACKED",
+		"transport": "RLE_DICTIONARY", "src": "RLE_DICTIONARY", "dst": "RLE_DICTIONARY", "capture": "RLE_DICTIONARY",
+		"s": "PLAIN", "x": "PLAIN", "warnings.list.element": "PLAIN", "extra_json": "PLAIN",
+	}
+	pf := openPart(t, onlyFile(t, dir, "proto=p/type=t"))
+	for _, cc := range pf.Metadata().RowGroups[0].Columns {
+		name := strings.Join(cc.MetaData.PathInSchema, ".")
+		var data []string
+		for _, es := range cc.MetaData.EncodingStats {
+			if es.PageType != format.DictionaryPage {
+				if es.PageType != format.DataPage {
+					t.Errorf("%s: a %s", name, es.PageType)
+				}
+				data = append(data, es.Encoding.String())
+			}
+		}
+		if got := strings.Join(data, ","); got != want[name] {
+			t.Errorf("%s: data pages %s, want %s", name, got, want[name])
+		}
+		delete(want, name)
+	}
+	if len(want) > 0 {
+		t.Errorf("no columns %v", want)
 	}
 }

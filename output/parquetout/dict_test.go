@@ -4,18 +4,22 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/apache/arrow-go/v18/parquet/file"
-	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/dissect-tools/dissect/dissect"
+	"github.com/parquet-go/parquet-go/format"
 )
 
 // TestDictColumns: the src column of a table with a few addresses is
-// written as a dictionary, of one with more than maxDictEntries plain;
-// both read back as written, and every row group's and data page's
-// statistics are the minimum and maximum of its rows' values, counted
-// here from the input.
+// written as a dictionary; of one with more than maxDictBytes of
+// distinct values by a page's end, the row group's later pages are plain; both read back as written, and every
+// row group's statistics are the minimum and maximum of its rows'
+// values, counted here from the input, and every data page's bounds in
+// the column index hold its rows' values (exactly, for values of at most
+// 16 bytes, the index's limit).
 func TestDictColumns(t *testing.T) {
-	const rows, groupRows = 6000, 2500
+	// A row group of more than a page of dictionary indexes (4 bytes
+	// each in the page buffer), and a shorter one.
+	const groupRows = dataPageSize/4 + 8000
+	const rows = groupRows + 4000
 	d := &dissect.TypeDecl{Type: "*"}
 	dir := t.TempDir()
 	w, err := New(dir, Options{Capture: "c.pcap", RowGroupRows: groupRows, Decl: declOf(d)})
@@ -25,8 +29,11 @@ func TestDictColumns(t *testing.T) {
 	srcOf := map[string]func(i int) string{
 		// runs of 1 to 7 rows of 5 addresses, not in order
 		"few": func(i int) string { return fmt.Sprintf("10.0.0.%d:4000", (i/(1+i%7)*3)%5) },
-		// 400 addresses in runs of 3: too many for a dictionary
-		"many": func(i int) string { return fmt.Sprintf("h%03d", i/3%400) },
+		// names of 100 bytes in runs of 2: 1.6 MB of them by the first
+		// page's end (32,768 indexes in dataPageSize), too many for a
+		// dictionary (maxDictBytes, 64 KiB): the row group's later pages
+		// are plain
+		"many": func(i int) string { return fmt.Sprintf("h%099d", i/2) },
 	}
 	for i := range rows {
 		for _, typ := range []string{"few", "many"} {
@@ -56,16 +63,17 @@ func TestDictColumns(t *testing.T) {
 }
 
 // checkStrStats checks column name of the file at path: a dictionary
-// page or not, and each row group's and data page's minimum, maximum and
-// counts against value(row).
+// page, and every data page dictionary-encoded (dict) or some plain after
+// the first page when the row group has more than one, and each row group's and data page's
+// minimum, maximum and counts against value(row).
 func checkStrStats(t *testing.T, path, name string, dict bool, value func(row int) string) {
 	t.Helper()
-	r, err := file.OpenParquetFile(path, false)
-	if err != nil {
-		t.Fatal(err)
+	pf := openPart(t, path)
+	leaf, ok := pf.Schema().Lookup(name)
+	if !ok {
+		t.Fatalf("no column %s", name)
 	}
-	defer r.Close()
-	col := r.MetaData().Schema.ColumnIndexByName(name)
+	col := leaf.ColumnIndex
 	minMax := func(from, to int) (string, string) {
 		lo, hi := value(from), value(from)
 		for i := from; i < to; i++ {
@@ -73,54 +81,46 @@ func checkStrStats(t *testing.T, path, name string, dict bool, value func(row in
 		}
 		return lo, hi
 	}
+	md := pf.Metadata()
+	ncols := len(md.RowGroups[0].Columns)
 	row := 0
-	for g := range r.NumRowGroups() {
-		rg := r.RowGroup(g)
-		n := int(rg.NumRows())
-		cc, err := rg.MetaData().ColumnChunk(col)
-		if err != nil {
-			t.Fatal(err)
+	for g, rg := range md.RowGroups {
+		n := int(rg.NumRows)
+		cc := rg.Columns[col].MetaData
+		plain := false
+		for _, es := range cc.EncodingStats {
+			if es.PageType == format.DataPage && es.Encoding == format.Plain {
+				plain = true
+			}
 		}
-		if cc.HasDictionaryPage() != dict {
-			t.Errorf("%s row group %d: dictionary page %v, want %v (encodings %v)", name, g, cc.HasDictionaryPage(), dict, cc.Encodings())
+		if wantPlain := !dict && n > dataPageSize/4; plain != wantPlain || cc.DictionaryPageOffset == 0 {
+			t.Errorf("%s row group %d: plain data pages %v, dictionary page at %d; want a dictionary %v (%v)", name, g, plain, cc.DictionaryPageOffset, dict, cc.EncodingStats)
 		}
-		st, err := cc.Statistics()
-		if err != nil {
-			t.Fatal(err)
-		}
-		bs := st.(*metadata.ByteArrayStatistics)
+		st := cc.Statistics
 		lo, hi := minMax(row, row+n)
-		if string(bs.Min()) != lo || string(bs.Max()) != hi || bs.NullCount() != 0 || bs.NumValues() != int64(n) {
+		if string(st.MinValue) != lo || string(st.MaxValue) != hi || st.NullCount != 0 || cc.NumValues != int64(n) {
 			t.Errorf("%s row group %d: min %q max %q nulls %d values %d, want %q %q 0 %d", name, g,
-				bs.Min(), bs.Max(), bs.NullCount(), bs.NumValues(), lo, hi, n)
+				st.MinValue, st.MaxValue, st.NullCount, cc.NumValues, lo, hi, n)
 		}
-		pr, err := rg.GetColumnPageReader(col)
-		if err != nil {
-			t.Fatal(err)
-		}
-		prow := row
-		for pr.Next() {
-			p, ok := pr.Page().(*file.DataPageV1)
-			if !ok {
-				continue // the dictionary page
+		ci, oi := pf.ColumnIndexes()[g*ncols+col], pf.OffsetIndexes()[g*ncols+col]
+		locs := oi.PageLocations
+		for k := range locs {
+			from, to := int(locs[k].FirstRowIndex), n
+			if k+1 < len(locs) {
+				to = int(locs[k+1].FirstRowIndex)
 			}
-			k := int(p.NumValues())
-			ps := p.Statistics()
-			lo, hi := minMax(prow, prow+k)
-			if !ps.HasMin || !ps.HasMax || string(ps.Min) != lo || string(ps.Max) != hi {
-				t.Errorf("%s row group %d page at row %d: min %q max %q, want %q %q", name, g, prow, ps.Min, ps.Max, lo, hi)
+			lo, hi := minMax(row+from, row+to)
+			pmin, pmax := string(ci.MinValues[k]), string(ci.MaxValues[k])
+			if exact := len(hi) <= 16; pmin > lo || pmax < hi || exact && (pmin != lo || pmax != hi) {
+				t.Errorf("%s row group %d page at row %d: min %q max %q, want %q %q", name, g, from, pmin, pmax, lo, hi)
 			}
-			prow += k
 		}
-		if err := pr.Err(); err != nil {
-			t.Fatal(err)
-		}
-		if prow != row+n {
-			t.Errorf("%s row group %d: pages of %d rows, want %d", name, g, prow-row, n)
+		if len(locs) == 0 || locs[0].FirstRowIndex != 0 {
+			t.Errorf("%s row group %d: pages %v", name, g, locs)
 		}
 		row += n
 	}
-	if row != int(r.NumRows()) {
-		t.Errorf("%d rows in row groups of %d", r.NumRows(), row)
+	if row != int(pf.NumRows()) {
+		t.Errorf("%d rows in row groups of %d", pf.NumRows(), row)
 	}
 }

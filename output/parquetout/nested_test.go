@@ -141,8 +141,8 @@ func TestWriterDepartures(t *testing.T) {
 			t.Errorf("row %d: a %#v extra_json %#v, want %#v %#v", i, rows[i]["a"], rows[i]["extra_json"], w.a, w.extra)
 		}
 	}
-	s, rows := readRows(t, onlyFile(t, dir, "proto=p/type=u"))
-	if len(s.Columns()) != 10 || len(rows) != 1 || rows[0]["extra_json"] != `{"x":"NaN","s":"q\"\n","b":"01ff"}` {
+	s, rows := readRows(t, onlyFile(t, dir, "proto=p/type=u")) // the envelope but proto and type (8 columns), warnings, extra_json, capture
+	if len(s.Columns()) != 11 || len(rows) != 1 || rows[0]["extra_json"] != `{"x":"NaN","s":"q\"\n","b":"01ff"}` {
 		t.Errorf("undeclared: %d columns, rows %v", len(s.Columns()), rows)
 	}
 }

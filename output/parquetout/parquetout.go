@@ -40,7 +40,9 @@
 //
 // # Schema
 //
-// Every part has the columns
+// Every part has the columns of the envelope ([dissect.Envelope], its
+// JSON keys but the partitions' proto and type, in its order), then its
+// own:
 //
 //	time       TIMESTAMP(NANOS)            Record.Time, UTC (see below)
 //	transport  STRING                      tcp, udp, serial
@@ -93,7 +95,7 @@
 // addresses, levels) kept as runs. No row is assembled and, once a part's
 // slices have a row group's size, nothing is allocated per record. A full
 // row group goes to one of Options.Workers goroutines, which encodes and
-// compresses it with arrow-go's typed column writers (arrow.go) and
+// compresses it with parquet-go's column writers (codec.go) and
 // appends it to the part's file, while the caller fills the part's other
 // row group; a part has one row group with a worker at a time, so its row
 // groups are in the order of its records. Close waits for the workers
@@ -120,12 +122,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
-	apq "github.com/apache/arrow-go/v18/parquet"
-	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/dissect-tools/dissect/dissect"
 	"github.com/dissect-tools/dissect/output"
+	"github.com/parquet-go/parquet-go"
 )
 
 // Options configures a [Writer]. The zero value is usable.
@@ -187,7 +189,7 @@ const DefaultWorkers = 2
 // values and strings, batch.size): a row group of large records (long
 // arrays, long strings) is written before it has RowGroupRows rows. It
 // also bounds the garbage collector's share: a busy table holds two row
-// groups, and a worker's arrow-go buffers grow with the row group, so
+// groups, and a worker's page buffers grow with the row group, so
 // that at 64 MiB the 50 MB Deltarobot capture (three busy tables of 14
 // columns, row groups of 65,536 rows, 6.3 MB) peaked at 87-96 MB of RSS
 // and at 4 MiB (about 43,000 rows) at 80 MB, in the same time, with
@@ -211,9 +213,9 @@ type Writer struct {
 	open     []*table       // the tables with an open part
 	seq      map[string]int // parts so far per partition directory
 	rb       rowBuilder
-	props    *apq.WriterProperties
-	pool     *pool   // nil with one worker: row groups written by Record
-	scratch  scratch // of the row groups written without pool
+	props    []parquet.WriterOption // the files' (codec.go)
+	pool     *pool                  // nil with one worker: row groups written by Record
+	scratch  scratch                // of the row groups written without pool
 	tick     uint64
 	extra    int64
 	cache    tableCache
@@ -281,7 +283,7 @@ func New(dir string, o Options) (*Writer, error) {
 	}
 	w := &Writer{dir: dir, o: o, capture: o.Capture, run: run,
 		plans: map[pkey]*plan{}, tables: map[tkey]*table{}, declared: map[*dissect.TypeDecl]*table{}, seq: map[string]int{},
-		rb: rowBuilder{json: output.NewJSONAppender()}, props: writerProps(o.CreatedBy, codec)}
+		rb: rowBuilder{json: output.NewJSONAppender()}, props: writerOptions(o.CreatedBy, codec)}
 	if o.Workers > 1 {
 		w.pool = newPool(o.Workers, o.MaxOpen)
 	}
@@ -492,7 +494,7 @@ func (w *Writer) closePart(t *table) error {
 
 type part struct {
 	f     *os.File
-	fw    *file.Writer
+	fw    *parquet.Writer
 	tmp   string
 	final string
 	used  uint64
@@ -517,13 +519,16 @@ func (w *Writer) newPart(t *table) (*part, error) {
 	if err != nil {
 		return nil, err
 	}
-	fw, err := file.NewParquetWriterWithError(f, t.plan.file, file.WithWriterProps(w.props))
-	if err != nil {
+	opts := append(slices.Clip(w.props), t.plan.file)
+	// NewWriter panics on a bad configuration: checked first. The
+	// options, not this config, go to NewWriter, which merges a config
+	// into its defaults and so cannot turn an option off.
+	if _, err := parquet.NewWriterConfig(opts...); err != nil {
 		f.Close()
 		os.Remove(tmp)
 		return nil, err
 	}
-	return &part{f: f, fw: fw, tmp: tmp, final: final, specs: t.plan.specs, cur: newBatch(t.plan.specs)}, nil
+	return &part{f: f, fw: parquet.NewWriter(f, opts...), tmp: tmp, final: final, specs: t.plan.specs, cur: newBatch(t.plan.specs)}, nil
 }
 
 // wait waits for the row group a worker is writing, if any, and returns
@@ -569,9 +574,10 @@ func (w *Writer) close(p *part) error {
 		err = werr
 	}
 	if err == nil {
-		err = p.fw.Close() // the footer; closes p.f too
-	} else {
-		p.f.Close()
+		err = p.fw.Close() // the footer
+	}
+	if cerr := p.f.Close(); err == nil {
+		err = cerr
 	}
 	if err == nil {
 		err = os.Rename(p.tmp, p.final)

@@ -1,121 +1,120 @@
 package parquetout
 
 import (
-	"context"
-	"fmt"
 	"os"
 	"strings"
 	"testing"
+	"time"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet/file"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
-	"github.com/apache/arrow-go/v18/parquet/schema"
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/format"
 )
 
 // fileSchema is a part's schema as a reader finds it in the footer.
-type fileSchema struct{ *schema.Schema }
-
-// Lookup returns the leaf column at path.
-func (s fileSchema) Lookup(path ...string) (*schema.Column, bool) {
-	i := s.ColumnIndexByName(strings.Join(path, "."))
-	if i < 0 {
-		return nil, false
-	}
-	return s.Column(i), true
-}
+type fileSchema struct{ *parquet.Schema }
 
 // Columns returns the leaf columns' paths, in the file's order.
 func (s fileSchema) Columns() []string {
-	out := make([]string, s.NumColumns())
-	for i := range out {
-		out[i] = s.Column(i).Path()
+	var out []string
+	for _, p := range s.Schema.Columns() {
+		out = append(out, strings.Join(p, "."))
 	}
 	return out
 }
 
-// readRows reads the part at path with arrow-go's reader (pqarrow), each
-// row as a map: int64 for INT64 columns (signed or not), float32,
-// float64, bool, string for STRING and BYTE_ARRAY, int64 nanoseconds for
-// timestamps, []any for lists, map[string]any for structs, nil for nulls.
-func readRows(t *testing.T, path string) (fileSchema, []map[string]any) {
+// openPart opens the part at path with parquet-go's reader; the file is
+// closed when the test ends.
+func openPart(t *testing.T, path string) *parquet.File {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	pr, err := file.NewParquetReader(f)
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	defer pr.Close()
-	fr, err := pqarrow.NewFileReader(pr, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+	t.Cleanup(func() { f.Close() })
+	st, err := f.Stat()
 	if err != nil {
 		t.Fatal(err)
 	}
-	tbl, err := fr.ReadTable(context.Background())
+	pf, err := parquet.OpenFile(f, st.Size())
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
-	defer tbl.Release()
-	rows := make([]map[string]any, tbl.NumRows())
-	for i := range rows {
-		rows[i] = map[string]any{}
-	}
-	for c := 0; c < int(tbl.NumCols()); c++ {
-		col := tbl.Column(c)
-		i := 0
-		for _, chunk := range col.Data().Chunks() {
-			for j := 0; j < chunk.Len(); j++ {
-				rows[i][col.Name()] = goValue(t, chunk, j)
-				i++
-			}
-		}
-	}
-	return fileSchema{pr.MetaData().Schema}, rows
+	return pf
 }
 
-// goValue returns the value at i of a as readRows does.
-func goValue(t *testing.T, a arrow.Array, i int) any {
-	if a.IsNull(i) {
+// readRows reads the part at path with parquet-go's reader, each row as
+// a map: int64 for INT64 columns (signed or not), float32, float64,
+// bool, string for STRING and BYTE_ARRAY, int64 nanoseconds for
+// timestamps, []any for lists, map[string]any for structs, nil for nulls.
+func readRows(t *testing.T, path string) (fileSchema, []map[string]any) {
+	t.Helper()
+	pf := openPart(t, path)
+	r := parquet.NewReader(pf)
+	defer r.Close()
+	rows := make([]map[string]any, pf.NumRows())
+	for i := range rows {
+		m := map[string]any{}
+		if err := r.Read(&m); err != nil {
+			t.Fatalf("%s: row %d: %v", path, i, err)
+		}
+		rows[i] = goValue(t, pf.Schema(), m).(map[string]any)
+	}
+	return fileSchema{pf.Schema()}, rows
+}
+
+// goValue returns v, the value of node n as the library's reader gives
+// it, as readRows does.
+func goValue(t *testing.T, n parquet.Node, v any) any {
+	t.Helper()
+	if v == nil {
 		return nil
 	}
-	switch a := a.(type) {
-	case *array.Int64:
-		return a.Value(i)
-	case *array.Uint64:
-		return int64(a.Value(i))
-	case *array.Float32:
-		return a.Value(i)
-	case *array.Float64:
-		return a.Value(i)
-	case *array.Boolean:
-		return a.Value(i)
-	case *array.String:
-		return a.Value(i)
-	case *array.Binary:
-		return string(a.Value(i))
-	case *array.Timestamp:
-		return int64(a.Value(i))
-	case *array.List:
-		from, to := a.ValueOffsets(i)
+	if isList(n) {
+		elem := n.Fields()[0].Fields()[0]
 		out := []any{}
-		for j := from; j < to; j++ {
-			out = append(out, goValue(t, a.ListValues(), int(j)))
-		}
-		return out
-	case *array.Struct:
-		out := map[string]any{}
-		st := a.DataType().(*arrow.StructType)
-		for k := 0; k < a.NumField(); k++ {
-			out[st.Field(k).Name] = goValue(t, a.Field(k), i)
+		switch l := v.(type) {
+		case []any:
+			for _, x := range l {
+				out = append(out, goValue(t, elem, x))
+			}
+		case map[string]any:
+			items, _ := l["list"].([]any)
+			for _, x := range items {
+				out = append(out, goValue(t, elem, x.(map[string]any)["element"]))
+			}
+		default:
+			t.Fatalf("list as %T", v)
 		}
 		return out
 	}
-	t.Fatalf("column of %s", a.DataType())
+	if !n.Leaf() {
+		m, ok := v.(map[string]any)
+		if !ok {
+			t.Fatalf("group as %T", v)
+		}
+		out := map[string]any{}
+		for _, f := range n.Fields() {
+			out[f.Name()] = goValue(t, f, m[f.Name()])
+		}
+		return out
+	}
+	switch x := v.(type) {
+	case int64, float32, float64, bool, string:
+		return x
+	case int32:
+		return int64(x)
+	case uint64:
+		return int64(x)
+	case uint32:
+		return int64(x)
+	case int:
+		return int64(x)
+	case []byte:
+		return string(x)
+	case time.Time:
+		return x.UnixNano()
+	}
+	t.Fatalf("value of %T", v)
 	return nil
 }
 
@@ -127,17 +126,23 @@ func leafType(t *testing.T, s fileSchema, path ...string) string {
 	if !ok {
 		t.Fatalf("no column %v in %v", path, s.Columns())
 	}
-	out := c.PhysicalType().String()
-	switch l := c.LogicalType().(type) {
-	case schema.IntLogicalType:
-		out += fmt.Sprintf(" INT(%d,%t)", l.BitWidth(), l.IsSigned())
-	case schema.TimestampLogicalType:
-		out += fmt.Sprintf(" TIMESTAMP(isAdjustedToUTC=%t,unit=%s)", l.IsAdjustedToUTC(), map[schema.TimeUnitType]string{schema.TimeUnitNanos: "NANOS", schema.TimeUnitMicros: "MICROS", schema.TimeUnitMillis: "MILLIS"}[l.TimeUnit()])
-	case schema.StringLogicalType:
-		out += " STRING"
-	case schema.NoLogicalType, nil:
-	default:
-		out += " " + l.String()
+	typ := c.Node.Type()
+	out := typ.Kind().String()
+	if lt := typ.LogicalType(); lt != nil && lt.String() != "" {
+		out += " " + lt.String()
 	}
 	return out
+}
+
+// isList says whether n is a group of the LIST logical type.
+func isList(n parquet.Node) bool {
+	if n.Leaf() {
+		return false
+	}
+	lt := n.Type().LogicalType()
+	if lt == nil {
+		return false
+	}
+	_, ok := lt.Value.(*format.ListType)
+	return ok
 }

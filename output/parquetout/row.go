@@ -23,18 +23,41 @@ type rowBuilder struct {
 func (rb *rowBuilder) build(b *batch, p *plan, r *dissect.Record, capture string) bool {
 	// The common columns are required and flat: no levels.
 	cols := b.cols
-	sz := cols[p.capture].addStr(capture)
-	cols[p.time].i64 = append(cols[p.time].i64, r.Time.UnixNano())
-	sz += cols[p.transport].addStr(r.Transport.String())
-	b.int64Run(p.stream, int64(r.Stream))
-	sz += cols[p.src].addStr(r.Src)
-	sz += cols[p.dst].addStr(r.Dst)
-	cols[p.offset].i64 = append(cols[p.offset].i64, r.Offset)
-	b.int64Run(p.length, r.Length)
+	sz := 8 + cols[p.capture].addStr(capture)
+	for _, e := range p.env {
+		switch e.from {
+		case envTime:
+			cols[e.col].i64 = append(cols[e.col].i64, r.Time.UnixNano())
+		case envFrame:
+			cols[e.col].i64 = append(cols[e.col].i64, r.Frame)
+		case envTransport:
+			sz += cols[e.col].addStr(r.Transport.String())
+		case envStream: // kept as runs, of no size: a stream's messages come in bursts
+			b.int64Run(e.col, int64(r.Stream))
+			continue
+		case envSrc:
+			sz += cols[e.col].addStr(r.Src)
+		case envDst:
+			sz += cols[e.col].addStr(r.Dst)
+		case envOffset:
+			cols[e.col].i64 = append(cols[e.col].i64, r.Offset)
+		case envLength: // runs: a type's messages have one length
+			b.int64Run(e.col, r.Length)
+			continue
+		default:
+			v, _ := e.values(r) // one value: a JSON key's
+			if e.kind == dissect.KindString {
+				sz += cols[e.col].addStr(v[0].Str())
+			} else { // an integer, a time as nanoseconds
+				cols[e.col].i64 = append(cols[e.col].i64, v[0].Int())
+			}
+		}
+		sz += 8 // a slot (batch.size)
+	}
 	if p.rtype >= 0 {
 		sz += 8 + cols[p.rtype].addStr(r.Type)
 	}
-	b.size += 6*8 + sz
+	b.size += sz
 	if p.raw >= 0 {
 		if r.Raw == nil {
 			b.null(p.raw, 0, 0)

@@ -4,9 +4,12 @@ import (
 	"fmt"
 	"strings"
 
-	apq "github.com/apache/arrow-go/v18/parquet"
-	"github.com/apache/arrow-go/v18/parquet/schema"
+	"reflect"
+
 	"github.com/dissect-tools/dissect/dissect"
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/compress"
+	"github.com/parquet-go/parquet-go/encoding"
 )
 
 // plan is the Parquet schema of one declaration and the map from its
@@ -15,15 +18,71 @@ import (
 // declared ones and appends values to known columns.
 type plan struct {
 	ncols  int
-	file   *schema.GroupNode // the same schema, for the file writer (arrow.go)
-	specs  []colSpec         // each leaf column's type and levels
-	fields []node            // the declared top-level fields, in declaration order
-	// The common columns' indexes.
-	capture, time, transport, stream, src, dst int
-	offset, length, warnings, extra            int
-	rtype                                      int // record_type, or -1
-	raw                                        int // raw (Options.Raw), or -1
+	file   *parquet.Schema // the same schema, for the file writer (codec.go)
+	specs  []colSpec       // each leaf column's type and levels
+	fields []node          // the declared top-level fields, in declaration order
+	// The common columns: the envelope's (dissect.Envelope: its JSON
+	// keys but the partitions'), then the lake's own.
+	env                      []envColumn
+	capture, warnings, extra int
+	rtype                    int // record_type, or -1
+	raw                      int // raw (Options.Raw), or -1
 }
+
+// envColumn is an envelope key's column.
+type envColumn struct {
+	col  int
+	kind dissect.Kind // KindTime, KindInt or KindString
+	// from says which of the record's fields holds the value, for the
+	// keys the writer knows; values (the envelope's) gives the others'.
+	from   envField
+	values func(*dissect.Record) ([2]dissect.Value, int)
+}
+
+// envField is where an envelope column's value is read from: the
+// record's field itself for the keys known here (a call of the
+// envelope's Values per key and record took about a third of -o
+// parquet's CPU), the envelope's Values for any other.
+type envField uint8
+
+const (
+	envValues envField = iota
+	envTime
+	envFrame
+	envTransport
+	envStream
+	envSrc
+	envDst
+	envOffset
+	envLength
+)
+
+// envFieldOf returns where the value of the envelope key name is read.
+func envFieldOf(name string) envField {
+	switch name {
+	case "time":
+		return envTime
+	case "frame":
+		return envFrame
+	case "transport":
+		return envTransport
+	case "stream":
+		return envStream
+	case "src":
+		return envSrc
+	case "dst":
+		return envDst
+	case "offset":
+		return envOffset
+	case "length":
+		return envLength
+	}
+	return envValues
+}
+
+// partitionKey says whether an envelope key is a partition's (proto=,
+// type=) rather than a column.
+func partitionKey(name string) bool { return name == "proto" || name == "type" }
 
 // node is a declared field in the schema: where each of its values goes.
 // Levels are Parquet's: def is the definition level of a present value,
@@ -58,29 +117,26 @@ func newPlan(d *dissect.TypeDecl, typed, raw bool) (*plan, error) {
 		decls = d.Fields
 	}
 	p := &plan{rtype: -1, raw: -1, fields: make([]node, len(decls))}
-	var fl schema.FieldList
-	leaf := func(col *int, name string, typ colType) {
+	var fl group
+	leaf := func(col *int, name string, k dissect.Kind) {
 		*col = p.ncols
 		p.ncols++
-		fl = append(fl, typ.node(name, apq.Repetitions.Required))
+		fl = append(fl, named{commonEncoding(k, colOf(k).node()), name})
 	}
-	leaf(&p.time, "time", colTime)
-	leaf(&p.transport, "transport", colString)
-	leaf(&p.stream, "stream", colInt)
-	leaf(&p.src, "src", colString)
-	leaf(&p.dst, "dst", colString)
-	leaf(&p.offset, "offset", colInt)
-	leaf(&p.length, "length", colInt)
+	for _, k := range dissect.Envelope() {
+		if k.JSON && !partitionKey(k.Name) {
+			e := envColumn{kind: k.Kind, from: envFieldOf(k.Name), values: k.Values}
+			leaf(&e.col, k.Name, k.Kind)
+			p.env = append(p.env, e)
+		}
+	}
 	if typed {
-		leaf(&p.rtype, typeColumn, colString)
+		leaf(&p.rtype, typeColumn, dissect.KindString)
 	}
 	for i := range decls {
 		n := &p.fields[i]
-		sn, err := n.build(p, &decls[i], ColumnName(decls[i].Name), 0, 0, true)
-		if err != nil {
-			return nil, err
-		}
-		fl = append(fl, sn)
+		name := ColumnName(decls[i].Name)
+		fl = append(fl, named{n.build(p, &decls[i], 0, 0, true), name})
 		switch n.kind {
 		case dissect.KindInt, dissect.KindUint, dissect.KindFloat, dissect.KindFloat32, dissect.KindBool,
 			dissect.KindString, dissect.KindBytes, dissect.KindTime:
@@ -89,45 +145,65 @@ func newPlan(d *dissect.TypeDecl, typed, raw bool) (*plan, error) {
 	}
 	p.warnings = p.ncols
 	p.ncols++
-	fl = append(fl, schema.MustGroup(schema.ListOfWithName("warnings", colString.node("element", apq.Repetitions.Required), apq.Repetitions.Optional, -1)))
+	fl = append(fl, named{parquet.Optional(parquet.List(colString.node())), "warnings"})
 	if raw {
 		p.raw = p.ncols
 		p.ncols++
-		fl = append(fl, colBytes.node(rawColumn, apq.Repetitions.Optional))
+		fl = append(fl, named{parquet.Optional(colBytes.node()), rawColumn})
 	}
 	p.extra = p.ncols
 	p.ncols++
-	fl = append(fl, colString.node("extra_json", apq.Repetitions.Optional))
-	leaf(&p.capture, "capture", colString)
-	root, err := schema.NewGroupNode("record", apq.Repetitions.Required, fl, -1)
-	if err != nil {
-		return nil, err
-	}
-	p.file = root
-	return p, p.check(schema.NewSchema(root))
+	fl = append(fl, named{parquet.Optional(colString.node()), "extra_json"})
+	leaf(&p.capture, "capture", dissect.KindString)
+	p.file = parquet.NewSchema("record", fl)
+	return p, p.check()
 }
 
 // colType is a leaf column's Parquet type.
 type colType struct {
-	phys    apq.Type
-	logical schema.LogicalType
-	spec    physical
+	node func() parquet.Node
+	spec physical
 }
 
 var (
-	colInt    = colType{apq.Types.Int64, schema.NewIntLogicalType(64, true), physInt64}
-	colUint   = colType{apq.Types.Int64, schema.NewIntLogicalType(64, false), physInt64}
-	colTime   = colType{apq.Types.Int64, schema.NewTimestampLogicalType(false, schema.TimeUnitNanos), physInt64}
-	colDouble = colType{apq.Types.Double, schema.NoLogicalType{}, physDouble}
-	colFloat  = colType{apq.Types.Float, schema.NoLogicalType{}, physFloat}
-	colBool   = colType{apq.Types.Boolean, schema.NoLogicalType{}, physBool}
-	colBytes  = colType{apq.Types.ByteArray, schema.NoLogicalType{}, physBytes}
-	colString = colType{apq.Types.ByteArray, schema.StringLogicalType{}, physBytes}
+	colInt    = colType{func() parquet.Node { return parquet.Int(64) }, physInt64}
+	colUint   = colType{func() parquet.Node { return parquet.Uint(64) }, physInt64}
+	colTime   = colType{func() parquet.Node { return parquet.TimestampAdjusted(parquet.Nanosecond, false) }, physInt64}
+	colDouble = colType{func() parquet.Node { return parquet.Leaf(parquet.DoubleType) }, physDouble}
+	colFloat  = colType{func() parquet.Node { return parquet.Leaf(parquet.FloatType) }, physFloat}
+	colBool   = colType{func() parquet.Node { return parquet.Leaf(parquet.BooleanType) }, physBool}
+	colBytes  = colType{func() parquet.Node { return parquet.Leaf(parquet.ByteArrayType) }, physBytes}
+	colString = colType{parquet.String, physBytes}
 )
 
-func (l colType) node(name string, rep apq.Repetition) schema.Node {
-	return schema.MustPrimitive(schema.NewPrimitiveNodeLogical(name, rep, l.logical, l.phys, -1, -1))
+// group is a Parquet group whose fields are in the order given: the
+// library's own Group is a map, its fields sorted by name.
+type group []parquet.Field
+
+func (g group) Fields() []parquet.Field { return g }
+
+// The rest of parquet.Node is a required group's (parquet.Group's).
+func (group) ID() int                     { return 0 }
+func (g group) String() string            { return fmt.Sprint([]parquet.Field(g)) }
+func (group) Type() parquet.Type          { return parquet.Group{}.Type() }
+func (group) Optional() bool              { return false }
+func (group) Repeated() bool              { return false }
+func (group) Required() bool              { return true }
+func (group) Leaf() bool                  { return false }
+func (group) Encoding() encoding.Encoding { return nil }
+func (group) Compression() compress.Codec { return nil }
+func (group) GoType() reflect.Type        { return reflect.TypeFor[map[string]any]() }
+
+// named is a node named in its group.
+type named struct {
+	parquet.Node
+	name string
 }
+
+func (f named) Name() string { return f.name }
+
+// Value is not used: rows are never built from Go values.
+func (f named) Value(reflect.Value) reflect.Value { return reflect.Value{} }
 
 // colOf returns the Parquet type of a declared scalar kind; an object
 // declared without keys is a STRING holding its JSON, "{}", as Parquet
@@ -152,74 +228,91 @@ func colOf(k dissect.Kind) colType {
 	return colString
 }
 
-// build fills n for the field f, named name in the file, and returns its
-// schema node: arrays are LISTs of required items (a declared array holds
-// no nulls), objects groups of their keys in declaration order, each
-// optional (a value may lack a key not declared Required). Leaves are
-// numbered in p as they come, the order of the file's columns. def and
-// rep are the levels of f's parent when present; optional says whether
-// f's own node is.
-func (n *node) build(p *plan, f *dissect.FieldDecl, name string, def, rep int, optional bool) (schema.Node, error) {
+// build fills n for the field f and returns its schema node: arrays are
+// LISTs of required items (a declared array holds no nulls), objects
+// groups of their keys in declaration order, each optional (a value may
+// lack a key not declared Required). Leaves are numbered in p as they
+// come, the order of the file's columns. def and rep are the levels of
+// f's parent when present; optional says whether f's own node is.
+func (n *node) build(p *plan, f *dissect.FieldDecl, def, rep int, optional bool) parquet.Node {
 	n.name, n.kind, n.def = f.Name, f.Kind, def
-	r := apq.Repetitions.Required
 	if optional {
 		n.def++
-		r = apq.Repetitions.Optional
 	}
+	var sn parquet.Node
 	switch {
 	case f.Kind == dissect.KindArray:
 		n.rep = rep + 1
 		n.elem = new(node)
-		e, err := n.elem.build(p, f.Elem, "element", n.def+1, n.rep, false)
-		if err != nil {
-			return nil, err
-		}
+		sn = parquet.List(n.elem.build(p, f.Elem, n.def+1, n.rep, false))
 		n.leaves = n.elem.leaves
-		return schema.ListOfWithName(name, e, r, -1)
 	case f.Kind == dissect.KindObject && len(f.Fields) > 0:
 		n.fields = make([]node, len(f.Fields))
-		var fl schema.FieldList
+		g := make(group, len(f.Fields))
 		for i := range f.Fields {
 			c := &n.fields[i]
-			sn, err := c.build(p, &f.Fields[i], f.Fields[i].Name, n.def, rep, true)
-			if err != nil {
-				return nil, err
-			}
-			fl = append(fl, sn)
+			g[i] = named{c.build(p, &f.Fields[i], n.def, rep, true), f.Fields[i].Name}
 			n.leaves = append(n.leaves, c.leaves...)
 		}
-		return schema.NewGroupNode(name, r, fl, -1)
+		sn = g
+	default:
+		l := colOf(f.Kind)
+		n.col = p.ncols
+		n.leaves = []int{n.col}
+		n.spec = colSpec{phys: l.spec, maxDef: int16(n.def), maxRep: int16(rep)}
+		p.ncols++
+		sn = l.node()
 	}
-	l := colOf(f.Kind)
-	n.col = p.ncols
-	n.leaves = []int{n.col}
-	n.spec = colSpec{phys: l.spec, maxDef: int16(n.def), maxRep: int16(rep)}
-	p.ncols++
-	return l.node(name, r), nil
+	if optional {
+		sn = parquet.Optional(sn)
+	}
+	return sn
 }
 
-// check sets p.specs from the file schema sc, whose leaf columns must be
+// commonEncoding returns the node of a common column, of kind k, with
+// its encoding: DELTA_BINARY_PACKED for the INT64 columns (times and
+// offsets that grow, streams and lengths that repeat: on the 50 MB
+// Deltarobot capture a lake of 15 MB instead of 18 MB, in the same time),
+// a dictionary for the string columns, which repeat a handful of values
+// in runs (each value once per column chunk, then an index a row that the
+// RLE encoding turns into a few bytes per run; beyond maxDictBytes of
+// distinct values a chunk goes on plain).
+func commonEncoding(k dissect.Kind, n parquet.Node) parquet.Node {
+	switch k {
+	case dissect.KindTime, dissect.KindInt:
+		return parquet.Encoded(n, &parquet.DeltaBinaryPacked)
+	case dissect.KindString:
+		return parquet.Encoded(n, &parquet.RLEDictionary)
+	}
+	return n
+}
+
+// check sets p.specs from the file schema, whose leaf columns must be
 // the ones p numbered, with the levels p computed, so that a mistake here
 // fails the writer instead of writing a file readers misread.
-func (p *plan) check(sc *schema.Schema) error {
-	if sc.NumColumns() != p.ncols {
-		return fmt.Errorf("parquetout: %d columns in the file schema, %d planned", sc.NumColumns(), p.ncols)
+func (p *plan) check() error {
+	cols := p.file.Columns()
+	if len(cols) != p.ncols {
+		return fmt.Errorf("parquetout: %d columns in the file schema, %d planned", len(cols), p.ncols)
 	}
 	p.specs = make([]colSpec, p.ncols)
-	for i := range p.specs {
-		c := sc.Column(i)
-		s := colSpec{maxDef: c.MaxDefinitionLevel(), maxRep: c.MaxRepetitionLevel()}
-		switch c.PhysicalType() {
-		case apq.Types.Int64:
+	for i, path := range cols {
+		c, _ := p.file.Lookup(path...)
+		s := colSpec{maxDef: int16(c.MaxDefinitionLevel), maxRep: int16(c.MaxRepetitionLevel)}
+		switch c.Node.Type().Kind() {
+		case parquet.Int64:
 			s.phys = physInt64
-		case apq.Types.Float:
+		case parquet.Float:
 			s.phys = physFloat
-		case apq.Types.Double:
+		case parquet.Double:
 			s.phys = physDouble
-		case apq.Types.Boolean:
+		case parquet.Boolean:
 			s.phys = physBool
 		default:
 			s.phys = physBytes
+		}
+		if c.ColumnIndex != i {
+			return fmt.Errorf("parquetout: column %s is the schema's %d, planned %d", strings.Join(path, "."), c.ColumnIndex, i)
 		}
 		p.specs[i] = s
 	}
@@ -238,7 +331,7 @@ func (p *plan) check(sc *schema.Schema) error {
 				}
 			default:
 				if got := p.specs[n.col]; got != n.spec {
-					return fmt.Errorf("parquetout: column %s: %+v in the schema, %+v planned", sc.Column(n.col).Path(), got, n.spec)
+					return fmt.Errorf("parquetout: column %s: %+v in the schema, %+v planned", strings.Join(cols[n.col], "."), got, n.spec)
 				}
 			}
 		}
@@ -307,18 +400,26 @@ func (n *node) fits(v *dissect.Value) bool {
 	return true
 }
 
-// reserved are the common column names (and the partition keys): a field
-// of that name is written as f_<name>.
-var reserved = map[string]bool{
-	"capture": true, "time": true, "transport": true, "stream": true, "src": true,
-	"dst": true, "offset": true, "length": true, "warnings": true, "extra_json": true,
-	"proto": true, "type": true, typeColumn: true, rawColumn: true,
+// reserved says whether name is a common column's (or a partition
+// key's, an envelope key too): a field of that name is written as
+// f_<name>.
+func reserved(name string) bool {
+	switch name {
+	case "capture", "warnings", "extra_json", typeColumn, rawColumn:
+		return true
+	}
+	for _, k := range dissect.Envelope() {
+		if k.JSON && k.Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // ColumnName returns the column of a top-level field key: the key, or
 // f_<key> for the common columns' and partitions' names.
 func ColumnName(key string) string {
-	if reserved[key] || strings.HasPrefix(key, "f_") && reserved[key[2:]] {
+	if reserved(key) || strings.HasPrefix(key, "f_") && reserved(key[2:]) {
 		return "f_" + key
 	}
 	return key
