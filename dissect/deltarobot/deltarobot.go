@@ -10,6 +10,7 @@ import (
 
 	"github.com/dissect-tools/dissect/dissect"
 	"github.com/dissect-tools/dissect/dissect/exchange"
+	"github.com/dissect-tools/dissect/dissect/layout"
 )
 
 const proto = "deltarobot"
@@ -61,15 +62,22 @@ const (
 // magicBytes is the whole protocol_magic message as it appears on the wire.
 var magicBytes = [10]byte{0x01, 0x30, 'D', 'e', 'l', 't', 'a', 'R', 'V', 'r'}
 
-// typeByLow maps a 12-bit type to its known full id (0: none).
-var typeByLow = [10]uint16{0, idMagic, idVersion, idPosition, idPing, idPong, idEOT, idDirection, idDesired, idCurve}
-
-type protocol struct{}
+type protocol struct{ d *described }
 
 // New returns the Deltarobot VR protocol. It has no default port: streams
 // are chosen by content (the handshake) or by a decode-as rule such as
 // "tcp.port==4000,deltarobot".
-func New() dissect.Protocol { return protocol{} }
+func New() dissect.Protocol { return protocol{d: mustDescribe()} }
+
+// mustDescribe compiles the description, a fixed table: an error is a
+// mistake in this package, which every test of it meets first.
+func mustDescribe() *described {
+	d, err := describe()
+	if err != nil {
+		panic(err)
+	}
+	return d
+}
 
 // Info describes the protocol (a new value on each call).
 func (protocol) Info() dissect.Info {
@@ -80,7 +88,7 @@ func (protocol) Info() dissect.Info {
 		Transports: []dissect.Transport{dissect.TCP, dissect.Serial},
 		Detection: `the handshake message 0x3001 "DeltaRVr" (01 30 44 65 6c 74 61 52 56 72) at the start of a direction; ` +
 			"mid-stream (no handshake seen), three known messages in a row",
-		Types: decls(),
+		Types: mustDescribe().decls,
 	}
 }
 
@@ -97,8 +105,9 @@ func (protocol) Detect(_ *dissect.StreamInfo, _ dissect.Dir, b []byte) dissect.V
 	return dissect.Maybe
 }
 
-func (protocol) NewParser(*dissect.StreamInfo) dissect.Parser {
-	return &parser{pings: exchange.Matcher{Rules: exchange.Rules{Bound: maxPings}}}
+func (p protocol) NewParser(*dissect.StreamInfo) dissect.Parser {
+	return &parser{d: p.d, fast: p.d.fast, dec: p.d.plan.NewDecoder(),
+		pings: exchange.Matcher{Rules: exchange.Rules{Bound: maxPings}}}
 }
 
 // End notes the pings forgotten past the bound (dissect.Ender).
@@ -107,6 +116,9 @@ func (p *parser) End(c *dissect.Ctx) { exchange.NoteLost(c, proto, &p.pings) }
 // parser keeps the per-stream state: the handshake progress of each
 // direction and the pings each direction sent.
 type parser struct {
+	d     *described
+	fast  [16]fastEntry // d.fast, copied: one load less per message
+	dec   *layout.Decoder
 	seen  [2]uint8         // messages decoded per direction, saturating at trustAfter
 	pings exchange.Matcher // the pings each direction sent, by id (pingRules)
 	// examined counts the offsets Sync looked at, for the test that bounds
@@ -119,12 +131,8 @@ func le32(b []byte) uint32 { return binary.LittleEndian.Uint32(b) }
 func f32(b []byte) float32 { return math.Float32frombits(binary.LittleEndian.Uint32(b)) }
 
 // knownLow reports whether c can be the first (low) byte of a known id.
-func knownLow(c byte) bool { return c-1 < 9 }
-
-// known reports whether id is a message of the table.
-func known(id uint16) bool {
-	t := id & 0xfff
-	return t < uint16(len(typeByLow)) && t != 0 && typeByLow[t] == id
+func (d *described) knownLow(c byte) bool {
+	return c != 0 && int(c) < len(d.byLow) && d.byLow[c].id != 0
 }
 
 // frame returns the header and content sizes of the message with this id.
@@ -146,37 +154,35 @@ func frame(id uint16) (hdr, n int, varLen, ok bool) {
 // "implausible_length" (a variable length over 1 MiB afterwards).
 // Bytes values in the record alias b.
 func (p *parser) Parse(c *dissect.Ctx, b []byte) (int, error) {
-	dir := c.Dir & 1
-	trusted := p.seen[dir] >= trustAfter
-	if len(b) >= 18 && trusted {
-		// Fast path for the vector messages that make up the bulk of a stream.
-		var name string
-		switch le16(b) {
-		case idPosition:
-			name = typePosition
-		case idDirection:
-			name = typeDirection
-		case idDesired:
-			name = typeDesired
-		}
-		if name != "" {
-			r := c.Rec
-			r.Type = name
+	if len(b) >= 2 {
+		id := le16(b)
+		if f := &p.fast[id&0xf]; f.id == id && p.seen[c.Dir&1] >= trustAfter && len(b) >= 2+f.size {
+			// The vector messages that make up the bulk of a stream: a
+			// fixed size and nothing but their layout (a small function
+			// for them, the rest in parse).
+			c.Rec.Type = f.name
 			if c.Decode {
-				vector(r, b[2:18])
+				f.fx.Decode(c.Rec.Extend(f.fx.Len()), b[2:])
 			}
-			return 18, nil
+			return 2 + f.size, nil
 		}
 	}
+	return p.parse(c, b)
+}
+
+func (p *parser) parse(c *dissect.Ctx, b []byte) (int, error) {
+	dir := c.Dir & 1
+	trusted := p.seen[dir] >= trustAfter
 	if len(b) < 2 {
 		return 0, dissect.ErrNeedMore
 	}
 	id := le16(b)
+	e := p.d.lookup(id)
 	hdr, n, varLen, ok := frame(id)
 	if !ok {
 		return 0, dissect.Malformed(proto, "bad_size_id", 0, "message id 0x%04x has size id 0x%x, for which the protocol defines no length", id, id>>12)
 	}
-	if !trusted && !known(id) {
+	if !trusted && e == nil {
 		return 0, dissect.Malformed(proto, "no_sync", 0, "message id 0x%04x is unknown and fewer than %d messages were decoded in this direction: looking for a message boundary", id, trustAfter)
 	}
 	if varLen {
@@ -198,67 +204,37 @@ func (p *parser) Parse(c *dissect.Ctx, b []byte) (int, error) {
 	if total > len(b) {
 		return total, dissect.ErrNeedMore
 	}
-	r := c.Rec
 	body := b[hdr:total]
-	switch id {
-	case idMagic:
-		p.magic(c, body)
-	case idVersion:
-		r.Type = typeVersion
-		v := le32(body)
-		if v != 1 {
-			r.Warnf("protocol_version: version %d, this decoder knows version 1", v)
-		}
-		if c.Decode {
-			r.Add("version", dissect.Uint(uint64(v)))
-		}
-	case idPosition:
-		r.Type = typePosition
-		if c.Decode {
-			vector(r, body)
-		}
-	case idDirection:
-		r.Type = typeDirection
-		if c.Decode {
-			vector(r, body)
-		}
-	case idDesired:
-		r.Type = typeDesired
-		if c.Decode {
-			vector(r, body)
-		}
-	case idPing:
-		r.Type = typePing
-		v := binary.LittleEndian.Uint64(body)
-		p.pings.Request(dir, 0, exchange.Uint(v), c.Time, c.Offset)
-		if c.Decode {
-			pingFields(r, v, 0, false)
-		}
-	case idPong:
-		r.Type = typePong
-		v := binary.LittleEndian.Uint64(body)
-		ping, matched, _ := p.pings.Reply(dir, exchange.Uint(v), c.Time, 0)
-		if c.Decode {
-			pingFields(r, v, exchange.Millis(c.Time.Sub(ping.Time)), matched)
-		}
-	case idEOT:
-		r.Type = typeEOT
-		ascii := isASCII(body)
-		if !ascii {
-			r.Warn("end_of_transmission: reason is not ASCII")
-		}
-		if c.Decode {
-			r.Add("reason", dissect.Str(text(body, ascii)))
-		}
-	case idCurve:
-		curve(c, body)
-	default:
-		unknown(c, id, body)
+	if e == nil {
+		p.unknown(c, id, body)
+	} else if err := p.decode(c, e, body); err != nil {
+		return 0, err
 	}
 	if !trusted {
 		p.handshake(c, id)
 	}
 	return total, nil
+}
+
+// decode decodes a known message's content by its layout, then its hook.
+// A message with a hook is decoded also without Decode (the hook checks
+// its values), and its fields are then dropped.
+func (p *parser) decode(c *dissect.Ctx, e *entry, body []byte) error {
+	r := c.Rec
+	r.Type = e.name
+	if e.t >= 0 && (c.Decode || e.hook != nil) {
+		if _, err := p.dec.Decode(r, e.t, body); err != nil {
+			// not met: describe checked each layout against its size
+			return dissect.Malformed(proto, "bad_content", 2, "%s: %v", e.name, err)
+		}
+	}
+	if e.hook != nil {
+		e.hook(p, c, body)
+	}
+	if !c.Decode {
+		r.Fields = r.Fields[:0]
+	}
+	return nil
 }
 
 // handshake checks that a direction starts with magic then version, and
@@ -278,36 +254,63 @@ func (p *parser) handshake(c *dissect.Ctx, id uint16) {
 	p.seen[dir]++
 }
 
+// magic warns when the magic is not "DeltaRVr" and shows it as valid
+// UTF-8.
 func (p *parser) magic(c *dissect.Ctx, body []byte) {
-	r := c.Rec
-	r.Type = typeMagic
-	ok := string(body) == magicText
-	if !ok {
-		r.Warnf("protocol_magic: content %q is not %q", body, magicText)
+	if string(body) == magicText {
+		return
 	}
+	r := c.Rec
+	r.Warnf("protocol_magic: content %q is not %q", body, magicText)
 	if c.Decode {
-		s := magicText
-		if !ok {
-			s = text(body, isASCII(body))
-		}
-		r.Add("magic", dissect.Str(s))
+		setLast(r, dissect.Str(text(body, isASCII(body))))
 	}
 }
 
-// vector adds x, y, z, u from 16 bytes of four float32.
-func vector(r *dissect.Record, b []byte) {
-	_ = b[15]
-	f := r.Extend(4)
-	f[0].Key, f[1].Key, f[2].Key, f[3].Key = "x", "y", "z", "u"
-	f[0].Value.SetFloat32(f32(b[0:]))
-	f[1].Value.SetFloat32(f32(b[4:]))
-	f[2].Value.SetFloat32(f32(b[8:]))
-	f[3].Value.SetFloat32(f32(b[12:]))
+// version warns when the version is not 1.
+func (p *parser) version(c *dissect.Ctx, _ []byte) {
+	if v := p.dec.Raw(0); v != 1 {
+		c.Rec.Warnf("protocol_version: version %d, this decoder knows version 1", v)
+	}
 }
 
-func curve(c *dissect.Ctx, body []byte) {
+// eot warns when the reason is not ASCII and shows it as valid UTF-8.
+func (p *parser) eot(c *dissect.Ctx, body []byte) {
+	if isASCII(body) {
+		return
+	}
+	c.Rec.Warn("end_of_transmission: reason is not ASCII")
+	if c.Decode {
+		setLast(c.Rec, dissect.Str(text(body, false)))
+	}
+}
+
+// setLast replaces the value of the field the layout recorded last.
+func setLast(r *dissect.Record, v dissect.Value) { r.Fields[len(r.Fields)-1].Value = v }
+
+// ping keeps the ping's id for its pong and adds id_hex.
+func (p *parser) ping(c *dissect.Ctx, _ []byte) {
+	dir := c.Dir & 1
+	v := uint64(p.dec.Raw(0))
+	p.pings.Request(dir, 0, exchange.Uint(v), c.Time, c.Offset)
+	if c.Decode {
+		pingFields(c.Rec, v, 0, false)
+	}
+}
+
+// pong matches its ping and adds id_hex and rtt_ms.
+func (p *parser) pong(c *dissect.Ctx, _ []byte) {
+	dir := c.Dir & 1
+	v := uint64(p.dec.Raw(0))
+	ping, matched, _ := p.pings.Reply(dir, exchange.Uint(v), c.Time, 0)
+	if c.Decode {
+		pingFields(c.Rec, v, exchange.Millis(c.Time.Sub(ping.Time)), matched)
+	}
+}
+
+// curve decodes the points [x, y, z] and warns of trailing bytes.
+func (p *parser) curve(c *dissect.Ctx, body []byte) {
 	r := c.Rec
-	r.Type = typeCurve
 	npts, rest := len(body)/12, len(body)%12
 	if rest != 0 {
 		r.Warnf("curve: %d bytes is not a multiple of 12: %d trailing bytes (%s) are not a point", len(body), rest, hex.EncodeToString(body[len(body)-rest:]))
@@ -333,8 +336,8 @@ func curve(c *dissect.Ctx, body []byte) {
 	r.Summary = "points=" + strconv.Itoa(npts)
 }
 
-// pingFields adds a ping's or pong's fields: id (the random 64-bit number,
-// which exceeds 2^53 for most pings), id_hex (the same number as "0x" and 16
+// pingFields adds to a ping's or pong's id (the random 64-bit number,
+// which exceeds 2^53 for most pings, recorded by the layout): id_hex (the same number as "0x" and 16
 // lower-case hex digits, most significant first: a string that jq 1.6 and
 // JavaScript cannot round, and that BigInt(), int(s, 16) and DuckDB's casts
 // read back), and for a pong whose ping was seen, rtt_ms. The table shows
@@ -351,7 +354,6 @@ func pingFields(r *dissect.Record, id uint64, rttMS float64, hasRTT bool) {
 		b = strconv.AppendFloat(b, rttMS, 'g', 6, 64)
 	}
 	sum := string(b)
-	r.Add("id", dissect.Uint(id))
 	r.Add("id_hex", dissect.Str(sum[len("id="):len("id=0x")+16]))
 	if hasRTT {
 		r.Add("rtt_ms", dissect.Float(rttMS))
@@ -361,16 +363,17 @@ func pingFields(r *dissect.Record, id uint64, rttMS float64, hasRTT bool) {
 
 const hexDigits = "0123456789abcdef"
 
-func unknown(c *dissect.Ctx, id uint16, body []byte) {
+// unknown records an id the table does not hold, with its content.
+func (p *parser) unknown(c *dissect.Ctx, id uint16, body []byte) {
 	r := c.Rec
 	r.Type = typeUnknown
 	t := id & 0xfff
 	switch {
 	case t == 0:
 		r.Warnf("message id 0x%04x: type 0x000 is reserved as invalid", id)
-	case t < uint16(len(typeByLow)):
-		want := typeByLow[t]
-		r.Warnf("message id 0x%04x: type 0x%03x is %s with id 0x%04x; size id 0x%x does not match", id, t, typeName(want), want, id>>12)
+	case t < uint16(len(p.d.byLow)) && p.d.byLow[t].id != 0:
+		want := &p.d.byLow[t]
+		r.Warnf("message id 0x%04x: type 0x%03x is %s with id 0x%04x; size id 0x%x does not match", id, t, want.name, want.id, id>>12)
 	default:
 		r.Warnf("unknown message id 0x%04x", id)
 	}
@@ -379,30 +382,6 @@ func unknown(c *dissect.Ctx, id uint16, body []byte) {
 		r.Add("data", dissect.Bytes(body))
 		r.Summary = "id=0x" + strconv.FormatUint(uint64(id)|0x10000, 16)[1:] + " len=" + strconv.Itoa(len(body))
 	}
-}
-
-func typeName(id uint16) string {
-	switch id {
-	case idMagic:
-		return typeMagic
-	case idVersion:
-		return typeVersion
-	case idPosition:
-		return typePosition
-	case idPing:
-		return typePing
-	case idPong:
-		return typePong
-	case idEOT:
-		return typeEOT
-	case idDirection:
-		return typeDirection
-	case idDesired:
-		return typeDesired
-	case idCurve:
-		return typeCurve
-	}
-	return typeUnknown
 }
 
 func isASCII(b []byte) bool {
@@ -436,7 +415,7 @@ const (
 // the direction or a gap), one that b cuts short is rejected; with end
 // too (the direction has ended, Ctx.End), a chain of at least two
 // complete known messages that ends exactly where b ends is accepted.
-func chain(b []byte, last, end bool) int {
+func (d *described) chain(b []byte, last, end bool) int {
 	p := 0
 	for i := range chainLen {
 		switch len(b) - p {
@@ -449,13 +428,13 @@ func chain(b []byte, last, end bool) int {
 			}
 			return undecided
 		case 1:
-			if knownLow(b[p]) {
+			if d.knownLow(b[p]) {
 				return cut(last)
 			}
 			return reject
 		}
 		id := le16(b[p:])
-		if !known(id) {
+		if d.lookup(id) == nil {
 			return reject
 		}
 		hdr, n, varLen, _ := frame(id)
@@ -499,11 +478,11 @@ func cut(last bool) int {
 // headers per call (chain skips message contents without reading them).
 func (p *parser) Sync(c *dissect.Ctx, b []byte) (int, bool) {
 	for i := range b {
-		if !knownLow(b[i]) {
+		if !p.d.knownLow(b[i]) {
 			continue
 		}
 		p.examined++
-		switch chain(b[i:], c.Last, c.Last && c.End) {
+		switch p.d.chain(b[i:], c.Last, c.Last && c.End) {
 		case accept:
 			return i, true
 		case undecided:

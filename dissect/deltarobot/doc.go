@@ -68,6 +68,20 @@
 // message over [dissect.Limits] MaxMessage is decoded when it arrives in one
 // piece, and a long sync search is cut by MaxSync).
 //
+// # One description
+//
+// The message table (describe.go) holds each known id once: its record
+// type, its doc, its content's layout in the shared wire vocabulary
+// (dissect/layout), and a hook for what the vocabulary cannot say (the magic's
+// and version's warnings, a ping's id_hex and its pong's rtt_ms, a reason
+// made valid UTF-8, the curve's [x, y, z] points and trailing bytes). The
+// declarations, the id lookup of Parse and Sync, the decoding of each
+// content and an encoder ([Append]) are derived from it, and each layout
+// is checked against the size its id's nibble gives. Message boundaries
+// (the chain of three) stay Go: a complete protocol_magic accepts at
+// once, and the end of a direction accepts a chain of two, which the
+// shared resync of dissect/framing does not say.
+//
 // # Decoding and summaries
 //
 // When [dissect.Ctx.Decode] is false, Parse sets only the record's type and

@@ -33,7 +33,7 @@ func resyncInput(n int) []byte {
 // decode-as rule and returns the stream's parser and the bytes covered by
 // records.
 func feedBytes(t testing.TB, in []byte) (*parser, int64) {
-	k := &parserKeeper{}
+	k := &parserKeeper{protocol: New().(protocol)}
 	reg, err := dissect.NewRegistry(k)
 	if err != nil {
 		t.Fatal(err)

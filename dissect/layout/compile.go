@@ -39,6 +39,15 @@ type ctype struct {
 	nOut    int   // fields recorded
 	minSize int64 // the least bytes a value takes (bits rounded up)
 	decls   []dissect.FieldDecl
+	steps   []step   // the fields in decoding order: runs, and fields one by one
+	ops     []rop    // the fields of the runs, in order (see step)
+	keys    []string // their keys, by the same index
+	// flat: the type is one run (steps[0]), read by Decode without seq
+	flat bool
+	// floats and size: a flat type of floats only (steps[0].floats),
+	// within the value limit, read by Decode in one loop; opOther: not
+	floats readOp
+	size   int
 }
 
 // cref is a compiled Ref: a number, or slot idx of the seq's values.
@@ -322,6 +331,8 @@ func (p *Plan) compileType(s *Schema, i int, enums map[string]map[int64]string) 
 			cf.out = -1
 		}
 	}
+	ct.runs()
+	ct.vector(p.lim)
 	return nil
 }
 

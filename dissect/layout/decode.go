@@ -53,10 +53,27 @@ func (p *Plan) NewDecoder() *Decoder { return &Decoder{p: p} }
 // outside its enum is a warning on r; bytes that cannot be the type are
 // a [*DecodeError], after which r.Fields holds what was read before.
 func (d *Decoder) Decode(r *dissect.Record, t int, b []byte) (int, error) {
+	ct := &d.p.types[t]
+	if ct.floats != opOther && ct.size <= len(b) {
+		// a vector: one run of floats, all recorded
+		f := Fixed{keys: ct.keys, ops: ct.ops, floats: ct.floats}
+		f.Decode(r.Extend(ct.nOut), b)
+		d.top = d.top[:0]
+		return ct.size, nil
+	}
 	d.r, d.values = r, 0
-	out := r.Extend(d.p.types[t].nOut)
+	out := r.Extend(ct.nOut)
+	if ct.flat && ct.steps[0].size <= len(b) && ct.steps[0].to <= d.p.lim.MaxValues {
+		// one run, whole: no seq
+		s := &ct.steps[0]
+		if cap(d.vals) < len(ct.fields) {
+			d.vals = make([]int64, 0, len(ct.fields))
+		}
+		d.top = d.vals[:len(ct.fields)]
+		return s.size, d.run(ct, s, b[:s.size], 0, 0, out)
+	}
 	n, err := d.seq(t, b, 0, out)
-	d.top = d.vals[:len(d.p.types[t].fields)]
+	d.top = d.vals[:len(ct.fields)]
 	d.vals = d.vals[:0]
 	return n, err
 }
@@ -70,77 +87,152 @@ func bad(off int, format string, args ...any) *DecodeError {
 }
 
 // seq reads type ti from b, whose first byte is at offset base of the
-// bytes given to Decode, into out.
+// bytes given to Decode, into out. A run of fixed-width fields that the
+// bytes hold whole is read with one bounds check at offsets known when
+// compiling; anything else field by field.
 func (d *Decoder) seq(ti int, b []byte, base int, out []dissect.Field) (int, error) {
 	t := &d.p.types[ti]
 	top := len(d.vals)
 	d.vals = slices.Grow(d.vals, len(t.fields))[:top+len(t.fields)]
 	pos, bit := 0, 0
-	var scratch dissect.Value // the value of a field not recorded
-	for k := range t.fields {
-		f := &t.fields[k]
-		dst := &scratch
-		if f.out >= 0 {
-			o := &out[f.out]
-			o.Key = f.id
-			dst = &o.Value
-		}
-		if f.kind == wBits {
-			need := (bit + f.width + 7) / 8
-			if pos+need > len(b) {
-				return pos, short(base+pos, base+pos+need, "%s ends before bit field %q", t.name, f.id)
+	for si := range t.steps {
+		s := &t.steps[si]
+		if s.size > 0 {
+			if bit > 0 {
+				pos, bit = pos+1, 0
 			}
-			raw := readBits(b[pos:], bit, f.width, f.order)
-			bit += f.width
-			pos, bit = pos+bit/8, bit%8
-			d.vals[top+k] = int64(raw)
-			if err := d.intValue(f, raw, base+pos, dst); err != nil {
+			if s.size <= len(b)-pos && d.values+s.to-s.from <= d.p.lim.MaxValues {
+				if err := d.run(t, s, b[pos:pos+s.size], base+pos, top, out); err != nil {
+					return pos, err
+				}
+				pos += s.size
+				continue
+			}
+		}
+		for k := s.from; k < s.to; k++ {
+			var err error
+			if pos, bit, err = d.field(t, k, b, base, pos, bit, top, out); err != nil {
 				return pos, err
 			}
-			continue
 		}
-		if bit > 0 {
-			pos, bit = pos+1, 0
-		}
-		if f.plain { // the common case, without the calls of item
-			if len(b)-pos < f.width {
-				return pos, short(base+pos, base+pos+f.width, "the bytes end before %q", f.id)
-			}
-			d.values++
-			if d.values > d.p.lim.MaxValues {
-				return pos, bad(base+pos, "more than %d values in one message", d.p.lim.MaxValues)
-			}
-			raw := readUint(b[pos:], f.width, f.order)
-			if f.kind == wInt {
-				sh := 64 - 8*uint(f.width)
-				raw = uint64(int64(raw<<sh) >> sh)
-				dst.SetInt(int64(raw))
-			} else {
-				dst.SetUint(raw)
-			}
-			d.vals[top+k] = int64(raw)
-			pos += f.width
-			continue
-		}
-		var n int
-		var err error
-		if f.repeat == Once {
-			var raw int64
-			n, raw, err = d.item(f, b[pos:], base+pos, top, dst)
-			d.vals[top+k] = raw
-		} else {
-			n, err = d.array(f, b[pos:], base+pos, top, dst)
-		}
-		if err != nil {
-			return pos, err
-		}
-		pos += n
 	}
 	if bit > 0 {
 		pos++
 	}
 	d.vals = d.vals[:top]
 	return pos, nil
+}
+
+// run reads the fields of run s from b, which holds it whole; base is
+// the offset of b[0] in the bytes given to Decode, top where the seq's
+// values start in d.vals.
+func (d *Decoder) run(t *ctype, s *step, b []byte, base, top int, out []dissect.Field) error {
+	d.values += s.to - s.from
+	ops := t.ops[s.op : s.op+s.to-s.from]
+	if s.floats != opOther {
+		f := Fixed{keys: t.keys[s.op : s.op+len(ops)], ops: ops, floats: s.floats}
+		f.Decode(out[ops[0].out:], b)
+		return nil
+	}
+	vals := d.vals[top : top+len(t.fields)]
+	var scratch dissect.Value // the value of a field not recorded
+	for i := range ops {
+		o := &ops[i]
+		dst := &scratch
+		if o.out >= 0 {
+			f := &out[o.out]
+			f.Key = o.id
+			dst = &f.Value
+		}
+		p := b[o.off:]
+		switch o.code {
+		case opF2:
+			dst.SetFloat32(halfToFloat32(uint16(readUint(p, 2, o.order))))
+			continue
+		case opF4LE, opF4BE:
+			dst.SetFloat32(math.Float32frombits(uint32(o.read(p))))
+			continue
+		case opF8LE, opF8BE:
+			dst.SetFloat(math.Float64frombits(o.read(p)))
+			continue
+		}
+		raw := o.read(p)
+		if o.signed {
+			sh := 64 - 8*uint(o.width)
+			raw = uint64(int64(raw<<sh) >> sh)
+		}
+		vals[o.k] = int64(raw)
+		switch {
+		case !o.plain:
+			if err := d.intValue(&t.fields[o.k], raw, base+int(o.off), dst); err != nil {
+				return err
+			}
+		case o.signed:
+			dst.SetInt(int64(raw))
+		default:
+			dst.SetUint(raw)
+		}
+	}
+	return nil
+}
+
+// field reads field k of t from b[pos:] (bit bits into b[pos] when a
+// bit field came before) and returns where the next field starts.
+func (d *Decoder) field(t *ctype, k int, b []byte, base, pos, bit, top int, out []dissect.Field) (int, int, error) {
+	f := &t.fields[k]
+	var scratch dissect.Value // the value of a field not recorded
+	dst := &scratch
+	if f.out >= 0 {
+		o := &out[f.out]
+		o.Key = f.id
+		dst = &o.Value
+	}
+	if f.kind == wBits {
+		need := (bit + f.width + 7) / 8
+		if pos+need > len(b) {
+			return pos, bit, short(base+pos, base+pos+need, "%s ends before bit field %q", t.name, f.id)
+		}
+		raw := readBits(b[pos:], bit, f.width, f.order)
+		bit += f.width
+		pos, bit = pos+bit/8, bit%8
+		d.vals[top+k] = int64(raw)
+		return pos, bit, d.intValue(f, raw, base+pos, dst)
+	}
+	if bit > 0 {
+		pos, bit = pos+1, 0
+	}
+	if f.plain {
+		if len(b)-pos < f.width {
+			return pos, 0, short(base+pos, base+pos+f.width, "the bytes end before %q", f.id)
+		}
+		d.values++
+		if d.values > d.p.lim.MaxValues {
+			return pos, 0, bad(base+pos, "more than %d values in one message", d.p.lim.MaxValues)
+		}
+		raw := readUint(b[pos:], f.width, f.order)
+		if f.kind == wInt {
+			sh := 64 - 8*uint(f.width)
+			raw = uint64(int64(raw<<sh) >> sh)
+			dst.SetInt(int64(raw))
+		} else {
+			dst.SetUint(raw)
+		}
+		d.vals[top+k] = int64(raw)
+		return pos + f.width, 0, nil
+	}
+	var n int
+	var err error
+	if f.repeat == Once {
+		var raw int64
+		n, raw, err = d.item(f, b[pos:], base+pos, top, dst)
+		d.vals[top+k] = raw
+	} else {
+		n, err = d.array(f, b[pos:], base+pos, top, dst)
+	}
+	if err != nil {
+		return pos, 0, err
+	}
+	return pos + n, 0, nil
 }
 
 // ref returns the value of r in the seq whose values start at top.

@@ -20,7 +20,8 @@ func (s *countSink) Record(*dissect.Record) error { s.n++; return nil }
 // BenchmarkPerMessage compares the per-message cost of the example
 // protocol, loaded from its file, with built-ins of similar shape:
 // Deltarobot's actuator_position (an id, a size and four float32 in 18
-// bytes, protocols.md §4.3) and HandControl's StartTelemetry (an 8-byte
+// bytes, protocols.md §4.3) against the same message described in a
+// protocol file (testdata/vector.yaml) and HandControl's StartTelemetry (an 8-byte
 // SFD, a header, a CRC-8 and a one-field protobuf payload) against ACME heartbeats (sync word, length,
 // three header fields, three payload fields, an enum and a scaled value,
 // and a CRC-16 in 14 bytes) and against the ACME capture's mix. Both
@@ -50,6 +51,7 @@ func BenchmarkPerMessage(b *testing.B) {
 	}{
 		{"builtin/deltarobot_position", deltarobot.New(), "tcp.port==4000,deltarobot", handshake, position, 1},
 		{"builtin/handcontrol_start_telemetry", hc, "tcp.port==4000,handcontrol", nil, startTelemetry, 1},
+		{"described/vector_position", loadVector(b), "tcp.port==4000,vector", nil, position, 1},
 		{"described/acme_heartbeat", loadExample(b), "tcp.port==4000,acme-servo", nil, heartbeat, 1},
 		{"described/acme_capture_mix", loadExample(b), "tcp.port==4000,acme-servo", nil, whole[1], 0},
 	}
@@ -88,6 +90,16 @@ func BenchmarkPerMessage(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(msgs*b.N), "ns/msg")
 		})
 	}
+}
+
+// loadVector loads testdata/vector.yaml: Deltarobot's actuator_position
+// as a protocol file.
+func loadVector(b *testing.B) *Protocol {
+	p, err := LoadFile("testdata/vector.yaml")
+	if err != nil {
+		b.Fatal(err)
+	}
+	return p
 }
 
 func benchInfo() dissect.StreamInfo { return benchInfoPort(4000) }

@@ -20,6 +20,11 @@ type parser struct {
 
 // Parse decodes the message at b[0].
 func (ps *parser) Parse(c *dissect.Ctx, b []byte) (int, error) {
+	if ps.p.frameFix {
+		if n := ps.p.fast(c, b); n > 0 {
+			return n, nil
+		}
+	}
 	n, t, err := ps.p.frameAt(ps.dec, c.Rec, b, c.Final)
 	if err != nil {
 		return n, err
@@ -33,6 +38,85 @@ func (ps *parser) Parse(c *dissect.Ctx, b []byte) (int, error) {
 		c.Rec.Fields = c.Rec.Fields[:0]
 	}
 	return n, nil
+}
+
+// fast frames and decodes the message at b[0] when the frame's fields
+// and the message's are numbers at fixed offsets, every byte is there
+// and nothing else is to say (no bytes after the fields, no request or
+// reply to match): the records are frameAt's. It returns 0 when frameAt
+// is to decide.
+func (p *Protocol) fast(c *dissect.Ctx, b []byte) int {
+	from := p.s.Body.From
+	ff := &p.fixed[p.frame].fx
+	if len(b) < from+ff.Size() {
+		return 0
+	}
+	// The message type first, from the frame's fields (decoded into the
+	// record when decoding, and taken back if the message is not
+	// taken): a frame whose message is not of numbers at fixed offsets is
+	// framed (and its check computed) once, by frameAt.
+	r := c.Rec
+	had := len(r.Fields)
+	var on int64
+	if c.Decode {
+		out := r.Extend(ff.Len())
+		ff.Decode(out, b[from:])
+		on = out[p.on].Value.Int()
+	} else {
+		on, _ = ff.Raw(b[from:], p.on)
+	}
+	if n, t := p.fastFrame(b, on); n > 0 {
+		r.Type = p.fixed[t].name
+		if c.Decode {
+			mf := &p.fixed[t].fx
+			mf.Decode(r.Extend(mf.Len()), b[from+ff.Size():])
+		}
+		return n
+	}
+	r.Fields = r.Fields[:had]
+	return 0
+}
+
+// fastFrame frames a message whose frame fields switch on on, for fast:
+// its length and its message type; 0 when the fast path does not take it.
+func (p *Protocol) fastFrame(b []byte, on int64) (int, int) {
+	t, ok := p.caseOf(on)
+	if !ok || !p.fixed[t].ok {
+		return 0, 0
+	}
+	n := p.s.Body.From + p.fixed[p.frame].fx.Size() + p.fixed[t].fx.Size() // where the fields end
+	if n > p.max {
+		return 0, 0
+	}
+	if p.bare {
+		if len(b) < n {
+			return 0, 0
+		}
+		return n, t
+	}
+	m, err := p.fr.Frame(b)
+	switch {
+	case err != nil:
+		return 0, 0
+	case m > 0: // the framing's size: the fields fill the body exactly
+		if m+p.s.Body.To != n {
+			return 0, 0
+		}
+		return m, t
+	case len(b) < n || p.fr.Verify(b[:n]) != nil:
+		return 0, 0
+	}
+	return n, t
+}
+
+// caseOf returns the message type of the value switched on.
+func (p *Protocol) caseOf(on int64) (int, bool) {
+	if i := uint64(on - p.lo); i < uint64(len(p.dense)) {
+		t := int(p.dense[i])
+		return t, t >= 0
+	}
+	t, ok := p.cases[on]
+	return t, ok
 }
 
 // End notes the requests forgotten past the bound (dissect.Ender).
@@ -87,14 +171,8 @@ func (p *Protocol) frameAt(dec *layout.Decoder, rec *dissect.Record, b []byte, f
 	k, err := dec.Decode(rec, p.frame, body)
 	if err == nil && p.cases != nil {
 		on := dec.Raw(p.on)
-		ok := false
-		if on >= 0 && on < int64(len(p.small)) {
-			t = int(p.small[on])
-			ok = t >= 0
-		} else {
-			t, ok = p.cases[on]
-		}
-		if !ok {
+		var ok bool
+		if t, ok = p.caseOf(on); !ok {
 			if p.def < 0 {
 				return 0, 0, dissect.Malformed(name, "unknown_type", from, "message type %d is not described", on)
 			}

@@ -14,6 +14,7 @@ package spec
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -91,10 +92,18 @@ type Protocol struct {
 	decls  []dissect.TypeDecl
 	detect string
 	ex     *exchange.Plan // requests and replies (maxInflight)
-	// small indexes cases 0 to 255 (-1: none), without the map
-	small [256]int16
+	// dense indexes the cases from value lo on (-1: none), without the
+	// map, when they lie within maxDense of one another
+	dense []int16
+	lo    int64
 	meta  []TypeMeta // by layout type
 	max   int        // the largest frame (framing's Max)
+	// fixed: the frame's fields and, by layout type, each message's, when
+	// they are numbers at fixed offsets (layout.Fixed): such a message is
+	// framed and decoded without the general decoder (parser.fast)
+	fixed    []fixedType
+	frameFix bool
+	bare     bool // no sync word, size, length or check: the fields alone frame
 }
 
 // New compiles a description. Its errors name where the description says
@@ -184,12 +193,7 @@ func New(s *Spec) (*Protocol, error) {
 	if err := dissect.Validate(s.Name, p.decls); err != nil {
 		return nil, fmt.Errorf("%s%v", at(s, "meta.id"), err)
 	}
-	for i := range p.small {
-		p.small[i] = -1
-		if t, ok := p.cases[int64(i)]; ok {
-			p.small[i] = int16(t)
-		}
-	}
+	p.denseCases()
 	p.meta = make([]TypeMeta, len(s.Schema.Types))
 	for name, m := range s.Meta {
 		if t := plan.Type(name); t >= 0 {
@@ -204,7 +208,52 @@ func New(s *Spec) (*Protocol, error) {
 		}
 	}
 	p.detect = fr.Describe()
+	p.fixed = make([]fixedType, len(s.Schema.Types))
+	for t := range p.fixed {
+		f := &p.fixed[t]
+		f.fx, f.ok = plan.Fixed(t)
+		f.name = plan.Name(t)
+	}
+	for _, t := range p.cases {
+		// a request or a reply is matched: not by the fast path
+		p.fixed[t].ok = p.fixed[t].ok && p.meta[t].Exchange.Role == dissect.NoExchange
+		p.frameFix = p.frameFix || p.fixed[p.frame].ok && p.fixed[t].ok
+	}
+	p.bare = len(s.Framing.Sync) == 0 && !fr.Sized() && !fr.HasCheck()
 	return p, nil
+}
+
+// fixedType is a layout type of numbers at fixed offsets (ok), for the
+// fast path.
+type fixedType struct {
+	fx   layout.Fixed
+	name string
+	ok   bool
+}
+
+// maxDense bounds the table of cases by value.
+const maxDense = 4096
+
+// denseCases indexes the cases by value from the least, when they are
+// within maxDense of one another.
+func (p *Protocol) denseCases() {
+	if len(p.cases) == 0 {
+		return
+	}
+	lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
+	for v := range p.cases {
+		lo, hi = min(lo, v), max(hi, v)
+	}
+	if uint64(hi-lo) >= maxDense {
+		return
+	}
+	p.lo, p.dense = lo, make([]int16, hi-lo+1)
+	for i := range p.dense {
+		p.dense[i] = -1
+	}
+	for v, t := range p.cases {
+		p.dense[v-lo] = int16(t)
+	}
 }
 
 func (p *Protocol) decl(name, doc string, fields []dissect.FieldDecl) dissect.TypeDecl {
