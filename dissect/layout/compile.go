@@ -77,6 +77,10 @@ type cfield struct {
 	// plain: an integer read once, recorded as it is (no enum, valid
 	// or scale): the decoder's fast path
 	plain bool
+	// boolean: a byte read as a bool (bool.go)
+	boolean bool
+	// before: how many fields of its type are recorded before this one
+	before int
 }
 
 // Error is a compile error: where the description says it and what is
@@ -305,6 +309,7 @@ func (p *Plan) compileType(s *Schema, i int, enums map[string]map[int64]string) 
 	for k := range t.Seq {
 		f := &t.Seq[k]
 		cf := &ct.fields[k]
+		cf.before = ct.nOut
 		if err := p.compileField(s, f, cf, ct.fields[:k], slot, enums); err != nil {
 			return err
 		}
@@ -387,6 +392,8 @@ func (p *Plan) compileField(s *Schema, f *Field, cf *cfield, prev []cfield, slot
 	case w == "strz":
 		cf.kind = wStr
 		cf.term = 0
+	case w == "bool":
+		cf.kind, cf.width, cf.order, cf.boolean = wUint, 1, BigEndian, true
 	case w[0] == 'b' && len(w) > 1 && w[1] >= '0' && w[1] <= '9':
 		n, err := strconv.Atoi(w[1:])
 		if err != nil || n < 1 || n > 64 {
@@ -400,7 +407,7 @@ func (p *Plan) compileField(s *Schema, f *Field, cf *cfield, prev []cfield, slot
 		}
 		sub, ok := p.byName[w]
 		if !ok {
-			return errAt(f.At, "unknown type %q (want u1…u8, s1…s8, b1…b64, f2, f4, f8, str, strz, or a type of this file)", w)
+			return errAt(f.At, "unknown type %q (want u1…u8, s1…s8, b1…b64, f2, f4, f8, bool, str, strz, or a type of this file)", w)
 		}
 		cf.kind, cf.sub = wType, sub
 	}
@@ -490,6 +497,11 @@ func (p *Plan) compileField(s *Schema, f *Field, cf *cfield, prev []cfield, slot
 		if !intKind {
 			return errAt(f.At, "field %q: an enum names integers", f.ID)
 		}
+		if cf.boolean {
+			if err := checkBoolEnum(f, m); err != nil {
+				return err
+			}
+		}
 		cf.enum = m
 	}
 	if f.Valid != nil {
@@ -502,12 +514,15 @@ func (p *Plan) compileField(s *Schema, f *Field, cf *cfield, prev []cfield, slot
 		if !intKind || f.Enum != "" {
 			return errAt(f.At, "field %q: scale and offset turn an integer (not an enum) into a float", f.ID)
 		}
+		if cf.boolean {
+			return errAt(f.At, "field %q: a bool has no scale or offset", f.ID)
+		}
 		if f.Scale == 0 || math.IsNaN(f.Scale) || math.IsInf(f.Scale, 0) || math.IsNaN(f.Offset) || math.IsInf(f.Offset, 0) {
 			return errAt(f.At, "field %q: scale must be a finite non-zero number, offset finite", f.ID)
 		}
 		cf.scale, cf.offset = f.Scale, f.Offset
 	}
-	cf.plain = (cf.kind == wUint || cf.kind == wInt) && cf.repeat == Once && cf.enum == nil && cf.valid == nil && cf.scale == 0
+	cf.plain = (cf.kind == wUint || cf.kind == wInt) && !cf.boolean && cf.repeat == Once && cf.enum == nil && cf.valid == nil && cf.scale == 0
 	if f.Role == dissect.RoleLatency {
 		return errAt(f.At, "field %q: role latency is computed by dissect, not read from the wire", f.ID)
 	}

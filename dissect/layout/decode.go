@@ -20,6 +20,9 @@ type DecodeError struct {
 	// the bytes given, when known (0: unknown).
 	Short bool
 	Need  int
+	// Field is the id of the field of the type given to Decode that
+	// could not be read ("" when it records nothing).
+	Field string
 }
 
 func (e *DecodeError) Error() string { return fmt.Sprintf("offset %d: %s", e.Offset, e.Msg) }
@@ -33,6 +36,7 @@ type Decoder struct {
 	vals   []int64 // the integer values of the seqs being read, innermost last
 	values int     // values made by this Decode
 	top    []int64 // the raw values of the last Decode's type, by slot
+	fail   int     // the field of Decode's type that failed
 }
 
 // Raw returns the raw value of the integer field in slot k ([Plan.Slot])
@@ -51,14 +55,33 @@ func (p *Plan) NewDecoder() *Decoder { return &Decoder{p: p} }
 // r.Fields (nested values in r's scratch area: see [dissect.Record.Alloc]).
 // It returns the number of bytes read. Bytes values alias b. A value
 // outside its enum is a warning on r; bytes that cannot be the type are
-// a [*DecodeError], after which r.Fields holds what was read before.
+// a [*DecodeError] naming the field of t that failed, after which
+// r.Fields holds the fields of t read whole before it (a protocol that
+// decodes "as far as the bytes go" keeps them).
 func (d *Decoder) Decode(r *dissect.Record, t int, b []byte) (int, error) {
 	d.r, d.values = r, 0
+	start := len(r.Fields)
 	out := r.Extend(d.p.types[t].nOut)
 	n, err := d.seq(t, b, 0, out)
 	d.top = d.vals[:len(d.p.types[t].fields)]
 	d.vals = d.vals[:0]
+	if err != nil {
+		f := &d.p.types[t].fields[d.fail]
+		r.Fields = r.Fields[:start+f.before]
+		if de, ok := err.(*DecodeError); ok {
+			de.Field = f.id
+		}
+	}
 	return n, err
+}
+
+// failed notes field k as the one that failed when the seq is the type
+// given to Decode (its values start at 0), and returns err.
+func (d *Decoder) failed(top, k int, err error) error {
+	if top == 0 {
+		d.fail = k
+	}
+	return err
 }
 
 func short(off, need int, format string, args ...any) *DecodeError {
@@ -88,14 +111,14 @@ func (d *Decoder) seq(ti int, b []byte, base int, out []dissect.Field) (int, err
 		if f.kind == wBits {
 			need := (bit + f.width + 7) / 8
 			if pos+need > len(b) {
-				return pos, short(base+pos, base+pos+need, "%s ends before bit field %q", t.name, f.id)
+				return pos, d.failed(top, k, short(base+pos, base+pos+need, "%s ends before bit field %q", t.name, f.id))
 			}
 			raw := readBits(b[pos:], bit, f.width, f.order)
 			bit += f.width
 			pos, bit = pos+bit/8, bit%8
 			d.vals[top+k] = int64(raw)
 			if err := d.intValue(f, raw, base+pos, dst); err != nil {
-				return pos, err
+				return pos, d.failed(top, k, err)
 			}
 			continue
 		}
@@ -104,11 +127,11 @@ func (d *Decoder) seq(ti int, b []byte, base int, out []dissect.Field) (int, err
 		}
 		if f.plain { // the common case, without the calls of item
 			if len(b)-pos < f.width {
-				return pos, short(base+pos, base+pos+f.width, "the bytes end before %q", f.id)
+				return pos, d.failed(top, k, short(base+pos, base+pos+f.width, "the bytes end before %q", f.id))
 			}
 			d.values++
 			if d.values > d.p.lim.MaxValues {
-				return pos, bad(base+pos, "more than %d values in one message", d.p.lim.MaxValues)
+				return pos, d.failed(top, k, bad(base+pos, "more than %d values in one message", d.p.lim.MaxValues))
 			}
 			raw := readUint(b[pos:], f.width, f.order)
 			if f.kind == wInt {
@@ -132,7 +155,7 @@ func (d *Decoder) seq(ti int, b []byte, base int, out []dissect.Field) (int, err
 			n, err = d.array(f, b[pos:], base+pos, top, dst)
 		}
 		if err != nil {
-			return pos, err
+			return pos, d.failed(top, k, err)
 		}
 		pos += n
 	}
@@ -356,6 +379,8 @@ func (d *Decoder) intValue(f *cfield, raw uint64, off int, dst *dissect.Value) e
 		}
 	}
 	switch {
+	case f.boolean:
+		d.boolValue(f, raw, dst)
 	case f.enum != nil:
 		if name, ok := f.enum[int64(raw)]; ok {
 			dst.SetStr(name)
