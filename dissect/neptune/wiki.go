@@ -21,35 +21,38 @@ func wikiDescription(intType string) (layout.Schema, layout.Switch) {
 	intDoc := func(what string) string { return what + " (int32, or int16 with --neptune-int16)" }
 	speed := layout.Field{ID: "speed", Type: "f4", Doc: "raw motor speed, 0.0-1.0"}
 	motor := layout.Field{ID: "motor_id", Type: "u1", Doc: "the motor to run"}
+	// packet is a packet type: the header, then the body.
+	packet := func(name, doc string, body ...layout.Field) layout.Type {
+		return layout.Type{Name: name, Doc: doc, Seq: append([]layout.Field{
+			{Type: "u1", Doc: "packet type"},
+			{ID: "priority", Type: "u1", Doc: "the header's priority byte"},
+			{ID: "sequence", Type: "u1", Role: dissect.RoleSequence, Doc: "the header's sequence number, 0-255"},
+		}, body...)}
+	}
 	s := layout.Schema{
 		Endian: layout.LittleEndian,
 		Types: []layout.Type{
-			{Name: "header", Seq: []layout.Field{
-				{Type: "u1", Doc: "packet type"},
-				{ID: "priority", Type: "u1", Doc: "the header's priority byte"},
-				{ID: "sequence", Type: "u1", Role: dissect.RoleSequence, Doc: "the header's sequence number, 0-255"},
-			}},
-			{Name: typeSpeedMotor, Doc: "packet type 1 (RAW_MOTOR_TYPE, the wiki's Speed Motor)", Seq: []layout.Field{
+			packet(typeSpeedMotor, "packet type 1 (RAW_MOTOR_TYPE, the wiki's Speed Motor)",
 				motor,
-				{ID: "direction", Type: "bool", Enum: "direction", Doc: "direction byte: true forward, false reverse"},
+				layout.Field{ID: "direction", Type: "bool", Enum: "direction", Doc: "direction byte: true forward, false reverse"},
 				speed,
-				{ID: "duration", Type: intType, Doc: intDoc("cycles to stay at the speed")},
-			}},
-			{Name: typePositionMotor, Doc: "packet type 2 (POSITION_MOTOR_TYPE)", Seq: []layout.Field{
+				layout.Field{ID: "duration", Type: intType, Doc: intDoc("cycles to stay at the speed")},
+			),
+			packet(typePositionMotor, "packet type 2 (POSITION_MOTOR_TYPE)",
 				motor,
-				{ID: "degree", Type: "f4", Doc: "rotation, in degrees or radians by the motor's configuration; negative: reverse"},
+				layout.Field{ID: "degree", Type: "f4", Doc: "rotation, in degrees or radians by the motor's configuration; negative: reverse"},
 				speed,
-			}},
-			{Name: typeRelay, Doc: "packet type 3 (RELAY_CONTROL_TYPE)", Seq: []layout.Field{
-				{ID: "relay_id", Type: "u1", Doc: "the relay"},
-				{ID: "enable", Type: "bool", Doc: "relay on (a byte other than 0 or 1 is taken as true, with a warning)"},
-			}},
-			{Name: typeSensorData, Doc: "packet type 4 (SENSOR_DATA_TYPE)", Seq: []layout.Field{
-				{ID: "sensor_type", Type: intType, Doc: intDoc("sensor type")},
-				{ID: "sensor_id", Type: intType, Doc: intDoc("sensor id")},
-				{ID: "data", SizeEOS: true, Doc: "the reading: the rest of the datagram"},
-			}},
-			{Name: typeUnknown, Seq: []layout.Field{{ID: "data", SizeEOS: true}}},
+			),
+			packet(typeRelay, "packet type 3 (RELAY_CONTROL_TYPE)",
+				layout.Field{ID: "relay_id", Type: "u1", Doc: "the relay"},
+				layout.Field{ID: "enable", Type: "bool", Doc: "relay on (a byte other than 0 or 1 is taken as true, with a warning)"},
+			),
+			packet(typeSensorData, "packet type 4 (SENSOR_DATA_TYPE)",
+				layout.Field{ID: "sensor_type", Type: intType, Doc: intDoc("sensor type")},
+				layout.Field{ID: "sensor_id", Type: intType, Doc: intDoc("sensor id")},
+				layout.Field{ID: "data", SizeEOS: true, Doc: "the reading: the rest of the datagram"},
+			),
+			packet(typeUnknown, "", layout.Field{ID: "data", SizeEOS: true}),
 		},
 		Enums: []layout.Enum{{Name: "direction", Values: []layout.EnumValue{{Value: 0, Name: "reverse"}, {Value: 1, Name: "forward"}}}},
 	}
@@ -106,7 +109,7 @@ func NewWiki(opt WikiOptions) dissect.Protocol {
 	if err != nil {
 		panic("neptune: the wiki description does not compile: " + err.Error()) // a test compiles it
 	}
-	w := &wiki{int16: opt.Int16, plan: plan, header: plan.Type("header"), unknown: plan.Type(packets.Default), need: make([]string, len(s.Types))}
+	w := &wiki{int16: opt.Int16, plan: plan, unknown: plan.Type(packets.Default), need: make([]string, len(s.Types))}
 	for i := range w.types {
 		w.types[i] = w.unknown
 	}
@@ -115,7 +118,7 @@ func NewWiki(opt WikiOptions) dissect.Protocol {
 		w.types[c.Value] = t
 		w.known = append(w.known, t)
 		seq := s.Types[t].Seq
-		need := strconv.FormatInt(plan.MinSize(t), 10)
+		need := strconv.FormatInt(plan.MinSize(t)-wikiHeader, 10)
 		if seq[len(seq)-1].SizeEOS {
 			need = "at least " + need
 		}
@@ -143,8 +146,7 @@ func (w *wiki) intWidth() string {
 	return "int32"
 }
 
-// decls declares the packet types from the description: the header's
-// fields, the body's, then trailing. No field is required: a datagram is
+// decls declares the packet types from the description, then trailing. No field is required: a datagram is
 // decoded as far as it goes (one byte is a record with its type and no
 // field), and a body's field cut short is left out, its bytes shown as
 // trailing. The speeds are the wiki's raw 0.0-1.0 and a position_motor
@@ -154,8 +156,7 @@ func (w *wiki) intWidth() string {
 func (w *wiki) decls() []dissect.TypeDecl {
 	var out []dissect.TypeDecl
 	for _, t := range w.known {
-		fs := append(w.plan.Fields(w.header), w.plan.Fields(t)...)
-		fs = append(fs, dissect.FieldDecl{Name: "trailing", Kind: dissect.KindBytes, Doc: "bytes after the body, or the part of a field cut short (with a warning)"})
+		fs := append(w.plan.Fields(t), dissect.FieldDecl{Name: "trailing", Kind: dissect.KindBytes, Doc: "bytes after the body, or the part of a field cut short (with a warning)"})
 		for i := range fs {
 			fs[i].Required = false
 		}
@@ -195,34 +196,28 @@ func (p *wikiParser) Parse(c *dissect.Ctx, b []byte) (int, error) {
 		r.Warnf("type %d has no number in NepPacketTypes.h", b[0])
 	}
 	start := len(r.Fields)
-	if _, err := p.dec.Decode(r, w.header, b); err == nil {
-		p.body(r, t, b[wikiHeader:])
+	n, err := p.dec.Decode(r, t, b)
+	de, _ := err.(*layout.DecodeError)
+	switch {
+	case de != nil && de.Offset < wikiHeader: // warned above
+	case de != nil:
+		// Every field has a fixed size but the last of sensor_data and
+		// unknown (the rest), so the only error is a field the bytes end
+		// in or before.
+		if de.Offset == len(b) {
+			r.Warnf("%s: body is %d bytes, needs %s (int = %s): %s missing", r.Type, len(b)-wikiHeader, w.need[t], w.intWidth(), de.Field)
+			break
+		}
+		r.Warnf("%s: body is %d bytes, needs %s (int = %s): %s cut short", r.Type, len(b)-wikiHeader, w.need[t], w.intWidth(), de.Field)
+		r.Add("trailing", dissect.Bytes(b[de.Offset:]))
+	case n < len(b):
+		r.Warnf("%s: %d bytes after the %d-byte body", r.Type, len(b)-n, n-wikiHeader)
+		r.Add("trailing", dissect.Bytes(b[n:]))
 	}
 	if !c.Decode {
 		r.Fields = r.Fields[:start]
 	}
 	return len(b), nil
-}
-
-// body decodes the body b of type t as far as it goes, then reports a
-// body cut short or extra bytes, shown as "trailing". Every field has a
-// fixed size but the last of sensor_data and unknown (the rest), so the
-// only error is a field the bytes end in or before.
-func (p *wikiParser) body(r *dissect.Record, t int, b []byte) {
-	n, err := p.dec.Decode(r, t, b)
-	if de, ok := err.(*layout.DecodeError); ok {
-		what := "missing"
-		if de.Offset < len(b) {
-			what = "cut short"
-		}
-		r.Warnf("%s: body is %d bytes, needs %s (int = %s): %s %s", r.Type, len(b), p.w.need[t], p.w.intWidth(), de.Field, what)
-		n = de.Offset
-	} else if n < len(b) {
-		r.Warnf("%s: %d bytes after the %d-byte body", r.Type, len(b)-n, n)
-	}
-	if n < len(b) {
-		r.Add("trailing", dissect.Bytes(b[n:]))
-	}
 }
 
 // Sync never finds a packet inside a datagram: a packet starts only where a
