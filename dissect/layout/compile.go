@@ -81,6 +81,11 @@ type cfield struct {
 	boolean bool
 	// before: how many fields of its type are recorded before this one
 	before int
+	// referred: a later field's size, count or switch is this field
+	referred bool
+	// run: the fields from this one that are read with one bounds check
+	// (run.go); nil: none
+	run *run
 }
 
 // Error is a compile error: where the description says it and what is
@@ -327,6 +332,7 @@ func (p *Plan) compileType(s *Schema, i int, enums map[string]map[int64]string) 
 			cf.out = -1
 		}
 	}
+	compileRuns(ct)
 	return nil
 }
 
@@ -376,6 +382,7 @@ func (p *Plan) compileField(s *Schema, f *Field, cf *cfield, prev []cfield, slot
 		if !ok || !prev[k].isInt() {
 			return cref{}, errAt(f.At, "%s names %q, which is not an earlier integer field of this type", what, r.Field)
 		}
+		prev[k].referred = true
 		return cref{idx: k}, nil
 	}
 	w := f.Type
@@ -532,6 +539,7 @@ func (p *Plan) compileField(s *Schema, f *Field, cf *cfield, prev []cfield, slot
 			return errAt(f.At, "field %q: switch-on names %q, which is not an earlier integer field of this type", f.ID, f.Switch.On)
 		}
 		cf.on = k
+		prev[k].referred = true
 		cf.cases = make(map[int64]int, len(f.Switch.Cases))
 		for _, c := range f.Switch.Cases {
 			sub, ok := p.byName[c.Type]

@@ -31,12 +31,14 @@ func (e *DecodeError) Error() string { return fmt.Sprintf("offset %d: %s", e.Off
 // that a message costs no allocation but its text values; it is for one
 // goroutine (one per stream).
 type Decoder struct {
-	p      *Plan
-	r      *dissect.Record
-	vals   []int64 // the integer values of the seqs being read, innermost last
-	values int     // values made by this Decode
-	top    []int64 // the raw values of the last Decode's type, by slot
-	fail   int     // the field of Decode's type that failed
+	p       *Plan
+	r       *dissect.Record
+	vals    []int64 // the integer values of the seqs being read, innermost last
+	values  int     // values made by this Decode
+	top     []int64 // the raw values of the last Decode's type, by slot
+	fail    int     // the field of Decode's type that failed
+	check   bool    // Check: values are not wanted
+	scratch dissect.Value
 }
 
 // Raw returns the raw value of the integer field in slot k ([Plan.Slot])
@@ -61,13 +63,18 @@ func (p *Plan) NewDecoder() *Decoder { return &Decoder{p: p} }
 func (d *Decoder) Decode(r *dissect.Record, t int, b []byte) (int, error) {
 	d.r, d.values = r, 0
 	start := len(r.Fields)
-	out := r.Extend(d.p.types[t].nOut)
+	var out []dissect.Field
+	if !d.check {
+		out = r.Extend(d.p.types[t].nOut)
+	}
 	n, err := d.seq(t, b, 0, out)
 	d.top = d.vals[:len(d.p.types[t].fields)]
 	d.vals = d.vals[:0]
 	if err != nil {
 		f := &d.p.types[t].fields[d.fail]
-		r.Fields = r.Fields[:start+f.before]
+		if !d.check {
+			r.Fields = r.Fields[:start+f.before]
+		}
 		if de, ok := err.(*DecodeError); ok {
 			de.Field = f.id
 		}
@@ -99,11 +106,17 @@ func (d *Decoder) seq(ti int, b []byte, base int, out []dissect.Field) (int, err
 	top := len(d.vals)
 	d.vals = slices.Grow(d.vals, len(t.fields))[:top+len(t.fields)]
 	pos, bit := 0, 0
-	var scratch dissect.Value // the value of a field not recorded
-	for k := range t.fields {
+	for k := 0; k < len(t.fields); k++ {
 		f := &t.fields[k]
-		dst := &scratch
-		if f.out >= 0 {
+		if r := f.run; r != nil && bit == 0 && len(b)-pos >= r.size && d.values+len(r.ops) <= d.p.lim.MaxValues {
+			d.fixed(r, b[pos:pos+r.size], out, top)
+			d.values += len(r.ops)
+			pos += r.size
+			k += len(r.ops) - 1
+			continue
+		}
+		dst := &d.scratch // the value of a field not recorded
+		if f.out >= 0 && !d.check {
 			o := &out[f.out]
 			o.Key = f.id
 			dst = &o.Value

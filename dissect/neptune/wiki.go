@@ -195,8 +195,11 @@ func (p *wikiParser) Parse(c *dissect.Ctx, b []byte) (int, error) {
 	if t == w.unknown {
 		r.Warnf("type %d has no number in NepPacketTypes.h", b[0])
 	}
-	start := len(r.Fields)
-	n, err := p.dec.Decode(r, t, b)
+	decode := p.dec.Decode
+	if !c.Decode {
+		decode = p.dec.Check // the same warnings, no fields
+	}
+	n, err := decode(r, t, b)
 	de, _ := err.(*layout.DecodeError)
 	switch {
 	case de != nil && de.Offset < wikiHeader: // warned above
@@ -215,7 +218,7 @@ func (p *wikiParser) Parse(c *dissect.Ctx, b []byte) (int, error) {
 		r.Add("trailing", dissect.Bytes(b[n:]))
 	}
 	if !c.Decode {
-		r.Fields = r.Fields[:start]
+		r.Fields = r.Fields[:0]
 	}
 	return len(b), nil
 }

@@ -1,0 +1,219 @@
+package layout
+
+import (
+	"encoding/binary"
+	"math"
+
+	"github.com/dissect-tools/dissect/dissect"
+)
+
+// A run is consecutive fields of a type that have a fixed size and place
+// and cannot fail once their bytes are there: integers, floats and bools
+// read once (an enum or a scale is allowed, a valid range is not). The
+// decoder checks a run's bytes once and reads its fields without a check
+// each, from a compact list rather than the full compiled fields. Every
+// field of a run has the run from itself to the run's end (a suffix), so
+// a run whose bytes end early is tried again from each later field.
+type run struct {
+	base  int     // the offset of the first op in the whole run
+	size  int     // bytes from base to the run's end
+	ops   []runOp // from this field to the run's end
+	check []runOp // those of ops that Check reads: a later field refers to it, or it may warn
+}
+
+type runOp struct {
+	off   int // in the whole run
+	k     int // the field's index in its type
+	width int
+	order Order
+	read  uint8 // rd1 …: how to read it
+	sign  uint  // shift that sign-extends a signed integer; 0: unsigned
+	kind  opKind
+	out   int // among the recorded fields; -1: not recorded
+	id    string
+	f     *cfield // opValue: intValue's field
+	check bool    // Check reads it
+}
+
+type opKind uint8
+
+const (
+	opUint  opKind = iota // recorded as it is
+	opInt                 // sign-extended
+	opF2                  // IEEE 754 half
+	opF4                  // single
+	opF8                  // double
+	opBool                // a bool without enum
+	opValue               // through intValue: enum, scale, a bool with enum
+)
+
+// Reads of a run's op, by width and order.
+const (
+	rd1 uint8 = iota
+	rd2le
+	rd2be
+	rd4le
+	rd4be
+	rd8le
+	rd8be
+	rdAny
+)
+
+// fixedOp returns the op of a field that may be in a run.
+func fixedOp(f *cfield) (runOp, bool) {
+	if f.repeat != Once || f.valid != nil {
+		return runOp{}, false
+	}
+	op := runOp{width: f.width, order: f.order, out: f.out, id: f.id, f: f, check: f.referred || f.boolean || f.enum != nil}
+	switch {
+	case f.kind == wFloat && f.width == 2:
+		op.kind = opF2
+	case f.kind == wFloat && f.width == 4:
+		op.kind = opF4
+	case f.kind == wFloat:
+		op.kind = opF8
+	case f.kind != wUint && f.kind != wInt:
+		return runOp{}, false
+	case f.boolean && f.enum == nil:
+		op.kind = opBool
+	case f.boolean || f.enum != nil || f.scale != 0:
+		op.kind = opValue
+	case f.kind == wInt:
+		op.kind = opInt
+	default:
+		op.kind = opUint
+	}
+	if f.kind == wInt {
+		op.sign = 64 - 8*uint(f.width)
+	}
+	switch f.width {
+	case 1:
+		op.read = rd1
+	case 2:
+		op.read = rd2le
+	case 4:
+		op.read = rd4le
+	case 8:
+		op.read = rd8le
+	default:
+		op.read = rdAny
+	}
+	if op.read != rd1 && op.read != rdAny && f.order == BigEndian {
+		op.read++ // each be read follows its le read
+	}
+	return op, true
+}
+
+// compileRuns finds the runs of type t's fields.
+func compileRuns(t *ctype) {
+	for k := 0; k < len(t.fields); {
+		var ops []runOp
+		size := 0
+		j := k
+		for ; j < len(t.fields); j++ {
+			op, ok := fixedOp(&t.fields[j])
+			if !ok {
+				break
+			}
+			op.off, op.k = size, j
+			size += op.width
+			ops = append(ops, op)
+		}
+		for i := range ops {
+			r := &run{base: ops[i].off, size: size - ops[i].off, ops: ops[i:]}
+			for _, op := range r.ops {
+				if op.check {
+					r.check = append(r.check, op)
+				}
+			}
+			t.fields[k+i].run = r
+		}
+		k = max(j, k+1)
+	}
+}
+
+// fixed reads the fields of run r from b (r.size bytes) into out, and
+// their raw values into d.vals (from top, the seq's first). With d.check,
+// it reads only r.check, and records nothing.
+func (d *Decoder) fixed(r *run, b []byte, out []dissect.Field, top int) {
+	ops := r.ops
+	if d.check {
+		ops = r.check
+	}
+	for i := range ops {
+		op := &ops[i]
+		at := b[op.off-r.base:]
+		var raw uint64
+		switch op.read {
+		case rd1:
+			raw = uint64(at[0])
+		case rd2le:
+			raw = uint64(binary.LittleEndian.Uint16(at))
+		case rd2be:
+			raw = uint64(binary.BigEndian.Uint16(at))
+		case rd4le:
+			raw = uint64(binary.LittleEndian.Uint32(at))
+		case rd4be:
+			raw = uint64(binary.BigEndian.Uint32(at))
+		case rd8le:
+			raw = binary.LittleEndian.Uint64(at)
+		case rd8be:
+			raw = binary.BigEndian.Uint64(at)
+		default:
+			raw = readUint(at, op.width, op.order)
+		}
+		if op.sign > 0 {
+			raw = uint64(int64(raw<<op.sign) >> op.sign)
+		}
+		d.vals[top+op.k] = int64(raw)
+		dst := &d.scratch
+		if d.check {
+			switch op.kind {
+			case opBool:
+				if raw > 1 {
+					d.boolValue(op.f, raw, dst) // for its warning
+				}
+			case opValue:
+				d.intValue(op.f, raw, 0, dst) // for its warnings
+			}
+			continue
+		}
+		if op.out >= 0 {
+			o := &out[op.out]
+			o.Key = op.id
+			dst = &o.Value
+		}
+		switch op.kind {
+		case opUint:
+			dst.SetUint(raw)
+		case opInt:
+			dst.SetInt(int64(raw))
+		case opF2:
+			dst.SetFloat32(halfToFloat32(uint16(raw)))
+		case opF4:
+			dst.SetFloat32(math.Float32frombits(uint32(raw)))
+		case opF8:
+			dst.SetFloat(math.Float64frombits(raw))
+		case opBool:
+			if raw > 1 {
+				d.boolValue(op.f, raw, dst)
+			} else {
+				*dst = dissect.Bool(raw == 1)
+			}
+		default:
+			d.intValue(op.f, raw, 0, dst) // no valid range: it cannot fail
+		}
+	}
+}
+
+// Check reads type t from b as Decode does, with the same size, error and
+// warnings, but records nothing: r.Fields is left as it was, and [Raw]
+// holds only the integers other fields refer to. It is Decode for a
+// record whose fields are not wanted (dissect.Ctx.Decode false), and
+// skips the fixed fields that can neither warn nor size another.
+func (d *Decoder) Check(r *dissect.Record, t int, b []byte) (int, error) {
+	d.check = true
+	n, err := d.Decode(r, t, b)
+	d.check = false
+	return n, err
+}
