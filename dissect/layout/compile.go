@@ -39,6 +39,10 @@ type ctype struct {
 	nOut    int   // fields recorded
 	minSize int64 // the least bytes a value takes (bits rounded up)
 	decls   []dissect.FieldDecl
+	// flat: the type is one run of fixed fields (then tail, bytes or
+	// text to the end, if any): Decode's fast path (run.go)
+	flat *run
+	tail *cfield
 }
 
 // cref is a compiled Ref: a number, or slot idx of the seq's values.
@@ -333,6 +337,7 @@ func (p *Plan) compileType(s *Schema, i int, enums map[string]map[int64]string) 
 		}
 	}
 	compileRuns(ct)
+	compileFlat(ct)
 	return nil
 }
 

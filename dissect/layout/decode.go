@@ -62,6 +62,13 @@ func (p *Plan) NewDecoder() *Decoder { return &Decoder{p: p} }
 // decodes "as far as the bytes go" keeps them).
 func (d *Decoder) Decode(r *dissect.Record, t int, b []byte) (int, error) {
 	d.r, d.values = r, 0
+	ct := &d.p.types[t]
+	if ct.flat != nil && len(b) >= ct.flat.size && len(ct.fields) <= d.p.lim.MaxValues {
+		n := d.flat(ct, r, b)
+		d.top = d.vals[:len(ct.fields)]
+		d.vals = d.vals[:0]
+		return n, nil
+	}
 	start := len(r.Fields)
 	var out []dissect.Field
 	if !d.check {

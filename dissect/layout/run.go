@@ -3,6 +3,7 @@ package layout
 import (
 	"encoding/binary"
 	"math"
+	"slices"
 
 	"github.com/dissect-tools/dissect/dissect"
 )
@@ -132,6 +133,52 @@ func compileRuns(t *ctype) {
 	}
 }
 
+// compileFlat finds whether type t is flat: one run of fixed fields,
+// then at most bytes or text to the end (kept as they are).
+func compileFlat(t *ctype) {
+	if len(t.fields) == 0 || t.fields[0].run == nil {
+		return
+	}
+	r := t.fields[0].run
+	switch n := len(r.ops); {
+	case n == len(t.fields):
+		t.flat = r
+	case n == len(t.fields)-1:
+		f := &t.fields[n]
+		if (f.kind == wBytes || f.kind == wStr) && f.sizeEOS && f.repeat == Once && f.term < 0 && f.pad < 0 && f.contents == nil {
+			t.flat, t.tail = r, f
+		}
+	}
+}
+
+// flat reads a flat type whose run b holds whole (Decode's fast path).
+func (d *Decoder) flat(t *ctype, r *dissect.Record, b []byte) int {
+	d.vals = slices.Grow(d.vals, len(t.fields))[:len(t.fields)]
+	var out []dissect.Field
+	if !d.check {
+		out = r.Extend(t.nOut)
+	}
+	if !d.check || len(t.flat.check) > 0 {
+		d.fixed(t.flat, b, out, 0)
+	}
+	d.values += len(t.flat.ops)
+	n := t.flat.size
+	if f := t.tail; f != nil {
+		d.values++
+		if f.out >= 0 && !d.check {
+			o := &out[f.out]
+			o.Key = f.id
+			if f.kind == wStr {
+				o.Value.SetStr(string(b[n:]))
+			} else {
+				o.Value.SetBytes(b[n:])
+			}
+		}
+		n = len(b)
+	}
+	return n
+}
+
 // fixed reads the fields of run r from b (r.size bytes) into out, and
 // their raw values into d.vals (from top, the seq's first). With d.check,
 // it reads only r.check, and records nothing.
@@ -204,6 +251,22 @@ func (d *Decoder) fixed(r *run, b []byte, out []dissect.Field, top int) {
 			d.intValue(op.f, raw, 0, dst) // no valid range: it cannot fail
 		}
 	}
+}
+
+// Sure reports whether any n bytes hold a whole value of type t without
+// an error or a warning, and how many bytes it takes: then Check would
+// find nothing, and need not run. It is so for a flat type (fixed fields,
+// then bytes to the end) none of whose fields may warn (bools, enums),
+// given its fixed bytes.
+func (p *Plan) Sure(t, n int) (int, bool) {
+	ct := &p.types[t]
+	if ct.flat == nil || len(ct.flat.check) > 0 || n < ct.flat.size || len(ct.fields) > p.lim.MaxValues {
+		return 0, false
+	}
+	if ct.tail != nil {
+		return n, true
+	}
+	return ct.flat.size, true
 }
 
 // Check reads type t from b as Decode does, with the same size, error and

@@ -151,3 +151,38 @@ func TestCheck(t *testing.T) {
 		t.Errorf("Check(sized) = %d, %v, want 6", n, err)
 	}
 }
+
+// TestSure: Sure answers only where Check would find nothing, with
+// Check's size.
+func TestSure(t *testing.T) {
+	s := &Schema{Types: []Type{
+		{Name: "fixed", Seq: []Field{{ID: "a", Type: "u1"}, {ID: "b", Type: "u2"}}},
+		{Name: "tail", Seq: []Field{{ID: "a", Type: "u1"}, {ID: "rest", SizeEOS: true}}},
+		{Name: "warns", Seq: []Field{{ID: "a", Type: "u1"}, {ID: "on", Type: "bool"}}},
+		{Name: "sized", Seq: []Field{{ID: "n", Type: "u1"}, {ID: "s", Size: FieldRef("n")}}},
+	}}
+	p := compile(t, s)
+	for _, tc := range []struct {
+		typ  string
+		n    int
+		size int
+		sure bool
+	}{
+		{"fixed", 3, 3, true}, {"fixed", 9, 3, true}, {"fixed", 2, 0, false},
+		{"tail", 1, 1, true}, {"tail", 7, 7, true}, {"tail", 0, 0, false},
+		{"warns", 5, 0, false}, {"sized", 5, 0, false},
+	} {
+		size, sure := p.Sure(p.Type(tc.typ), tc.n)
+		if size != tc.size || sure != tc.sure {
+			t.Errorf("Sure(%s, %d) = %d, %v; want %d, %v", tc.typ, tc.n, size, sure, tc.size, tc.sure)
+		}
+		if !sure {
+			continue
+		}
+		r := &dissect.Record{}
+		in := make([]byte, tc.n)
+		if n, err := p.NewDecoder().Check(r, p.Type(tc.typ), in); n != size || err != nil || len(r.Warnings) > 0 {
+			t.Errorf("%s, %d bytes: Check = %d, %v %q", tc.typ, tc.n, n, err, r.Warnings)
+		}
+	}
+}

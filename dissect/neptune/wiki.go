@@ -195,11 +195,13 @@ func (p *wikiParser) Parse(c *dissect.Ctx, b []byte) (int, error) {
 	if t == w.unknown {
 		r.Warnf("type %d has no number in NepPacketTypes.h", b[0])
 	}
-	decode := p.dec.Decode
-	if !c.Decode {
-		decode = p.dec.Check // the same warnings, no fields
+	var err error
+	n, sure := 0, false
+	if c.Decode {
+		n, err = p.dec.Decode(r, t, b)
+	} else if n, sure = w.plan.Sure(t, len(b)); !sure {
+		n, err = p.dec.Check(r, t, b) // the same warnings, no fields
 	}
-	n, err := decode(r, t, b)
 	de, _ := err.(*layout.DecodeError)
 	switch {
 	case de != nil && de.Offset < wikiHeader: // warned above

@@ -106,11 +106,12 @@ func (p *parser) Parse(c *dissect.Ctx, b []byte) (int, error) {
 	}
 	r := c.Rec
 	r.Type = p.pl.record[t]
-	decode := p.dec.Decode
-	if !c.Decode {
-		decode = p.dec.Check // the same warnings, no fields
+	var err error
+	if c.Decode {
+		_, err = p.dec.Decode(r, t, b)
+	} else if _, sure := p.pl.p.Sure(t, len(b)); !sure {
+		_, err = p.dec.Check(r, t, b) // the same warnings, no fields
 	}
-	_, err := decode(r, t, b)
 	if de, ok := err.(*layout.DecodeError); ok { // an id cut off: every other field takes the rest
 		r.Warnf("%s: the datagram ends after %d bytes, before %s", r.Type, len(b), de.Field)
 	}
