@@ -78,6 +78,9 @@ type Framer struct {
 	crc    *crcTable
 	width  int // bytes of the check's value
 	minLen int // the least a frame may be
+	// lenByte: a frame is a length byte at offset 0 and what it counts,
+	// with no sync word and no check (Frame's fast path)
+	lenByte bool
 }
 
 // ErrShort is returned by [Framer.Frame] when the bytes end before the
@@ -164,6 +167,7 @@ func New(f Framing) (*Framer, error) {
 		}
 		fr.minLen = max(fr.minLen, need)
 	}
+	fr.lenByte = len(f.Sync) == 0 && f.Check == nil && f.Length != nil && f.Length.Offset == 0 && f.Length.Width == 1
 	if f.Size > 0 && f.Size < fr.minLen {
 		return nil, &Error{"size", fmt.Sprintf("%d bytes cannot hold the sync word, length and check (%d)", f.Size, fr.minLen)}
 	}
@@ -193,6 +197,19 @@ func (fr *Framer) MinLen() int { return max(fr.minLen, 1) }
 // (0, *Bad) when b cannot start a frame.
 func (fr *Framer) Frame(b []byte) (int, error) {
 	f := &fr.f
+	if fr.lenByte {
+		if len(b) == 0 {
+			return 0, ErrShort
+		}
+		n := int64(b[0]) + f.Length.Adjust
+		if n < int64(fr.minLen) || n > int64(f.Max) {
+			return 0, fr.badLength(uint64(b[0]), n)
+		}
+		if len(b) < int(n) {
+			return int(n), ErrShort
+		}
+		return int(n), nil
+	}
 	if len(f.Sync) > 0 {
 		k := min(len(b), len(f.Sync))
 		if !bytes.Equal(b[:k], f.Sync[:k]) {
@@ -216,7 +233,7 @@ func (fr *Framer) Frame(b []byte) (int, error) {
 		}
 		total := int64(v) + l.Adjust
 		if v > 1<<40 || total < int64(fr.minLen) || total > int64(f.Max) {
-			return 0, &Bad{l.Offset, fmt.Sprintf("length %d gives a frame of %d bytes: want %d to %d", v, total, fr.minLen, f.Max)}
+			return 0, fr.badLength(v, total)
 		}
 		n = int(total)
 	}
@@ -232,6 +249,10 @@ func (fr *Framer) Frame(b []byte) (int, error) {
 		}
 	}
 	return n, nil
+}
+
+func (fr *Framer) badLength(v uint64, total int64) *Bad {
+	return &Bad{fr.f.Length.Offset, fmt.Sprintf("length %d gives a frame of %d bytes: want %d to %d", v, total, fr.minLen, fr.f.Max)}
 }
 
 // Verify checks a whole frame's check (nil when it has none).
