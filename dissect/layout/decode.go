@@ -35,7 +35,7 @@ type Decoder struct {
 	r       *dissect.Record
 	vals    []int64 // the integer values of the seqs being read, innermost last
 	values  int     // values made by this Decode
-	top     []int64 // the raw values of the last Decode's type, by slot
+	topN    int     // the slots of the last Decode's type: d.vals's array from 0
 	fail    int     // the field of Decode's type that failed
 	check   bool    // Check: values are not wanted
 	scratch dissect.Value
@@ -44,8 +44,8 @@ type Decoder struct {
 // Raw returns the raw value of the integer field in slot k ([Plan.Slot])
 // of the type the last Decode read whole.
 func (d *Decoder) Raw(k int) int64 {
-	if k < len(d.top) {
-		return d.top[k]
+	if k < d.topN {
+		return d.vals[:d.topN][k]
 	}
 	return 0
 }
@@ -65,8 +65,7 @@ func (d *Decoder) Decode(r *dissect.Record, t int, b []byte) (int, error) {
 	ct := &d.p.types[t]
 	if ct.flat != nil && len(b) >= ct.flat.size && len(ct.fields) <= d.p.lim.MaxValues {
 		n := d.flat(ct, r, b)
-		d.top = d.vals[:len(ct.fields)]
-		d.vals = d.vals[:0]
+		d.topN = len(ct.fields)
 		return n, nil
 	}
 	start := len(r.Fields)
@@ -75,7 +74,7 @@ func (d *Decoder) Decode(r *dissect.Record, t int, b []byte) (int, error) {
 		out = r.Extend(d.p.types[t].nOut)
 	}
 	n, err := d.seq(t, b, 0, out)
-	d.top = d.vals[:len(d.p.types[t].fields)]
+	d.topN = len(d.p.types[t].fields) // their slots stay in d.vals's array
 	d.vals = d.vals[:0]
 	if err != nil {
 		f := &d.p.types[t].fields[d.fail]
@@ -116,7 +115,7 @@ func (d *Decoder) seq(ti int, b []byte, base int, out []dissect.Field) (int, err
 	for k := 0; k < len(t.fields); k++ {
 		f := &t.fields[k]
 		if r := f.run; r != nil && bit == 0 && len(b)-pos >= r.size && d.values+len(r.ops) <= d.p.lim.MaxValues {
-			d.fixed(r, b[pos:pos+r.size], out, top)
+			d.fixed(r, b[pos:pos+r.size], out, d.vals[top:])
 			d.values += len(r.ops)
 			pos += r.size
 			k += len(r.ops) - 1

@@ -153,13 +153,15 @@ func compileFlat(t *ctype) {
 
 // flat reads a flat type whose run b holds whole (Decode's fast path).
 func (d *Decoder) flat(t *ctype, r *dissect.Record, b []byte) int {
-	d.vals = slices.Grow(d.vals, len(t.fields))[:len(t.fields)]
+	if cap(d.vals) < len(t.fields) {
+		d.vals = slices.Grow(d.vals[:0], len(t.fields))
+	}
 	var out []dissect.Field
 	if !d.check {
 		out = r.Extend(t.nOut)
 	}
 	if !d.check || len(t.flat.check) > 0 {
-		d.fixed(t.flat, b, out, 0)
+		d.fixed(t.flat, b, out, d.vals[:len(t.fields)])
 	}
 	d.values += len(t.flat.ops)
 	n := t.flat.size
@@ -180,9 +182,9 @@ func (d *Decoder) flat(t *ctype, r *dissect.Record, b []byte) int {
 }
 
 // fixed reads the fields of run r from b (r.size bytes) into out, and
-// their raw values into d.vals (from top, the seq's first). With d.check,
-// it reads only r.check, and records nothing.
-func (d *Decoder) fixed(r *run, b []byte, out []dissect.Field, top int) {
+// their raw values into vals (the seq's slots). With d.check, it reads
+// only r.check, and records nothing.
+func (d *Decoder) fixed(r *run, b []byte, out []dissect.Field, vals []int64) {
 	ops := r.ops
 	if d.check {
 		ops = r.check
@@ -212,24 +214,21 @@ func (d *Decoder) fixed(r *run, b []byte, out []dissect.Field, top int) {
 		if op.sign > 0 {
 			raw = uint64(int64(raw<<op.sign) >> op.sign)
 		}
-		d.vals[top+op.k] = int64(raw)
-		dst := &d.scratch
-		if d.check {
+		vals[op.k] = int64(raw)
+		if d.check || op.out < 0 { // not recorded: only its warnings
 			switch op.kind {
 			case opBool:
 				if raw > 1 {
-					d.boolValue(op.f, raw, dst) // for its warning
+					d.boolValue(op.f, raw, &d.scratch)
 				}
 			case opValue:
-				d.intValue(op.f, raw, 0, dst) // for its warnings
+				d.intValue(op.f, raw, 0, &d.scratch)
 			}
 			continue
 		}
-		if op.out >= 0 {
-			o := &out[op.out]
-			o.Key = op.id
-			dst = &o.Value
-		}
+		o := &out[op.out]
+		o.Key = op.id
+		dst := &o.Value
 		switch op.kind {
 		case opUint:
 			dst.SetUint(raw)
