@@ -2,6 +2,7 @@ package layout
 
 import (
 	"errors"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -185,4 +186,98 @@ func TestSure(t *testing.T) {
 			t.Errorf("%s, %d bytes: Check = %d, %v %q", tc.typ, tc.n, n, err, r.Warnings)
 		}
 	}
+}
+
+// general returns p compiled again without runs: every field is read by
+// the general path, the reference the fast paths must agree with.
+func general(t testing.TB, s *Schema) *Plan {
+	p, err := Compile(s, Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range p.types {
+		p.types[i].flat, p.types[i].tail = nil, nil
+		for k := range p.types[i].fields {
+			p.types[i].fields[k].run = nil
+		}
+	}
+	return p
+}
+
+// agreeSchema mixes runs with what breaks them: a bit field, a range, a
+// sized field, a nested type, a repeat.
+func agreeSchema() *Schema {
+	s := runSchema()
+	s.Types[0].Name = "flat"
+	s.Types = append(s.Types,
+		Type{Name: "inner", Seq: []Field{{ID: "p", Type: "u2be"}, {ID: "q", Type: "bool"}}},
+		Type{Name: "mixed", Seq: []Field{
+			{ID: "n", Type: "u1"}, {ID: "s", Type: "s2"}, {ID: "hi", Type: "b3"}, {ID: "lo", Type: "b5"},
+			{ID: "r", Type: "u1", Valid: &Valid{Max: ptr(int64(200))}}, {ID: "f", Type: "f4"},
+			{ID: "data", Size: FieldRef("n")}, {ID: "in", Type: "inner"}, {ID: "k", Type: "u1"},
+			{ID: "xs", Type: "u1", Repeat: RepeatExpr, RepeatExpr: FieldRef("k")}, {ID: "e", Type: "u1", Enum: "color"},
+		}})
+	return s
+}
+
+// agree decodes b as every type with and without runs, and with Check:
+// the same size, error, fields and warnings.
+func agree(t *testing.T, fast, ref *Plan, b []byte) {
+	for ti := range fast.types {
+		rf, rr, rc := &dissect.Record{Type: "x"}, &dissect.Record{Type: "x"}, &dissect.Record{Type: "x"}
+		df, dr := fast.NewDecoder(), ref.NewDecoder()
+		nf, ef := df.Decode(rf, ti, b)
+		nr, er := dr.Decode(rr, ti, b)
+		nc, ec := fast.NewDecoder().Check(rc, ti, b)
+		if nf != nr || nc != nr || (ef == nil) != (er == nil) || (ec == nil) != (er == nil) ||
+			er != nil && (ef.Error() != er.Error() || ec.Error() != er.Error()) {
+			t.Fatalf("%s % x: fast %d %v, general %d %v, check %d %v", fast.Name(ti), b, nf, ef, nr, er, nc, ec)
+		}
+		if !slices.Equal(rf.Warnings, rr.Warnings) || !slices.Equal(rc.Warnings, rr.Warnings) {
+			t.Fatalf("%s % x: warnings %q, general %q, check %q", fast.Name(ti), b, rf.Warnings, rr.Warnings, rc.Warnings)
+		}
+		if len(rf.Fields) != len(rr.Fields) || len(rc.Fields) != 0 {
+			t.Fatalf("%s % x: fields %v, general %v, check %v", fast.Name(ti), b, rf.Fields, rr.Fields, rc.Fields)
+		}
+		for i := range rf.Fields {
+			if rf.Fields[i].Key != rr.Fields[i].Key || !rf.Fields[i].Value.Equal(rr.Fields[i].Value) {
+				t.Fatalf("%s % x: field %d %v, general %v", fast.Name(ti), b, i, rf.Fields[i], rr.Fields[i])
+			}
+		}
+		for k := range fast.types[ti].fields {
+			if ef == nil && fast.types[ti].fields[k].isInt() && df.Raw(k) != dr.Raw(k) {
+				t.Fatalf("%s % x: Raw(%d) %d, general %d", fast.Name(ti), b, k, df.Raw(k), dr.Raw(k))
+			}
+		}
+	}
+}
+
+// TestRunsAgree: on every prefix of the worked bytes and on random bytes,
+// the fast paths (runs, the flat type, Check) decode exactly as the
+// general path does.
+func TestRunsAgree(t *testing.T) {
+	fast, ref := compile(t, agreeSchema()), general(t, agreeSchema())
+	for i := range len(runBytes) + 1 {
+		agree(t, fast, ref, runBytes[:i])
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 5000 {
+		b := make([]byte, rng.IntN(48))
+		for i := range b {
+			b[i] = byte(rng.UintN(256))
+			if rng.IntN(4) == 0 {
+				b[i] = byte(rng.IntN(3)) // small counts, sizes and bools
+			}
+		}
+		agree(t, fast, ref, b)
+	}
+}
+
+func FuzzRunsAgree(f *testing.F) {
+	f.Add(runBytes)
+	f.Add([]byte{2, 0, 0, 0xa5, 9, 0, 0, 0x80, 0x3f, 7, 8, 0, 1, 1, 2, 3})
+	s := agreeSchema()
+	f.Fuzz(func(t *testing.T, b []byte) {
+		agree(t, compile(t, s), general(t, s), b)
+	})
 }
