@@ -81,6 +81,7 @@ type Framer struct {
 	// lenByte: a frame is a length byte at offset 0 and what it counts,
 	// with no sync word and no check (Frame's fast path)
 	lenByte bool
+	adjust  int // the length's Adjust, for it
 }
 
 // ErrShort is returned by [Framer.Frame] when the bytes end before the
@@ -168,6 +169,9 @@ func New(f Framing) (*Framer, error) {
 		fr.minLen = max(fr.minLen, need)
 	}
 	fr.lenByte = len(f.Sync) == 0 && f.Check == nil && f.Length != nil && f.Length.Offset == 0 && f.Length.Width == 1
+	if fr.lenByte {
+		fr.adjust = int(f.Length.Adjust)
+	}
 	if f.Size > 0 && f.Size < fr.minLen {
 		return nil, &Error{"size", fmt.Sprintf("%d bytes cannot hold the sync word, length and check (%d)", f.Size, fr.minLen)}
 	}
@@ -190,6 +194,19 @@ func (fr *Framer) HasCheck() bool { return fr.f.Check != nil }
 // MinLen is the least bytes a frame takes.
 func (fr *Framer) MinLen() int { return max(fr.minLen, 1) }
 
+// Whole returns the size of the frame at b[0] when the framing is a
+// length byte and what it counts (no sync word, no check) and b holds
+// that whole, valid frame; else 0, and Frame says what there is. It is
+// small enough to be inlined into a parser's loop.
+func (fr *Framer) Whole(b []byte) int {
+	if fr.lenByte && len(b) > 0 {
+		if n := int(b[0]) + fr.adjust; n >= fr.minLen && n <= fr.f.Max && n <= len(b) {
+			return n
+		}
+	}
+	return 0
+}
+
 // Frame frames the bytes at b[0]. It returns (n, nil) for a whole frame
 // of n bytes whose check is right, or (0, nil) when the framing does not
 // say the size (not Sized: the sync word, if any, is right); (need,
@@ -201,14 +218,14 @@ func (fr *Framer) Frame(b []byte) (int, error) {
 		if len(b) == 0 {
 			return 0, ErrShort
 		}
-		n := int64(b[0]) + f.Length.Adjust
-		if n < int64(fr.minLen) || n > int64(f.Max) {
-			return 0, fr.badLength(uint64(b[0]), n)
+		n := int(b[0]) + fr.adjust
+		if n < fr.minLen || n > f.Max {
+			return 0, fr.badLength(uint64(b[0]), int64(n))
 		}
-		if len(b) < int(n) {
-			return int(n), ErrShort
+		if len(b) < n {
+			return n, ErrShort
 		}
-		return int(n), nil
+		return n, nil
 	}
 	if len(f.Sync) > 0 {
 		k := min(len(b), len(f.Sync))

@@ -8,7 +8,8 @@ import (
 // TestLengthByteFastPath: a frame that is a length byte and what it
 // counts (no sync word, no check) is framed on Frame's fast path, and it
 // agrees with the rule worked out here for every length byte, adjustment
-// and bytes available: n = byte + adjust; refused outside 1 … max; short
+// and bytes available (Frame, and Whole for a whole valid frame): n =
+// byte + adjust; refused outside 1 … max; short
 // while fewer than n bytes are there.
 func TestLengthByteFastPath(t *testing.T) {
 	for _, c := range []struct {
@@ -28,6 +29,9 @@ func TestLengthByteFastPath(t *testing.T) {
 			n := int64(v) + c.adjust
 			for _, have := range []int{1, int(max(n-1, 1)), int(max(n, 1)), 400} {
 				got, err := fr.Frame(b[:have])
+				if w := fr.Whole(b[:have]); err == nil && w != got || err != nil && w != 0 {
+					t.Errorf("%+v byte %d, %d bytes: Whole = %d, Frame = %d, %v", c, v, have, w, got, err)
+				}
 				var bad *Bad
 				switch {
 				case n < 1 || n > int64(c.max):
@@ -55,8 +59,13 @@ func TestLengthByteFastPath(t *testing.T) {
 		{Length: &Length{Width: 2}},
 		{Length: &Length{Width: 1, Adjust: 2}, Check: &Check{Kind: Sum8, At: -1}},
 	} {
-		if fr, err := New(f); err != nil || fr.lenByte {
+		fr, err := New(f)
+		if err != nil || fr.lenByte {
 			t.Errorf("%+v: %v, fast path %v", f, err, fr != nil && fr.lenByte)
+			continue
+		}
+		if w := fr.Whole([]byte{0xaa, 2, 0, 0, 0, 0}); w != 0 {
+			t.Errorf("%+v: Whole = %d, want 0 (not a length byte framing)", f, w)
 		}
 	}
 }

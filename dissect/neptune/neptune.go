@@ -119,14 +119,18 @@ type dirState struct {
 // byte). Bytes values in the record alias b.
 func (pp *deviceParser) Parse(c *dissect.Ctx, b []byte) (int, error) {
 	s := &pp.dirs[c.Dir&1]
-	n, err := pp.fr.Frame(b)
-	switch err.(type) {
-	case nil:
-	case *framing.Bad:
-		s.dropped, s.resumeAt = true, c.Offset+1
-		return 0, dissect.Malformed(proto, "bad_length", 0, "length byte %d is 100 or more: the device drops this byte (its flush() discards nothing) and reads the next byte as a length", b[0])
-	default: // framing.ErrShort
-		return n, dissect.ErrNeedMore
+	n := pp.fr.Whole(b)
+	if n == 0 {
+		var err error
+		n, err = pp.fr.Frame(b)
+		switch err.(type) {
+		case nil:
+		case *framing.Bad:
+			s.dropped, s.resumeAt = true, c.Offset+1
+			return 0, dissect.Malformed(proto, "bad_length", 0, "length byte %d is 100 or more: the device drops this byte (its flush() discards nothing) and reads the next byte as a length", b[0])
+		default: // framing.ErrShort
+			return n, dissect.ErrNeedMore
+		}
 	}
 	l := n - 1
 	p := b[1:n]
