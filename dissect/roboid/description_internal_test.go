@@ -18,7 +18,7 @@ func TestDescriptionEncodes(t *testing.T) {
 	dec := pl.p.NewDecoder()
 	seen := map[string]bool{}
 	for _, m := range dissecttest.CleanWires(t, "../../pcaps/roboid_session.truth.json") {
-		typ := pl.types[m.Bytes[0]]
+		typ := pl.ids[m.Bytes[0]].t
 		if typ < 0 {
 			continue // unknown: the Go hook's
 		}

@@ -36,13 +36,22 @@ func messages() []message {
 	}
 }
 
-// plan is the compiled description: the layout type and record type of
-// each message id (-1: unknown).
+// plan is the compiled description, with what Parse needs of each
+// message id in one place.
 type plan struct {
 	p      *layout.Plan
-	types  [256]int
+	ids    [256]idInfo
 	record []string // by layout type
 	pose   int
+}
+
+type idInfo struct {
+	t      int    // the layout type; -1: unknown
+	record string // the record type
+	ids    int    // where the id bytes end (the type's least size)
+	// quiet: from this many bytes on, the type cannot warn nor fail
+	// (layout's Sure): without decoding, nothing to read; -1: never
+	quiet int
 }
 
 func compile() *plan {
@@ -56,13 +65,18 @@ func compile() *plan {
 		panic("roboid: the description does not compile: " + err.Error()) // every test compiles it
 	}
 	pl := &plan{p: p, record: make([]string, len(ms)), pose: p.Type("pose")}
-	for i := range pl.types {
-		pl.types[i] = -1
+	for i := range pl.ids {
+		pl.ids[i].t = -1
 	}
 	for _, m := range ms {
 		t := p.Type(m.layout.Name)
-		pl.types[m.id] = t
 		pl.record[t] = m.record
+		least := int(p.MinSize(t))
+		quiet := -1
+		if _, ok := p.Sure(t, least); ok {
+			quiet = least
+		}
+		pl.ids[m.id] = idInfo{t: t, record: m.record, ids: least, quiet: quiet}
 	}
 	return pl
 }

@@ -99,25 +99,25 @@ func (p *parser) Parse(c *dissect.Ctx, b []byte) (int, error) {
 	if len(b) == 0 {
 		return 0, dissect.ErrNeedMore
 	}
-	t := p.pl.types[b[0]]
-	if t < 0 {
+	m := &p.pl.ids[b[0]]
+	if m.t < 0 {
 		p.unknown(c, b)
 		return len(b), nil
 	}
 	r := c.Rec
-	r.Type = p.pl.record[t]
+	r.Type = m.record
 	var err error
 	if c.Decode {
-		_, err = p.dec.Decode(r, t, b)
-	} else if _, sure := p.pl.p.Sure(t, len(b)); !sure {
-		_, err = p.dec.Check(r, t, b) // the same warnings, no fields
+		_, err = p.dec.Decode(r, m.t, b)
+	} else if m.quiet < 0 || len(b) < m.quiet {
+		_, err = p.dec.Check(r, m.t, b) // the same warnings, no fields
 	}
 	if de, ok := err.(*layout.DecodeError); ok { // an id cut off: every other field takes the rest
 		r.Warnf("%s: the datagram ends after %d bytes, before %s", r.Type, len(b), de.Field)
 	}
 	switch {
-	case t != p.pl.pose:
-		p.other(c, b, t, err != nil)
+	case m.t != p.pl.pose:
+		p.other(c, b, m.ids, err != nil)
 	case err != nil:
 		if c.Decode {
 			p.sum = appendIDs(p.sum[:0], b[1:])
@@ -133,9 +133,9 @@ func (p *parser) Parse(c *dissect.Ctx, b []byte) (int, error) {
 // datagram starts a message, so the framework calls it only for such bytes).
 func (p *parser) Sync(_ *dissect.Ctx, b []byte) (int, bool) { return len(b), false }
 
-// other completes a message of ids and data of layout type t: the data
-// when the datagram ended in its ids (short), and the summary.
-func (p *parser) other(c *dissect.Ctx, b []byte, t int, short bool) {
+// other completes a message of ids and data whose id bytes end at idEnd:
+// the data when the datagram ended in its ids (short), and the summary.
+func (p *parser) other(c *dissect.Ctx, b []byte, idEnd int, short bool) {
 	if !c.Decode {
 		return
 	}
@@ -143,7 +143,7 @@ func (p *parser) other(c *dissect.Ctx, b []byte, t int, short bool) {
 	if short {
 		r.Add("data", dissect.Bytes(b[len(b):]))
 	}
-	k := min(len(b), int(p.pl.p.MinSize(t))) // the id bytes end there
+	k := min(len(b), idEnd)
 	ids, data := b[1:k], b[k:]
 	s := p.sum[:0]
 	s = appendIDs(s, ids)
