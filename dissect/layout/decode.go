@@ -114,11 +114,11 @@ func (d *Decoder) seq(ti int, b []byte, base int, out []dissect.Field) (int, err
 	pos, bit := 0, 0
 	for k := 0; k < len(t.fields); k++ {
 		f := &t.fields[k]
-		if r := f.run; r != nil && bit == 0 && len(b)-pos >= r.size && d.values+len(r.ops) <= d.p.lim.MaxValues {
+		if r := f.run; r != nil && bit == 0 && len(b)-pos >= r.size && d.values+r.n <= d.p.lim.MaxValues {
 			d.fixed(r, b[pos:pos+r.size], out, d.vals[top:])
-			d.values += len(r.ops)
+			d.values += r.n
 			pos += r.size
-			k += len(r.ops) - 1
+			k += r.n - 1
 			continue
 		}
 		dst := &d.scratch // the value of a field not recorded

@@ -18,7 +18,8 @@ import (
 type run struct {
 	base  int     // the offset of the first op in the whole run
 	size  int     // bytes from base to the run's end
-	ops   []runOp // from this field to the run's end
+	n     int     // fields from this one to the run's end
+	ops   []runOp // those of them that are recorded, size another or may warn
 	check []runOp // those of ops that Check reads: a later field refers to it, or it may warn
 }
 
@@ -121,8 +122,11 @@ func compileRuns(t *ctype) {
 			ops = append(ops, op)
 		}
 		for i := range ops {
-			r := &run{base: ops[i].off, size: size - ops[i].off, ops: ops[i:]}
-			for _, op := range r.ops {
+			r := &run{base: ops[i].off, size: size - ops[i].off, n: len(ops) - i}
+			for _, op := range ops[i:] {
+				if op.out >= 0 || op.check { // else padding: nothing to read
+					r.ops = append(r.ops, op)
+				}
 				if op.check {
 					r.check = append(r.check, op)
 				}
@@ -140,7 +144,7 @@ func compileFlat(t *ctype) {
 		return
 	}
 	r := t.fields[0].run
-	switch n := len(r.ops); {
+	switch n := r.n; {
 	case n == len(t.fields):
 		t.flat = r
 	case n == len(t.fields)-1:
@@ -163,7 +167,7 @@ func (d *Decoder) flat(t *ctype, r *dissect.Record, b []byte) int {
 	if !d.check || len(t.flat.check) > 0 {
 		d.fixed(t.flat, b, out, d.vals[:len(t.fields)])
 	}
-	d.values += len(t.flat.ops)
+	d.values += t.flat.n
 	n := t.flat.size
 	if f := t.tail; f != nil {
 		d.values++
