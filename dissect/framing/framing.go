@@ -77,6 +77,10 @@ type Framer struct {
 	crc    *crcTable
 	width  int // bytes of the check's value
 	minLen int // the least a frame may be
+	// lenByte: a frame is a length byte at offset 0 and what it counts,
+	// with no sync word and no check (Frame's fast path)
+	lenByte bool
+	adjust  int // the length's Adjust, for it
 }
 
 // ErrShort is returned by [Framer.Frame] when the bytes end before the
@@ -163,6 +167,10 @@ func New(f Framing) (*Framer, error) {
 		}
 		fr.minLen = max(fr.minLen, need)
 	}
+	fr.lenByte = len(f.Sync) == 0 && f.Check == nil && f.Length != nil && f.Length.Offset == 0 && f.Length.Width == 1
+	if fr.lenByte {
+		fr.adjust = int(f.Length.Adjust)
+	}
 	if f.Size > 0 && f.Size < fr.minLen {
 		return nil, &Error{"size", fmt.Sprintf("%d bytes cannot hold the sync word, length and check (%d)", f.Size, fr.minLen)}
 	}
@@ -185,12 +193,28 @@ func (fr *Framer) HasCheck() bool { return fr.f.Check != nil }
 // MinLen is the least bytes a frame takes.
 func (fr *Framer) MinLen() int { return max(fr.minLen, 1) }
 
+// Whole returns the size of the frame at b[0] when the framing is a
+// length byte and what it counts (no sync word, no check) and b holds
+// that whole, valid frame; else 0, and Frame says what there is. It is
+// small enough to be inlined into a parser's loop.
+func (fr *Framer) Whole(b []byte) int {
+	if fr.lenByte && len(b) > 0 {
+		if n := int(b[0]) + fr.adjust; n >= fr.minLen && n <= fr.f.Max && n <= len(b) {
+			return n
+		}
+	}
+	return 0
+}
+
 // Frame frames the bytes at b[0]. It returns (n, nil) for a whole frame
 // of n bytes whose check is right, or (0, nil) when the framing does not
 // say the size (not Sized: the sync word, if any, is right); (need,
 // ErrShort) when b ends before the frame (need 0: not known yet); or
 // (0, *Bad) when b cannot start a frame.
 func (fr *Framer) Frame(b []byte) (int, error) {
+	if n := fr.Whole(b); n > 0 { // a length byte's frame, whole: the common case
+		return n, nil
+	}
 	n, err := fr.Size(b)
 	if err != nil || n == 0 {
 		return 0, err
@@ -198,10 +222,16 @@ func (fr *Framer) Frame(b []byte) (int, error) {
 	if len(b) < n {
 		return n, ErrShort
 	}
-	if err := fr.Verify(b[:n]); err != nil {
-		return 0, err
+	if fr.f.Check != nil {
+		if err := fr.Verify(b[:n]); err != nil {
+			return 0, err
+		}
 	}
 	return n, nil
+}
+
+func (fr *Framer) badLength(v uint64, total int64) *Bad {
+	return &Bad{fr.f.Length.Offset, fmt.Sprintf("length %d gives a frame of %d bytes: want %d to %d", v, total, fr.minLen, fr.f.Max)}
 }
 
 // Verify checks a whole frame's check (nil when it has none).

@@ -33,10 +33,15 @@ func (fr *Framer) Size(b []byte) (int, error) {
 	if len(b) < end {
 		return 0, ErrShort
 	}
-	v := readUint(b[l.Offset:end], l.Order)
+	var v uint64
+	if l.Width == 1 { // the usual length byte, without the loop
+		v = uint64(b[l.Offset])
+	} else {
+		v = readUint(b[l.Offset:end], l.Order)
+	}
 	total := int64(v) + l.Adjust
 	if v > 1<<40 || total < int64(fr.minLen) || total > int64(f.Max) {
-		return 0, &Bad{l.Offset, fmt.Sprintf("length %d gives a frame of %d bytes: want %d to %d", v, total, fr.minLen, f.Max)}
+		return 0, fr.badLength(v, total)
 	}
 	return int(total), nil
 }

@@ -39,15 +39,10 @@ type ctype struct {
 	nOut    int   // fields recorded
 	minSize int64 // the least bytes a value takes (bits rounded up)
 	decls   []dissect.FieldDecl
-	steps   []step   // the fields in decoding order: runs, and fields one by one
-	ops     []rop    // the fields of the runs, in order (see step)
-	keys    []string // their keys, by the same index
-	// flat: the type is one run (steps[0]), read by Decode without seq
-	flat bool
-	// floats and size: a flat type of floats only (steps[0].floats),
-	// within the value limit, read by Decode in one loop; opOther: not
-	floats readOp
-	size   int
+	// flat: the type is one run of fixed fields (then tail, bytes or
+	// text to the end, if any): Decode's fast path (run.go)
+	flat *run
+	tail *cfield
 }
 
 // cref is a compiled Ref: a number, or slot idx of the seq's values.
@@ -86,6 +81,15 @@ type cfield struct {
 	// plain: an integer read once, recorded as it is (no enum, valid
 	// or scale): the decoder's fast path
 	plain bool
+	// boolean: a byte read as a bool (bool.go)
+	boolean bool
+	// before: how many fields of its type are recorded before this one
+	before int
+	// referred: a later field's size, count or switch is this field
+	referred bool
+	// run: the fields from this one that are read with one bounds check
+	// (run.go); nil: none
+	run *run
 }
 
 // Error is a compile error: where the description says it and what is
@@ -314,6 +318,7 @@ func (p *Plan) compileType(s *Schema, i int, enums map[string]map[int64]string) 
 	for k := range t.Seq {
 		f := &t.Seq[k]
 		cf := &ct.fields[k]
+		cf.before = ct.nOut
 		if err := p.compileField(s, f, cf, ct.fields[:k], slot, enums); err != nil {
 			return err
 		}
@@ -331,8 +336,8 @@ func (p *Plan) compileType(s *Schema, i int, enums map[string]map[int64]string) 
 			cf.out = -1
 		}
 	}
-	ct.runs()
-	ct.vector(p.lim)
+	compileRuns(ct)
+	compileFlat(ct)
 	return nil
 }
 
@@ -382,6 +387,7 @@ func (p *Plan) compileField(s *Schema, f *Field, cf *cfield, prev []cfield, slot
 		if !ok || !prev[k].isInt() {
 			return cref{}, errAt(f.At, "%s names %q, which is not an earlier integer field of this type", what, r.Field)
 		}
+		prev[k].referred = true
 		return cref{idx: k}, nil
 	}
 	w := f.Type
@@ -398,6 +404,8 @@ func (p *Plan) compileField(s *Schema, f *Field, cf *cfield, prev []cfield, slot
 	case w == "strz":
 		cf.kind = wStr
 		cf.term = 0
+	case w == "bool":
+		cf.kind, cf.width, cf.order, cf.boolean = wUint, 1, BigEndian, true
 	case w[0] == 'b' && len(w) > 1 && w[1] >= '0' && w[1] <= '9':
 		n, err := strconv.Atoi(w[1:])
 		if err != nil || n < 1 || n > 64 {
@@ -411,7 +419,7 @@ func (p *Plan) compileField(s *Schema, f *Field, cf *cfield, prev []cfield, slot
 		}
 		sub, ok := p.byName[w]
 		if !ok {
-			return errAt(f.At, "unknown type %q (want u1…u8, s1…s8, b1…b64, f2, f4, f8, str, strz, or a type of this file)", w)
+			return errAt(f.At, "unknown type %q (want u1…u8, s1…s8, b1…b64, f2, f4, f8, bool, str, strz, or a type of this file)", w)
 		}
 		cf.kind, cf.sub = wType, sub
 	}
@@ -501,6 +509,11 @@ func (p *Plan) compileField(s *Schema, f *Field, cf *cfield, prev []cfield, slot
 		if !intKind {
 			return errAt(f.At, "field %q: an enum names integers", f.ID)
 		}
+		if cf.boolean {
+			if err := checkBoolEnum(f, m); err != nil {
+				return err
+			}
+		}
 		cf.enum = m
 	}
 	if f.Valid != nil {
@@ -513,12 +526,15 @@ func (p *Plan) compileField(s *Schema, f *Field, cf *cfield, prev []cfield, slot
 		if !intKind || f.Enum != "" {
 			return errAt(f.At, "field %q: scale and offset turn an integer (not an enum) into a float", f.ID)
 		}
+		if cf.boolean {
+			return errAt(f.At, "field %q: a bool has no scale or offset", f.ID)
+		}
 		if f.Scale == 0 || math.IsNaN(f.Scale) || math.IsInf(f.Scale, 0) || math.IsNaN(f.Offset) || math.IsInf(f.Offset, 0) {
 			return errAt(f.At, "field %q: scale must be a finite non-zero number, offset finite", f.ID)
 		}
 		cf.scale, cf.offset = f.Scale, f.Offset
 	}
-	cf.plain = (cf.kind == wUint || cf.kind == wInt) && cf.repeat == Once && cf.enum == nil && cf.valid == nil && cf.scale == 0
+	cf.plain = (cf.kind == wUint || cf.kind == wInt) && !cf.boolean && cf.repeat == Once && cf.enum == nil && cf.valid == nil && cf.scale == 0
 	if f.Role == dissect.RoleLatency {
 		return errAt(f.At, "field %q: role latency is computed by dissect, not read from the wire", f.ID)
 	}
@@ -528,6 +544,7 @@ func (p *Plan) compileField(s *Schema, f *Field, cf *cfield, prev []cfield, slot
 			return errAt(f.At, "field %q: switch-on names %q, which is not an earlier integer field of this type", f.ID, f.Switch.On)
 		}
 		cf.on = k
+		prev[k].referred = true
 		cf.cases = make(map[int64]int, len(f.Switch.Cases))
 		for _, c := range f.Switch.Cases {
 			sub, ok := p.byName[c.Type]

@@ -28,6 +28,9 @@ func (p *Plan) Fields(t int) []dissect.FieldDecl {
 	return cloneDecls(p.types[t].decls)
 }
 
+// MinSize returns the least bytes a value of type t takes.
+func (p *Plan) MinSize(t int) int64 { return p.types[t].minSize }
+
 // Recorded returns how many fields type t records (the length of
 // [Plan.Fields]).
 func (p *Plan) Recorded(t int) int { return p.types[t].nOut }
@@ -107,6 +110,9 @@ func (p *Plan) itemDecl(f *cfield) dissect.FieldDecl {
 	if f.enum != nil {
 		d.Kind = dissect.KindString
 	}
+	if f.boolean {
+		boolDecl(f, &d)
+	}
 	return d
 }
 
@@ -122,7 +128,7 @@ func findDecl(ds []dissect.FieldDecl, name string) *dissect.FieldDecl {
 // docText is the field's doc, with an enum's names appended.
 func (f *cfield) docText() string {
 	doc := f.doc
-	if f.enum != nil {
+	if f.enum != nil && !f.boolean {
 		keys := make([]int64, 0, len(f.enum))
 		for k := range f.enum {
 			keys = append(keys, k)

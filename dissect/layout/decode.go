@@ -20,6 +20,9 @@ type DecodeError struct {
 	// the bytes given, when known (0: unknown).
 	Short bool
 	Need  int
+	// Field is the id of the field of the type given to Decode that
+	// could not be read ("" when it records nothing).
+	Field string
 }
 
 func (e *DecodeError) Error() string { return fmt.Sprintf("offset %d: %s", e.Offset, e.Msg) }
@@ -28,18 +31,21 @@ func (e *DecodeError) Error() string { return fmt.Sprintf("offset %d: %s", e.Off
 // that a message costs no allocation but its text values; it is for one
 // goroutine (one per stream).
 type Decoder struct {
-	p      *Plan
-	r      *dissect.Record
-	vals   []int64 // the integer values of the seqs being read, innermost last
-	values int     // values made by this Decode
-	top    []int64 // the raw values of the last Decode's type, by slot
+	p       *Plan
+	r       *dissect.Record
+	vals    []int64 // the integer values of the seqs being read, innermost last
+	values  int     // values made by this Decode
+	topN    int     // the slots of the last Decode's type: d.vals's array from 0
+	fail    int     // the field of Decode's type that failed
+	check   bool    // Check: values are not wanted
+	scratch dissect.Value
 }
 
 // Raw returns the raw value of the integer field in slot k ([Plan.Slot])
 // of the type the last Decode read whole.
 func (d *Decoder) Raw(k int) int64 {
-	if k < len(d.top) {
-		return d.top[k]
+	if k < d.topN {
+		return d.vals[:d.topN][k]
 	}
 	return 0
 }
@@ -51,31 +57,44 @@ func (p *Plan) NewDecoder() *Decoder { return &Decoder{p: p} }
 // r.Fields (nested values in r's scratch area: see [dissect.Record.Alloc]).
 // It returns the number of bytes read. Bytes values alias b. A value
 // outside its enum is a warning on r; bytes that cannot be the type are
-// a [*DecodeError], after which r.Fields holds what was read before.
+// a [*DecodeError] naming the field of t that failed, after which
+// r.Fields holds the fields of t read whole before it (a protocol that
+// decodes "as far as the bytes go" keeps them).
 func (d *Decoder) Decode(r *dissect.Record, t int, b []byte) (int, error) {
-	ct := &d.p.types[t]
-	if ct.floats != opOther && ct.size <= len(b) {
-		// a vector: one run of floats, all recorded
-		f := Fixed{keys: ct.keys, ops: ct.ops, floats: ct.floats}
-		f.Decode(r.Extend(ct.nOut), b)
-		d.top = d.top[:0]
-		return ct.size, nil
-	}
 	d.r, d.values = r, 0
-	out := r.Extend(ct.nOut)
-	if ct.flat && ct.steps[0].size <= len(b) && ct.steps[0].to <= d.p.lim.MaxValues {
-		// one run, whole: no seq
-		s := &ct.steps[0]
-		if cap(d.vals) < len(ct.fields) {
-			d.vals = make([]int64, 0, len(ct.fields))
-		}
-		d.top = d.vals[:len(ct.fields)]
-		return s.size, d.run(ct, s, b[:s.size], 0, 0, out)
+	ct := &d.p.types[t]
+	if ct.flat != nil && len(b) >= ct.flat.size && len(ct.fields) <= d.p.lim.MaxValues {
+		n := d.flat(ct, r, b)
+		d.topN = len(ct.fields)
+		return n, nil
+	}
+	start := len(r.Fields)
+	var out []dissect.Field
+	if !d.check {
+		out = r.Extend(d.p.types[t].nOut)
 	}
 	n, err := d.seq(t, b, 0, out)
-	d.top = d.vals[:len(ct.fields)]
+	d.topN = len(d.p.types[t].fields) // their slots stay in d.vals's array
 	d.vals = d.vals[:0]
+	if err != nil {
+		f := &d.p.types[t].fields[d.fail]
+		if !d.check {
+			r.Fields = r.Fields[:start+f.before]
+		}
+		if de, ok := err.(*DecodeError); ok {
+			de.Field = f.id
+		}
+	}
 	return n, err
+}
+
+// failed notes field k as the one that failed when the seq is the type
+// given to Decode (its values start at 0), and returns err.
+func (d *Decoder) failed(top, k int, err error) error {
+	if top == 0 {
+		d.fail = k
+	}
+	return err
 }
 
 func short(off, need int, format string, args ...any) *DecodeError {
@@ -87,152 +106,83 @@ func bad(off int, format string, args ...any) *DecodeError {
 }
 
 // seq reads type ti from b, whose first byte is at offset base of the
-// bytes given to Decode, into out. A run of fixed-width fields that the
-// bytes hold whole is read with one bounds check at offsets known when
-// compiling; anything else field by field.
+// bytes given to Decode, into out.
 func (d *Decoder) seq(ti int, b []byte, base int, out []dissect.Field) (int, error) {
 	t := &d.p.types[ti]
 	top := len(d.vals)
 	d.vals = slices.Grow(d.vals, len(t.fields))[:top+len(t.fields)]
 	pos, bit := 0, 0
-	for si := range t.steps {
-		s := &t.steps[si]
-		if s.size > 0 {
-			if bit > 0 {
-				pos, bit = pos+1, 0
-			}
-			if s.size <= len(b)-pos && d.values+s.to-s.from <= d.p.lim.MaxValues {
-				if err := d.run(t, s, b[pos:pos+s.size], base+pos, top, out); err != nil {
-					return pos, err
-				}
-				pos += s.size
-				continue
-			}
+	for k := 0; k < len(t.fields); k++ {
+		f := &t.fields[k]
+		if r := f.run; r != nil && bit == 0 && len(b)-pos >= r.size && d.values+r.n <= d.p.lim.MaxValues {
+			d.fixed(r, b[pos:pos+r.size], out, d.vals[top:])
+			d.values += r.n
+			pos += r.size
+			k += r.n - 1
+			continue
 		}
-		for k := s.from; k < s.to; k++ {
-			var err error
-			if pos, bit, err = d.field(t, k, b, base, pos, bit, top, out); err != nil {
-				return pos, err
-			}
+		dst := &d.scratch // the value of a field not recorded
+		if f.out >= 0 && !d.check {
+			o := &out[f.out]
+			o.Key = f.id
+			dst = &o.Value
 		}
+		if f.kind == wBits {
+			need := (bit + f.width + 7) / 8
+			if pos+need > len(b) {
+				return pos, d.failed(top, k, short(base+pos, base+pos+need, "%s ends before bit field %q", t.name, f.id))
+			}
+			raw := readBits(b[pos:], bit, f.width, f.order)
+			bit += f.width
+			pos, bit = pos+bit/8, bit%8
+			d.vals[top+k] = int64(raw)
+			if err := d.intValue(f, raw, base+pos, dst); err != nil {
+				return pos, d.failed(top, k, err)
+			}
+			continue
+		}
+		if bit > 0 {
+			pos, bit = pos+1, 0
+		}
+		if f.plain { // the common case, without the calls of item
+			if len(b)-pos < f.width {
+				return pos, d.failed(top, k, short(base+pos, base+pos+f.width, "the bytes end before %q", f.id))
+			}
+			d.values++
+			if d.values > d.p.lim.MaxValues {
+				return pos, d.failed(top, k, bad(base+pos, "more than %d values in one message", d.p.lim.MaxValues))
+			}
+			raw := readUint(b[pos:], f.width, f.order)
+			if f.kind == wInt {
+				sh := 64 - 8*uint(f.width)
+				raw = uint64(int64(raw<<sh) >> sh)
+				dst.SetInt(int64(raw))
+			} else {
+				dst.SetUint(raw)
+			}
+			d.vals[top+k] = int64(raw)
+			pos += f.width
+			continue
+		}
+		var n int
+		var err error
+		if f.repeat == Once {
+			var raw int64
+			n, raw, err = d.item(f, b[pos:], base+pos, top, dst)
+			d.vals[top+k] = raw
+		} else {
+			n, err = d.array(f, b[pos:], base+pos, top, dst)
+		}
+		if err != nil {
+			return pos, d.failed(top, k, err)
+		}
+		pos += n
 	}
 	if bit > 0 {
 		pos++
 	}
 	d.vals = d.vals[:top]
 	return pos, nil
-}
-
-// run reads the fields of run s from b, which holds it whole; base is
-// the offset of b[0] in the bytes given to Decode, top where the seq's
-// values start in d.vals.
-func (d *Decoder) run(t *ctype, s *step, b []byte, base, top int, out []dissect.Field) error {
-	d.values += s.to - s.from
-	ops := t.ops[s.op : s.op+s.to-s.from]
-	if s.floats != opOther {
-		f := Fixed{keys: t.keys[s.op : s.op+len(ops)], ops: ops, floats: s.floats}
-		f.Decode(out[ops[0].out:], b)
-		return nil
-	}
-	vals := d.vals[top : top+len(t.fields)]
-	var scratch dissect.Value // the value of a field not recorded
-	for i := range ops {
-		o := &ops[i]
-		dst := &scratch
-		if o.out >= 0 {
-			f := &out[o.out]
-			f.Key = o.id
-			dst = &f.Value
-		}
-		p := b[o.off:]
-		switch o.code {
-		case opF2:
-			dst.SetFloat32(halfToFloat32(uint16(readUint(p, 2, o.order))))
-			continue
-		case opF4LE, opF4BE:
-			dst.SetFloat32(math.Float32frombits(uint32(o.read(p))))
-			continue
-		case opF8LE, opF8BE:
-			dst.SetFloat(math.Float64frombits(o.read(p)))
-			continue
-		}
-		raw := o.read(p)
-		if o.signed {
-			sh := 64 - 8*uint(o.width)
-			raw = uint64(int64(raw<<sh) >> sh)
-		}
-		vals[o.k] = int64(raw)
-		switch {
-		case !o.plain:
-			if err := d.intValue(&t.fields[o.k], raw, base+int(o.off), dst); err != nil {
-				return err
-			}
-		case o.signed:
-			dst.SetInt(int64(raw))
-		default:
-			dst.SetUint(raw)
-		}
-	}
-	return nil
-}
-
-// field reads field k of t from b[pos:] (bit bits into b[pos] when a
-// bit field came before) and returns where the next field starts.
-func (d *Decoder) field(t *ctype, k int, b []byte, base, pos, bit, top int, out []dissect.Field) (int, int, error) {
-	f := &t.fields[k]
-	var scratch dissect.Value // the value of a field not recorded
-	dst := &scratch
-	if f.out >= 0 {
-		o := &out[f.out]
-		o.Key = f.id
-		dst = &o.Value
-	}
-	if f.kind == wBits {
-		need := (bit + f.width + 7) / 8
-		if pos+need > len(b) {
-			return pos, bit, short(base+pos, base+pos+need, "%s ends before bit field %q", t.name, f.id)
-		}
-		raw := readBits(b[pos:], bit, f.width, f.order)
-		bit += f.width
-		pos, bit = pos+bit/8, bit%8
-		d.vals[top+k] = int64(raw)
-		return pos, bit, d.intValue(f, raw, base+pos, dst)
-	}
-	if bit > 0 {
-		pos, bit = pos+1, 0
-	}
-	if f.plain {
-		if len(b)-pos < f.width {
-			return pos, 0, short(base+pos, base+pos+f.width, "the bytes end before %q", f.id)
-		}
-		d.values++
-		if d.values > d.p.lim.MaxValues {
-			return pos, 0, bad(base+pos, "more than %d values in one message", d.p.lim.MaxValues)
-		}
-		raw := readUint(b[pos:], f.width, f.order)
-		if f.kind == wInt {
-			sh := 64 - 8*uint(f.width)
-			raw = uint64(int64(raw<<sh) >> sh)
-			dst.SetInt(int64(raw))
-		} else {
-			dst.SetUint(raw)
-		}
-		d.vals[top+k] = int64(raw)
-		return pos + f.width, 0, nil
-	}
-	var n int
-	var err error
-	if f.repeat == Once {
-		var raw int64
-		n, raw, err = d.item(f, b[pos:], base+pos, top, dst)
-		d.vals[top+k] = raw
-	} else {
-		n, err = d.array(f, b[pos:], base+pos, top, dst)
-	}
-	if err != nil {
-		return pos, 0, err
-	}
-	return pos + n, 0, nil
 }
 
 // ref returns the value of r in the seq whose values start at top.
@@ -448,6 +398,8 @@ func (d *Decoder) intValue(f *cfield, raw uint64, off int, dst *dissect.Value) e
 		}
 	}
 	switch {
+	case f.boolean:
+		d.boolValue(f, raw, dst)
 	case f.enum != nil:
 		if name, ok := f.enum[int64(raw)]; ok {
 			dst.SetStr(name)

@@ -190,6 +190,8 @@ func (e *encoder) rawInt(f *cfield, v dissect.Value, has bool) (uint64, error) {
 	}
 	var raw uint64
 	switch {
+	case f.boolean:
+		return rawBool(f, v)
 	case f.enum != nil:
 		s := v.Str()
 		found := false

@@ -13,27 +13,36 @@ import (
 // its [Fixed.Size] bytes are there, so a protocol's hot path can read such
 // a message with one bounds check of its own and one call.
 type Fixed struct {
-	keys   []string // the fields' keys, in order
-	ops    []rop
-	size   int
-	floats readOp // a run of floats of one kind (see step.floats), or opOther
+	ops  []runOp // the type's run (run.go): every field, recorded in order
+	size int
+	// f4le: every field a little-endian float32, one after the other (a
+	// vector), read in a loop of its own
+	f4le bool
 }
 
 // Fixed returns type t's reader, and false when t is not such a type.
 func (p *Plan) Fixed(t int) (Fixed, bool) {
 	ct := &p.types[t]
-	if !ct.flat || ct.nOut != len(ct.ops) || len(ct.ops) > p.lim.MaxValues {
+	r := ct.flat
+	if r == nil || ct.tail != nil || r.n != len(ct.fields) || len(r.ops) != len(ct.fields) ||
+		ct.nOut != len(ct.fields) || len(ct.fields) > p.lim.MaxValues {
 		return Fixed{}, false
 	}
-	for i := range ct.ops {
-		if o := &ct.ops[i]; int(o.out) != i || o.code != opF2 && !o.plain && !isFloat(o.code) {
+	f4le := true
+	for i := range r.ops {
+		op := &r.ops[i]
+		switch op.kind {
+		case opUint, opInt, opF2, opF4, opF8:
+		default: // bools, enums, scales: values of their own
 			return Fixed{}, false
 		}
+		if op.out != i {
+			return Fixed{}, false
+		}
+		f4le = f4le && op.kind == opF4 && op.read == rd4le && op.off == 4*i
 	}
-	return Fixed{keys: ct.keys, ops: ct.ops, size: ct.steps[0].size, floats: ct.steps[0].floats}, true
+	return Fixed{ops: r.ops, size: r.size, f4le: f4le}, true
 }
-
-func isFloat(c readOp) bool { return c == opF4LE || c == opF4BE || c == opF8LE || c == opF8BE }
 
 // Size returns the bytes the type takes.
 func (f *Fixed) Size() int { return f.size }
@@ -46,11 +55,10 @@ func (f *Fixed) Len() int { return len(f.ops) }
 // no state, no error.
 func (f *Fixed) Decode(out []dissect.Field, b []byte) {
 	out = out[:len(f.ops)]
-	keys := f.keys[:len(out)]
-	switch f.floats { // a vector: a loop of one kind of float
-	case opF4LE:
+	ops := f.ops[:len(out)]
+	if f.f4le {
 		if len(out) == 4 && len(b) >= 16 { // x, y, z and w: unrolled
-			out[0].Key, out[1].Key, out[2].Key, out[3].Key = keys[0], keys[1], keys[2], keys[3]
+			out[0].Key, out[1].Key, out[2].Key, out[3].Key = ops[0].id, ops[1].id, ops[2].id, ops[3].id
 			out[0].Value.SetFloat32(math.Float32frombits(binary.LittleEndian.Uint32(b[0:])))
 			out[1].Value.SetFloat32(math.Float32frombits(binary.LittleEndian.Uint32(b[4:])))
 			out[2].Value.SetFloat32(math.Float32frombits(binary.LittleEndian.Uint32(b[8:])))
@@ -58,84 +66,16 @@ func (f *Fixed) Decode(out []dissect.Field, b []byte) {
 			return
 		}
 		for i := range out {
-			out[i].Key = keys[i]
+			out[i].Key = ops[i].id
 			out[i].Value.SetFloat32(math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:])))
 		}
 		return
-	case opF4BE:
-		for i := range out {
-			out[i].Key = keys[i]
-			out[i].Value.SetFloat32(math.Float32frombits(binary.BigEndian.Uint32(b[4*i:])))
-		}
-		return
-	case opF8LE:
-		for i := range out {
-			out[i].Key = keys[i]
-			out[i].Value.SetFloat(math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:])))
-		}
-		return
-	case opF8BE:
-		for i := range out {
-			out[i].Key = keys[i]
-			out[i].Value.SetFloat(math.Float64frombits(binary.BigEndian.Uint64(b[8*i:])))
-		}
-		return
 	}
-	for i := range f.ops {
-		o := &f.ops[i]
-		dst := &out[i]
-		dst.Key = o.id
-		p := b[o.off:]
-		switch o.code {
-		case opF2:
-			dst.Value.SetFloat32(halfToFloat32(uint16(readUint(p, 2, o.order))))
-			continue
-		case opF4LE, opF4BE:
-			dst.Value.SetFloat32(math.Float32frombits(uint32(o.read(p))))
-			continue
-		case opF8LE, opF8BE:
-			dst.Value.SetFloat(math.Float64frombits(o.read(p)))
-			continue
-		}
-		var raw uint64
-		switch o.code { // the common widths without a call
-		case opU1:
-			raw = uint64(p[0])
-		case opU2LE:
-			raw = uint64(binary.LittleEndian.Uint16(p))
-		case opU2BE:
-			raw = uint64(binary.BigEndian.Uint16(p))
-		default:
-			raw = o.read(p)
-		}
-		if o.signed {
-			sh := 64 - 8*uint(o.width)
-			dst.Value.SetInt(int64(raw<<sh) >> sh)
-		} else {
-			dst.Value.SetUint(raw)
-		}
+	for i := range ops {
+		op := &ops[i]
+		out[i].Key = op.id
+		op.set(&out[i].Value, op.raw(b[op.off:]))
 	}
-}
-
-// read reads the raw bits of a run's field from p.
-func (o *rop) read(p []byte) uint64 {
-	switch o.code {
-	case opU1:
-		return uint64(p[0])
-	case opU2LE:
-		return uint64(binary.LittleEndian.Uint16(p))
-	case opU2BE:
-		return uint64(binary.BigEndian.Uint16(p))
-	case opU4LE, opF4LE:
-		return uint64(binary.LittleEndian.Uint32(p))
-	case opU4BE, opF4BE:
-		return uint64(binary.BigEndian.Uint32(p))
-	case opU8LE, opF8LE:
-		return binary.LittleEndian.Uint64(p)
-	case opU8BE, opF8BE:
-		return binary.BigEndian.Uint64(p)
-	}
-	return readUint(p, int(o.width), o.order)
 }
 
 // Raw returns the raw value of the type's integer field k (its index
@@ -145,15 +85,9 @@ func (f *Fixed) Raw(b []byte, k int) (int64, bool) {
 	if k < 0 || k >= len(f.ops) {
 		return 0, false
 	}
-	o := &f.ops[k]
-	switch o.code {
-	case opF2, opF4LE, opF4BE, opF8LE, opF8BE:
+	op := &f.ops[k]
+	if op.kind != opUint && op.kind != opInt {
 		return 0, false
 	}
-	raw := o.read(b[o.off:])
-	if o.signed {
-		sh := 64 - 8*uint(o.width)
-		return int64(raw<<sh) >> sh, true
-	}
-	return int64(raw), true
+	return int64(op.raw(b[op.off:])), true
 }

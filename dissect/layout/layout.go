@@ -82,9 +82,10 @@ type Field struct {
 	Doc string
 	At  string
 	// Type is the wire type: u1 … u8 and s1 … s8 (optionally followed by
-	// le or be), b1 … b64, f2, f4, f8 (optionally le or be), str, strz
-	// (text ending in a NUL), the name of a type of the schema, or "" for
-	// bytes (Size, SizeEOS or Contents say how many).
+	// le or be), b1 … b64, f2, f4, f8 (optionally le or be), bool (one
+	// byte: 0 false, else true; see bool.go), str, strz (text ending in a
+	// NUL), the name of a type of the schema, or "" for bytes (Size,
+	// SizeEOS or Contents say how many).
 	Type string
 	// Switch, instead of Type, chooses the type by an earlier integer field.
 	Switch *Switch

@@ -61,6 +61,8 @@
 //
 // # Wiki packet format ("neptune-wiki")
 //
+// The wiki format is described once in dissect's wire vocabulary
+// (dissect/layout; wiki.go), which gives its declarations and decoder.
 // The wiki's header is type u8, priority u8, sequence u8; it has no length
 // field, so one packet is one UDP datagram. Type numbers come from
 // NepPacketTypes.h (the wiki has none): 1 speed_motor (RAW_MOTOR_TYPE, the

@@ -1,10 +1,12 @@
 package neptune
 
 import (
+	"errors"
 	"slices"
 	"strconv"
 
 	"github.com/dissect-tools/dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect/framing"
 )
 
 const proto = "neptune"
@@ -59,13 +61,21 @@ var directions = [2]string{"forward", "reverse"}
 // switches a relay.
 var relaySummary = [2][2]string{{"relay 5 off", "relay 5 on"}, {"relay 6 off", "relay 6 on"}}
 
-type device struct{}
+type device struct {
+	fr *framing.Framer
+}
 
 // New returns the Neptune ROV device protocol: the length-prefixed commands
 // that the ROV's Arduino (nep_network.ino) reads on TCP port 1493, its
 // default port. It has no content detection; other ports and serial links
 // need a decode-as rule ("tcp.port==N,neptune", "serial,neptune").
-func New() dissect.Protocol { return device{} }
+func New() dissect.Protocol {
+	fr, err := framing.New(deviceFraming())
+	if err != nil {
+		panic("neptune: the device framing does not compile: " + err.Error()) // every test runs it
+	}
+	return device{fr: fr}
+}
 
 // Info describes the protocol (a new value on each call).
 func (device) Info() dissect.Info {
@@ -83,12 +93,13 @@ func (device) Info() dissect.Info {
 // Detect always answers No: a one-byte length prefix is no signature.
 func (device) Detect(*dissect.StreamInfo, dissect.Dir, []byte) dissect.Verdict { return dissect.No }
 
-func (device) NewParser(*dissect.StreamInfo) dissect.Parser { return &deviceParser{} }
+func (d device) NewParser(*dissect.StreamInfo) dissect.Parser { return &deviceParser{fr: d.fr} }
 
 // deviceParser keeps, per direction, what the device keeps between
 // messages: the type byte left in its packet buffer, which a length of 0
 // runs again.
 type deviceParser struct {
+	fr   *framing.Framer
 	dirs [2]dirState
 }
 
@@ -107,19 +118,21 @@ type dirState struct {
 // 100 or more, which the device drops alone (Sync then resumes at the next
 // byte). Bytes values in the record alias b.
 func (pp *deviceParser) Parse(c *dissect.Ctx, b []byte) (int, error) {
-	if len(b) == 0 {
-		return 0, dissect.ErrNeedMore
-	}
 	s := &pp.dirs[c.Dir&1]
-	l := int(b[0])
-	if l >= maxLen {
-		s.dropped, s.resumeAt = true, c.Offset+1
-		return 0, dissect.Malformed(proto, "bad_length", 0, "length byte %d is 100 or more: the device drops this byte (its flush() discards nothing) and reads the next byte as a length", l)
+	n := pp.fr.Whole(b)
+	if n == 0 {
+		var err error
+		n, err = pp.fr.Frame(b)
+		switch err.(type) {
+		case nil:
+		case *framing.Bad:
+			s.dropped, s.resumeAt = true, c.Offset+1
+			return 0, dissect.Malformed(proto, "bad_length", 0, "length byte %d is 100 or more: the device drops this byte (its flush() discards nothing) and reads the next byte as a length", b[0])
+		default: // framing.ErrShort
+			return n, dissect.ErrNeedMore
+		}
 	}
-	n := 1 + l
-	if len(b) < n {
-		return n, dissect.ErrNeedMore
-	}
+	l := n - 1
 	p := b[1:n]
 	r := c.Rec
 	if l == 0 {
@@ -253,12 +266,17 @@ func move(c *dissect.Ctx, p []byte) {
 	}
 }
 
-// Chain outcomes.
-const (
-	reject = iota
-	undecided
-	accept
-)
+// deviceFraming is how the device frames a message (nep_network.ino): a
+// length byte, then that many payload bytes; a length of 100 or more
+// (a frame past Max) is refused. Three whole messages in a row confirm a
+// resync candidate (there is no check).
+func deviceFraming() framing.Framing {
+	return framing.Framing{
+		Length:  &framing.Length{Offset: 0, Width: 1, Adjust: 1},
+		Max:     maxLen,
+		Confirm: chainLen,
+	}
+}
 
 // syncLen is the payload length of each type in its usual shape, as Sync
 // wants it: the length the device acts on, and 1 for an abort (the device
@@ -266,37 +284,28 @@ const (
 // pass for a message).
 var syncLen = [...]int{msgAbort: 1, msgSetMotor: 4, msgTranslate: 3, msgRotate: 3, msgStabilize: 2, msgLamp: 2}
 
-// chain judges whether a message boundary is at b[0]: accept when the
-// messages framed from there are chainLen well-formed messages (a known
-// type with its syncLen); reject as soon as a byte rules it out; undecided
-// when b ends first.
-func chain(b []byte) int {
-	p := 0
-	for range chainLen {
-		if p == len(b) {
-			return undecided
-		}
-		l := int(b[p])
-		if l == 0 || l >= maxLen {
-			return reject
-		}
-		if p+1 == len(b) {
-			return undecided
-		}
-		if t := b[p+1]; int(t) >= len(syncLen) || l != syncLen[t] {
-			return reject
-		}
-		p += 1 + l
-		if p > len(b) {
-			return undecided
+// wellFormed frames a resync candidate's message as the framing does,
+// refusing what Parse would take but the device would not act on: a
+// length of 0 (it reruns a type byte a gap may have changed), an unknown
+// type or a length that is not the type's syncLen.
+func (pp *deviceParser) wellFormed(b []byte) (int, error) {
+	if len(b) > 0 && b[0] == 0 {
+		return 0, errNotWellFormed
+	}
+	if len(b) > 1 {
+		if t := b[1]; int(t) >= len(syncLen) || int(b[0]) != syncLen[t] {
+			return 0, errNotWellFormed
 		}
 	}
-	return accept
+	return pp.fr.Frame(b)
 }
 
-// Sync returns the first offset of b where a chain is accepted, or the first
-// where it is undecided (with false) so that it is judged again with more
-// bytes; len(b) when every offset is ruled out.
+var errNotWellFormed = errors.New("neptune: not a well-formed message")
+
+// Sync returns the first offset of b where chainLen well-formed messages
+// in a row frame, or the first where the bytes end before that is decided
+// (with false) so that it is judged again with more bytes; len(b) when
+// every offset is ruled out.
 //
 // Right after a dropped length byte (and no gap since) it returns (0,
 // true): the device reads the next byte as a length. Otherwise (after a
@@ -311,16 +320,5 @@ func (pp *deviceParser) Sync(c *dissect.Ctx, b []byte) (int, bool) {
 			return 0, true
 		}
 	}
-	for i := range b {
-		if l := b[i]; l == 0 || l >= maxLen {
-			continue
-		}
-		switch chain(b[i:]) {
-		case accept:
-			return i, true
-		case undecided:
-			return i, false
-		}
-	}
-	return len(b), false
+	return pp.fr.Resync(b, false, pp.wellFormed)
 }

@@ -1,22 +1,69 @@
 package neptune
 
 import (
-	"encoding/binary"
-	"math"
 	"strconv"
 
 	"github.com/dissect-tools/dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect/layout"
 )
 
 const wikiName = "neptune-wiki"
 
-// Packet types of the wiki format, numbered as in NepPacketTypes.h.
-const (
-	wikiSpeedMotor    = 1 // RAW_MOTOR_TYPE: the wiki's "Speed Motor"
-	wikiPositionMotor = 2 // POSITION_MOTOR_TYPE
-	wikiRelay         = 3 // RELAY_CONTROL_TYPE
-	wikiSensorData    = 4 // SENSOR_DATA_TYPE
-)
+// wikiHeader is the size of the wiki header: type, priority, sequence.
+const wikiHeader = 3
+
+// wikiDescription is the wiki format, described once: the header every
+// packet starts with, each packet type's body (from the wiki's tables,
+// numbered as in NepPacketTypes.h), and the packet types by number. It
+// gives the declarations, the decoder and the encoder (neptune_test).
+// intType is the wiki's "int": s4 (a PC's int32) or s2 (an AVR's int16).
+func wikiDescription(intType string) (layout.Schema, layout.Switch) {
+	intDoc := func(what string) string { return what + " (int32, or int16 with --neptune-int16)" }
+	speed := layout.Field{ID: "speed", Type: "f4", Doc: "raw motor speed, 0.0-1.0"}
+	motor := layout.Field{ID: "motor_id", Type: "u1", Doc: "the motor to run"}
+	// packet is a packet type: the header, then the body.
+	packet := func(name, doc string, body ...layout.Field) layout.Type {
+		return layout.Type{Name: name, Doc: doc, Seq: append([]layout.Field{
+			{Type: "u1", Doc: "packet type"},
+			{ID: "priority", Type: "u1", Doc: "the header's priority byte"},
+			{ID: "sequence", Type: "u1", Role: dissect.RoleSequence, Doc: "the header's sequence number, 0-255"},
+		}, body...)}
+	}
+	s := layout.Schema{
+		Endian: layout.LittleEndian,
+		Types: []layout.Type{
+			packet(typeSpeedMotor, "packet type 1 (RAW_MOTOR_TYPE, the wiki's Speed Motor)",
+				motor,
+				layout.Field{ID: "direction", Type: "bool", Enum: "direction", Doc: "direction byte: true forward, false reverse"},
+				speed,
+				layout.Field{ID: "duration", Type: intType, Doc: intDoc("cycles to stay at the speed")},
+			),
+			packet(typePositionMotor, "packet type 2 (POSITION_MOTOR_TYPE)",
+				motor,
+				layout.Field{ID: "degree", Type: "f4", Doc: "rotation, in degrees or radians by the motor's configuration; negative: reverse"},
+				speed,
+			),
+			packet(typeRelay, "packet type 3 (RELAY_CONTROL_TYPE)",
+				layout.Field{ID: "relay_id", Type: "u1", Doc: "the relay"},
+				layout.Field{ID: "enable", Type: "bool", Doc: "relay on (a byte other than 0 or 1 is taken as true, with a warning)"},
+			),
+			packet(typeSensorData, "packet type 4 (SENSOR_DATA_TYPE)",
+				layout.Field{ID: "sensor_type", Type: intType, Doc: intDoc("sensor type")},
+				layout.Field{ID: "sensor_id", Type: intType, Doc: intDoc("sensor id")},
+				layout.Field{ID: "data", SizeEOS: true, Doc: "the reading: the rest of the datagram"},
+			),
+			packet(typeUnknown, "", layout.Field{ID: "data", SizeEOS: true}),
+		},
+		Enums: []layout.Enum{{Name: "direction", Values: []layout.EnumValue{{Value: 0, Name: "reverse"}, {Value: 1, Name: "forward"}}}},
+	}
+	packets := layout.Switch{On: "type", Default: typeUnknown, Cases: []layout.Case{
+		{Value: 1, Type: typeSpeedMotor}, // RAW_MOTOR_TYPE
+		{Value: 2, Type: typePositionMotor},
+		{Value: 3, Type: typeRelay},
+		{Value: 4, Type: typeSensorData},
+	}}
+	return s, packets
+}
 
 // Record types of the wiki format.
 const (
@@ -25,36 +72,6 @@ const (
 	typeRelay         = "relay"
 	typeSensorData    = "sensor_data"
 )
-
-// wikiHeader is the size of the wiki header: type, priority, sequence.
-const wikiHeader = 3
-
-// kind is the wire form of one body field.
-type kind uint8
-
-const (
-	kU8   kind = iota // unsigned byte
-	kBool             // one byte: 0 false, 1 true
-	kDir              // a bool shown as "forward" (true) or "reverse"
-	kF32              // IEEE-754 binary32, little-endian
-	kInt              // the wiki's int: int32 or int16, little-endian
-	kRest             // char*: the rest of the datagram
-)
-
-type spec struct {
-	key  string
-	kind kind
-}
-
-// wikiBody is the layout of each known type's body, from the wiki tables.
-var wikiBody = [...][]spec{
-	wikiSpeedMotor:    {{"motor_id", kU8}, {"direction", kDir}, {"speed", kF32}, {"duration", kInt}},
-	wikiPositionMotor: {{"motor_id", kU8}, {"degree", kF32}, {"speed", kF32}},
-	wikiRelay:         {{"relay_id", kU8}, {"enable", kBool}},
-	wikiSensorData:    {{"sensor_type", kInt}, {"sensor_id", kInt}, {"data", kRest}},
-}
-
-var wikiTypes = [...]string{"", typeSpeedMotor, typePositionMotor, typeRelay, typeSensorData}
 
 // WikiOptions configure [NewWiki].
 type WikiOptions struct {
@@ -65,8 +82,15 @@ type WikiOptions struct {
 	Int16 bool
 }
 
+// wiki is the compiled description.
 type wiki struct {
-	int16 bool
+	int16   bool
+	plan    *layout.Plan
+	header  int      // the header type
+	unknown int      // the unknown type
+	types   [256]int // the body type of each packet type byte
+	known   []int    // the packet types' body types, in wire-number order
+	need    []string // by type: "8", "at least 8", what each body needs, for warnings
 }
 
 // NewWiki returns the Neptune ROV packet format of the project wiki
@@ -76,39 +100,81 @@ type wiki struct {
 // port and no content detection, and is used only with a decode-as rule
 // such as "udp.port==9000,neptune-wiki".
 func NewWiki(opt WikiOptions) dissect.Protocol {
-	return &wiki{int16: opt.Int16}
+	intType := "s4"
+	if opt.Int16 {
+		intType = "s2"
+	}
+	s, packets := wikiDescription(intType)
+	plan, err := layout.Compile(&s, layout.Limits{})
+	if err != nil {
+		panic("neptune: the wiki description does not compile: " + err.Error()) // a test compiles it
+	}
+	w := &wiki{int16: opt.Int16, plan: plan, unknown: plan.Type(packets.Default), need: make([]string, len(s.Types))}
+	for i := range w.types {
+		w.types[i] = w.unknown
+	}
+	for _, c := range packets.Cases {
+		t := plan.Type(c.Type)
+		w.types[c.Value] = t
+		w.known = append(w.known, t)
+		seq := s.Types[t].Seq
+		need := strconv.FormatInt(plan.MinSize(t)-wikiHeader, 10)
+		if seq[len(seq)-1].SizeEOS {
+			need = "at least " + need
+		}
+		w.need[t] = need
+	}
+	return w
 }
 
 // Info describes the format (a new value on each call).
 func (w *wiki) Info() dissect.Info {
-	width := "int32"
-	if w.int16 {
-		width = "int16"
-	}
 	return dissect.Info{
 		Name:       wikiName,
 		Proto:      proto,
-		Title:      "Neptune ROV wiki packet format, one packet per UDP datagram (int = " + width + " LE)",
+		Title:      "Neptune ROV wiki packet format, one packet per UDP datagram (int = " + w.intWidth() + " LE)",
 		Transports: []dissect.Transport{dissect.UDP},
 		Detection:  "",
-		// unknown is declared alike by the device framing (fields.go)
-		Types: wikiDecls(),
+		Types:      w.decls(),
 	}
+}
+
+func (w *wiki) intWidth() string {
+	if w.int16 {
+		return "int16"
+	}
+	return "int32"
+}
+
+// decls declares the packet types from the description, then trailing. No field is required: a datagram is
+// decoded as far as it goes (one byte is a record with its type and no
+// field), and a body's field cut short is left out, its bytes shown as
+// trailing. The speeds are the wiki's raw 0.0-1.0 and a position_motor
+// degree is degrees or radians by the motor's configuration, so none has
+// a unit. unknown is the device framing's declaration ([unknownDecl]),
+// which the registry takes once for the shared proto key.
+func (w *wiki) decls() []dissect.TypeDecl {
+	var out []dissect.TypeDecl
+	for _, t := range w.known {
+		fs := append(w.plan.Fields(t), dissect.FieldDecl{Name: "trailing", Kind: dissect.KindBytes, Doc: "bytes after the body, or the part of a field cut short (with a warning)"})
+		for i := range fs {
+			fs[i].Required = false
+		}
+		out = append(out, dissect.TypeDecl{Type: w.plan.Name(t), Doc: w.plan.Doc(t), Fields: fs})
+	}
+	return append(out, unknownDecl())
 }
 
 // Detect always answers No: the header has no constant bytes.
 func (w *wiki) Detect(*dissect.StreamInfo, dissect.Dir, []byte) dissect.Verdict { return dissect.No }
 
 func (w *wiki) NewParser(*dissect.StreamInfo) dissect.Parser {
-	p := &wikiParser{intSize: 4}
-	if w.int16 {
-		p.intSize = 2
-	}
-	return p
+	return &wikiParser{w: w, dec: w.plan.NewDecoder()}
 }
 
 type wikiParser struct {
-	intSize int // 4 or 2
+	w   *wiki
+	dec *layout.Decoder
 }
 
 // Parse decodes the datagram that b holds to its end as one packet; it
@@ -120,143 +186,43 @@ func (p *wikiParser) Parse(c *dissect.Ctx, b []byte) (int, error) {
 		return 0, dissect.ErrNeedMore
 	}
 	r := c.Rec
-	t := b[0]
-	var body []spec
-	if int(t) < len(wikiBody) && wikiBody[t] != nil {
-		r.Type = wikiTypes[t]
-		body = wikiBody[t]
-	} else {
-		r.Type = typeUnknown
-	}
+	w := p.w
+	t := w.types[b[0]]
+	r.Type = w.plan.Name(t)
 	if len(b) < wikiHeader {
 		r.Warnf("datagram of %d bytes is shorter than the %d-byte header (type, priority, sequence)", len(b), wikiHeader)
 	}
-	if body == nil {
-		r.Warnf("type %d has no number in NepPacketTypes.h", t)
+	if t == w.unknown {
+		r.Warnf("type %d has no number in NepPacketTypes.h", b[0])
 	}
+	var err error
+	n, sure := 0, false
 	if c.Decode {
-		if len(b) >= 2 {
-			r.Add("priority", dissect.Uint(uint64(b[1])))
-		}
-		if len(b) >= 3 {
-			r.Add("sequence", dissect.Uint(uint64(b[2])))
-		}
+		n, err = p.dec.Decode(r, t, b)
+	} else if n, sure = w.plan.Sure(t, len(b)); !sure {
+		n, err = p.dec.Check(r, t, b) // the same warnings, no fields
 	}
-	if len(b) < wikiHeader {
-		return len(b), nil
-	}
-	rest := b[wikiHeader:]
-	if body == nil {
-		if c.Decode {
-			r.Add("data", dissect.Bytes(rest))
-		}
-		return len(b), nil
-	}
-	p.body(c, body, rest)
-	return len(b), nil
-}
-
-// body decodes the fields of spec from b, then reports a body cut short or
-// extra bytes, shown as "trailing".
-func (p *wikiParser) body(c *dissect.Ctx, fields []spec, b []byte) {
-	r := c.Rec
-	off := 0
-	short := false
-	for i, f := range fields {
-		var n int
-		switch f.kind {
-		case kU8, kBool, kDir:
-			n = 1
-		case kF32:
-			n = 4
-		case kInt:
-			n = p.intSize
-		case kRest:
-			n = len(b) - off
-		}
-		if off+n > len(b) {
-			short = true
-			what := "missing"
-			if off < len(b) {
-				what = "cut short"
-			}
-			r.Warnf("%s: body is %d bytes, needs %s (%s): %s %s", r.Type, len(b), p.need(fields), p.intName(), fields[i].key, what)
+	de, _ := err.(*layout.DecodeError)
+	switch {
+	case de != nil && de.Offset < wikiHeader: // warned above
+	case de != nil:
+		// Every field has a fixed size but the last of sensor_data and
+		// unknown (the rest), so the only error is a field the bytes end
+		// in or before.
+		if de.Offset == len(b) {
+			r.Warnf("%s: body is %d bytes, needs %s (int = %s): %s missing", r.Type, len(b)-wikiHeader, w.need[t], w.intWidth(), de.Field)
 			break
 		}
-		v := b[off : off+n]
-		off += n
-		if (f.kind == kBool || f.kind == kDir) && v[0] > 1 {
-			r.Warnf("%s: %s byte 0x%02x is not 0 or 1, taken as true", r.Type, f.key, v[0])
-		}
-		if !c.Decode {
-			continue
-		}
-		switch f.kind {
-		case kU8:
-			r.Add(f.key, dissect.Uint(uint64(v[0])))
-		case kBool:
-			r.Add(f.key, dissect.Bool(v[0] != 0))
-		case kDir:
-			d := "reverse"
-			if v[0] != 0 {
-				d = "forward"
-			}
-			r.Add(f.key, dissect.Str(d))
-		case kF32:
-			r.Add(f.key, dissect.Float32(math.Float32frombits(binary.LittleEndian.Uint32(v))))
-		case kInt:
-			var x int64
-			if n == 2 {
-				x = int64(int16(binary.LittleEndian.Uint16(v)))
-			} else {
-				x = int64(int32(binary.LittleEndian.Uint32(v)))
-			}
-			r.Add(f.key, dissect.Int(x))
-		case kRest:
-			r.Add(f.key, dissect.Bytes(v))
-		}
+		r.Warnf("%s: body is %d bytes, needs %s (int = %s): %s cut short", r.Type, len(b)-wikiHeader, w.need[t], w.intWidth(), de.Field)
+		r.Add("trailing", dissect.Bytes(b[de.Offset:]))
+	case n < len(b):
+		r.Warnf("%s: %d bytes after the %d-byte body", r.Type, len(b)-n, n-wikiHeader)
+		r.Add("trailing", dissect.Bytes(b[n:]))
 	}
-	if off == len(b) {
-		return
+	if !c.Decode {
+		r.Fields = r.Fields[:0]
 	}
-	if !short {
-		r.Warnf("%s: %d bytes after the %d-byte body", r.Type, len(b)-off, off)
-	}
-	if c.Decode {
-		r.Add("trailing", dissect.Bytes(b[off:]))
-	}
-}
-
-// fixed is the size of the fixed-width fields of a body.
-func (p *wikiParser) fixed(fields []spec) int {
-	n := 0
-	for _, f := range fields {
-		switch f.kind {
-		case kU8, kBool, kDir:
-			n++
-		case kF32:
-			n += 4
-		case kInt:
-			n += p.intSize
-		}
-	}
-	return n
-}
-
-// need describes the size a body needs, for warnings.
-func (p *wikiParser) need(fields []spec) string {
-	n := strconv.Itoa(p.fixed(fields))
-	if fields[len(fields)-1].kind == kRest {
-		n = "at least " + n
-	}
-	return n
-}
-
-func (p *wikiParser) intName() string {
-	if p.intSize == 2 {
-		return "int = int16"
-	}
-	return "int = int32"
+	return len(b), nil
 }
 
 // Sync never finds a packet inside a datagram: a packet starts only where a

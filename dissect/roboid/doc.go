@@ -5,7 +5,10 @@
 //
 // # Framing
 //
-// One UDP datagram is one message; its first byte is the message id:
+// One UDP datagram is one message; its first byte is the message id. The
+// messages are described once in dissect's wire vocabulary
+// (dissect/layout; fields.go), which gives their declarations and decoder;
+// a Pose's typed values are a Go hook, their sizes being coded in nibbles:
 //
 //	0xA0 Client       data                      (the client has no network id yet)
 //	0xA1 NetworkId    network_id, data          (the id the site assigns)

@@ -1,41 +1,114 @@
 package roboid
 
-import "github.com/dissect-tools/dissect/dissect"
+import (
+	"github.com/dissect-tools/dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect/layout"
+)
+
+// message is one message id, its record type and its layout (the id byte
+// first).
+type message struct {
+	id     byte
+	record string
+	layout layout.Type
+}
+
+// messages describes every message the README lists, once: the
+// declarations, the decoder and the ids come from here. Which messages
+// carry which ids is our reading of the README's message list. A Pose's
+// typed values, whose sizes are coded in nibbles of each value's
+// data-type byte, are the Go hook of roboid.go (frameValues).
+func messages() []message {
+	id := layout.Field{Type: "u1", Doc: "message id"}
+	netID := layout.Field{ID: "network_id", Type: "u1", Doc: "network id (absent when the datagram ends before it)"}
+	thingID := layout.Field{ID: "thing_id", Type: "u1", Doc: "thing id (absent when the datagram ends before it)"}
+	data := layout.Field{ID: "data", SizeEOS: true, Doc: "the message's bytes after its ids"}
+	msg := func(id8 byte, record, name, doc string, seq ...layout.Field) message {
+		return message{id: id8, record: record, layout: layout.Type{Name: name, Doc: doc, Seq: append([]layout.Field{id}, seq...)}}
+	}
+	return []message{
+		msg(IDClient, TypeClient, "client", "0xA0: a client's first message after connecting", data),
+		msg(IDNetworkID, TypeNetworkID, "network_id", "0xA1: the site assigns the client its network id", netID, data),
+		msg(IDPose, TypePose, "pose", "0x10: typed values (position, orientation, ...) of a thing", netID, thingID),
+		msg(IDNewThing, TypeNewThing, "new_thing", "0x80: answer to Investigate, carrying the thing's type", netID, thingID, data),
+		msg(IDInvestigate, TypeInvestigate, "investigate", "0x81: asks about a thing a Pose named", netID, thingID, data),
+		msg(IDModelURL, TypeModelURL, "model_url", "0x90: a link to the thing's model", netID, thingID, data),
+	}
+}
+
+// plan is the compiled description, with what Parse needs of each
+// message id in one place.
+type plan struct {
+	p      *layout.Plan
+	ids    [256]idInfo
+	record []string // by layout type
+	pose   int
+}
+
+type idInfo struct {
+	t      int    // the layout type; -1: unknown
+	record string // the record type
+	ids    int    // where the id bytes end (the type's least size)
+	// quiet: from this many bytes on, the type cannot warn nor fail
+	// (layout's Sure): without decoding, nothing to read; -1: never
+	quiet int
+}
+
+func compile() *plan {
+	ms := messages()
+	s := layout.Schema{}
+	for _, m := range ms {
+		s.Types = append(s.Types, m.layout)
+	}
+	p, err := layout.Compile(&s, layout.Limits{})
+	if err != nil {
+		panic("roboid: the description does not compile: " + err.Error()) // every test compiles it
+	}
+	pl := &plan{p: p, record: make([]string, len(ms)), pose: p.Type("pose")}
+	for i := range pl.ids {
+		pl.ids[i].t = -1
+	}
+	for _, m := range ms {
+		t := p.Type(m.layout.Name)
+		pl.record[t] = m.record
+		least := int(p.MinSize(t))
+		quiet := -1
+		if _, ok := p.Sure(t, least); ok {
+			quiet = least
+		}
+		pl.ids[m.id] = idInfo{t: t, record: m.record, ids: least, quiet: quiet}
+	}
+	return pl
+}
 
 // decls declares every record type Parse emits (a new slice on each call:
-// [dissect.Protocol.Info] shares nothing). The ids after the message id
-// are optional: a datagram that ends before them gives a record without
-// them (and a warning). A Pose's values are objects whose keys depend on
-// the data type: the five that describe the value always, then either
-// truncated or the interpretation its syntax allows. The spec gives the
-// magnitudes no unit (their meaning depends on the semantics).
-func decls() []dissect.TypeDecl {
-	netID := func() dissect.FieldDecl {
-		return dissect.FieldDecl{Name: "network_id", Kind: dissect.KindUint, Doc: "network id (absent when the datagram ends before it)"}
+// [dissect.Protocol.Info] shares nothing): each message's fields from its
+// layout, then a Pose's values and rest, and unknown. The fields that
+// take bytes are optional: a datagram that ends before an id gives a
+// record without it (and a warning); data, the rest of the datagram, is
+// always there (empty at worst). A Pose's values are objects whose keys
+// depend on the data type: the five that describe the value always, then
+// either truncated or the interpretation its syntax allows. The spec
+// gives the magnitudes no unit (their meaning depends on the semantics).
+func (pl *plan) decls() []dissect.TypeDecl {
+	var out []dissect.TypeDecl
+	for t, record := range pl.record {
+		fs := pl.p.Fields(t)
+		for i := range fs {
+			fs[i].Required = fs[i].Kind == dissect.KindBytes
+		}
+		if t == pl.pose {
+			fs = append(fs,
+				dissect.FieldDecl{Name: "values", Kind: dissect.KindArray, Doc: "the typed values, in order (absent when the datagram ends before the thing id)",
+					Elem: &dissect.FieldDecl{Kind: dissect.KindObject, Doc: "one typed value", Fields: valueDecl()}},
+				dissect.FieldDecl{Name: "rest", Kind: dissect.KindBytes, Doc: "bytes from the extension data type 0x00, or past the first 1024 values, not decoded"})
+		}
+		out = append(out, dissect.TypeDecl{Type: record, Doc: pl.p.Doc(t), Fields: fs})
 	}
-	thingID := func() dissect.FieldDecl {
-		return dissect.FieldDecl{Name: "thing_id", Kind: dissect.KindUint, Doc: "thing id (absent when the datagram ends before it)"}
-	}
-	data := func() dissect.FieldDecl {
-		return dissect.FieldDecl{Name: "data", Kind: dissect.KindBytes, Required: true, Doc: "the message's bytes after its ids"}
-	}
-	return []dissect.TypeDecl{
-		{Type: TypeClient, Doc: "0xA0: a client's first message after connecting", Fields: []dissect.FieldDecl{data()}},
-		{Type: TypeNetworkID, Doc: "0xA1: the site assigns the client its network id", Fields: []dissect.FieldDecl{netID(), data()}},
-		{Type: TypePose, Doc: "0x10: typed values (position, orientation, ...) of a thing", Fields: []dissect.FieldDecl{
-			netID(), thingID(),
-			{Name: "values", Kind: dissect.KindArray, Doc: "the typed values, in order (absent when the datagram ends before the thing id)",
-				Elem: &dissect.FieldDecl{Kind: dissect.KindObject, Doc: "one typed value", Fields: valueDecl()}},
-			{Name: "rest", Kind: dissect.KindBytes, Doc: "bytes from the extension data type 0x00, or past the first 1024 values, not decoded"},
-		}},
-		{Type: TypeNewThing, Doc: "0x80: answer to Investigate, carrying the thing's type", Fields: []dissect.FieldDecl{netID(), thingID(), data()}},
-		{Type: TypeInvestigate, Doc: "0x81: asks about a thing a Pose named", Fields: []dissect.FieldDecl{netID(), thingID(), data()}},
-		{Type: TypeModelURL, Doc: "0x90: a link to the thing's model", Fields: []dissect.FieldDecl{netID(), thingID(), data()}},
-		{Type: TypeUnknown, Doc: "a message id the README does not list (with a warning)", Fields: []dissect.FieldDecl{
-			{Name: "message_id", Kind: dissect.KindInt, Required: true, Doc: "the message id byte"},
-			{Name: "data", Kind: dissect.KindBytes, Required: true, Doc: "the bytes after the message id"},
-		}},
-	}
+	return append(out, dissect.TypeDecl{Type: TypeUnknown, Doc: "a message id the README does not list (with a warning)", Fields: []dissect.FieldDecl{
+		{Name: "message_id", Kind: dissect.KindInt, Required: true, Doc: "the message id byte"},
+		{Name: "data", Kind: dissect.KindBytes, Required: true, Doc: "the bytes after the message id"},
+	}})
 }
 
 // valueDecl declares the keys of one value of a Pose, in the order value

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/dissect-tools/dissect/dissect"
+	"github.com/dissect-tools/dissect/dissect/layout"
 )
 
 const proto = "roboid"
@@ -50,23 +51,25 @@ const (
 	summaryText = 80
 )
 
-type protocol struct{}
+type protocol struct {
+	pl *plan
+}
 
 // New returns the Roboid Control protocol. It has no content detection (a
 // one-byte message id is no signature): streams are chosen by the default
 // UDP port [Port] (an unverified guess) or by a decode-as rule such as
 // "udp.port==7681,roboid".
-func New() dissect.Protocol { return protocol{} }
+func New() dissect.Protocol { return protocol{pl: compile()} }
 
 // Info describes the protocol (a new value on each call).
-func (protocol) Info() dissect.Info {
+func (pr protocol) Info() dissect.Info {
 	return dissect.Info{
 		Name:       proto,
 		Proto:      proto,
 		Title:      "Roboid Control network sync (Passer VR), data-type byte format of April 2024",
 		Transports: []dissect.Transport{dissect.UDP},
 		Ports:      []dissect.Port{{Transport: dissect.UDP, Port: Port}},
-		Types:      decls(),
+		Types:      pr.pl.decls(),
 	}
 }
 
@@ -74,11 +77,15 @@ func (protocol) Info() dissect.Info {
 func (protocol) Detect(*dissect.StreamInfo, dissect.Dir, []byte) dissect.Verdict { return dissect.No }
 
 // NewParser returns the parser of one stream.
-func (protocol) NewParser(*dissect.StreamInfo) dissect.Parser { return &parser{} }
+func (pr protocol) NewParser(*dissect.StreamInfo) dissect.Parser {
+	return &parser{pl: pr.pl, dec: pr.pl.p.NewDecoder()}
+}
 
 // parser decodes the datagrams of one stream. It keeps no protocol state,
-// only a scratch buffer for summaries.
+// only scratch space for its decoder and summaries.
 type parser struct {
+	pl  *plan
+	dec *layout.Decoder
 	sum []byte
 }
 
@@ -92,21 +99,32 @@ func (p *parser) Parse(c *dissect.Ctx, b []byte) (int, error) {
 	if len(b) == 0 {
 		return 0, dissect.ErrNeedMore
 	}
-	switch b[0] {
-	case IDPose:
-		p.pose(c, b)
-	case IDClient:
-		p.other(c, b, TypeClient, 0)
-	case IDNetworkID:
-		p.other(c, b, TypeNetworkID, 1)
-	case IDNewThing:
-		p.other(c, b, TypeNewThing, 2)
-	case IDInvestigate:
-		p.other(c, b, TypeInvestigate, 2)
-	case IDModelURL:
-		p.other(c, b, TypeModelURL, 2)
-	default:
+	m := &p.pl.ids[b[0]]
+	if m.t < 0 {
 		p.unknown(c, b)
+		return len(b), nil
+	}
+	r := c.Rec
+	r.Type = m.record
+	var err error
+	if c.Decode {
+		_, err = p.dec.Decode(r, m.t, b)
+	} else if m.quiet < 0 || len(b) < m.quiet {
+		_, err = p.dec.Check(r, m.t, b) // the same warnings, no fields
+	}
+	if de, ok := err.(*layout.DecodeError); ok { // an id cut off: every other field takes the rest
+		r.Warnf("%s: the datagram ends after %d bytes, before %s", r.Type, len(b), de.Field)
+	}
+	switch {
+	case m.t != p.pl.pose:
+		p.other(c, b, m.ids, err != nil)
+	case err != nil:
+		if c.Decode {
+			p.sum = appendIDs(p.sum[:0], b[1:])
+			r.Summary = string(p.sum)
+		}
+	default:
+		p.pose(c, b)
 	}
 	return len(b), nil
 }
@@ -115,33 +133,25 @@ func (p *parser) Parse(c *dissect.Ctx, b []byte) (int, error) {
 // datagram starts a message, so the framework calls it only for such bytes).
 func (p *parser) Sync(_ *dissect.Ctx, b []byte) (int, bool) { return len(b), false }
 
-// idNames are the keys of the id bytes after the message id.
-var idNames = [2]string{"network_id", "thing_id"}
-
-// other decodes a message made of the id, ids id bytes and data.
-func (p *parser) other(c *dissect.Ctx, b []byte, typ string, ids int) {
-	r := c.Rec
-	r.Type = typ
-	have := min(len(b)-1, ids)
-	if have < ids {
-		r.Warnf("%s: the datagram ends after %d bytes, before %s", typ, len(b), idNames[have])
-	}
+// other completes a message of ids and data whose id bytes end at idEnd:
+// the data when the datagram ended in its ids (short), and the summary.
+func (p *parser) other(c *dissect.Ctx, b []byte, idEnd int, short bool) {
 	if !c.Decode {
 		return
 	}
-	for i := range have {
-		r.Add(idNames[i], dissect.Uint(uint64(b[1+i])))
+	r := c.Rec
+	if short {
+		r.Add("data", dissect.Bytes(b[len(b):]))
 	}
-	data := b[1+have:]
-	r.Add("data", dissect.Bytes(data))
-
+	k := min(len(b), idEnd)
+	ids, data := b[1:k], b[k:]
 	s := p.sum[:0]
-	s = appendIDs(s, b[1:1+have])
+	s = appendIDs(s, ids)
 	if len(data) > 0 {
 		if len(s) > 0 {
 			s = append(s, ' ')
 		}
-		if typ == TypeModelURL && printable(data) {
+		if r.Type == TypeModelURL && printable(data) {
 			s = strconv.AppendQuote(s, string(data[:min(len(data), summaryText)]))
 			if len(data) > summaryText {
 				s = append(s, "…"...)
@@ -179,28 +189,14 @@ type walk struct {
 	rest      int  // offset of the bytes not decoded as values, or -1
 }
 
-// pose decodes a Pose: network id, thing id, typed values.
+// pose decodes the typed values of a Pose whose ids are decoded, from
+// byte 3.
 func (p *parser) pose(c *dissect.Ctx, b []byte) {
 	r := c.Rec
-	r.Type = TypePose
-	if len(b) < 3 {
-		r.Warnf("Pose: the datagram ends after %d bytes, before %s", len(b), idNames[len(b)-1])
-		if c.Decode {
-			if len(b) == 2 {
-				r.Add(idNames[0], dissect.Uint(uint64(b[1])))
-			}
-			p.sum = appendIDs(p.sum[:0], b[1:])
-			r.Summary = string(p.sum)
-		}
-		return
-	}
 	w := frameValues(r, b)
 	if !c.Decode {
 		return
 	}
-	r.Add("network_id", dissect.Uint(uint64(b[1])))
-	r.Add("thing_id", dissect.Uint(uint64(b[2])))
-
 	s := appendIDs(p.sum[:0], b[1:3])
 	s = append(s, ':')
 	vals := r.Alloc(w.n)

@@ -42,7 +42,7 @@ func FileSchema() []byte {
 	}, "a type chosen by an earlier field")
 	field := obj(fieldKeys, map[string]any{
 		"id":           with(str, "the field's key in records; without id the bytes are read, not recorded"),
-		"type":         map[string]any{"description": "u1…u8, s1…s8 (le, be), b1…b64, f2, f4, f8, str, strz, a type of the file; none: bytes", "oneOf": []any{str, sw}},
+		"type":         map[string]any{"description": "u1…u8, s1…s8 (le, be), b1…b64, f2, f4, f8, bool, str, strz, a type of the file; none: bytes", "oneOf": []any{str, sw}},
 		"size":         with(ref, "bytes of bytes, text or a type: a number or an earlier integer field"),
 		"size-eos":     with(boolean, "to the end of the bytes"),
 		"contents":     with(bytesOf, "the bytes the field must hold"),
