@@ -17,11 +17,11 @@ func TestJSON(t *testing.T) {
 	var buf bytes.Buffer
 	j := output.NewJSON(&buf, false)
 	s := dissect.NewStream(streamInfo(roboid.Port), registry(t, roboid.New()), j, dissect.StreamOptions{Decode: true})
-	s.Datagram(0, t0, h("10 01 02 62 40 00 3e 22 00 7e b1 40"))
+	s.DatagramAt(0, dissect.Stamp{Time: t0, Frame: 1}, h("10 01 02 62 40 00 3e 22 00 7e b1 40"))
 	if err := j.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	want := `{"time":"2024-05-01T12:00:00.000000000Z","proto":"roboid","transport":"udp","stream":2,` +
+	want := `{"time":"2024-05-01T12:00:00.000000000Z","frame":1,"proto":"roboid","transport":"udp","stream":2,` +
 		`"src":"198.51.100.10:50000","dst":"192.0.2.1:7681","offset":0,"length":12,"type":"Pose","fields":{` +
 		`"network_id":1,"thing_id":2,"values":[` +
 		`{"data_type":"0x62","semantics":"linear_velocity","angular_bytes":1,"linear_bytes":2,"raw":"40003e","angles_deg":[90.0],"magnitude_uint":15872,"magnitude_f16":1.5},` +
