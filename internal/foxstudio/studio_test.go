@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -89,10 +90,22 @@ func TestStudioOpensMCAPFile(t *testing.T) {
 		t.Fatalf("dissect -o mcap: %v\n%s", err, b)
 	}
 	expect := layoutExpect(t, root, want)
-	s := Start(t, Options{File: file, Delay: 2 * time.Second, Expect: expect, Timeout: 75 * time.Second, Out: t.ArtifactDir()})
-	r := s.Wait(t, 120*time.Second)
-	t.Logf("Studio: opened the file %d ms before its panels were shown, reported %d ms after; %d seeks; screenshots in %s",
-		r.Waited.ConnectToShowMs, r.Waited.ShowToDoneMs, r.Seeks, t.ArtifactDir())
+	// On a loaded machine Studio sometimes seeks again by itself while it
+	// plays (its clock goes back, it resets its panels) and the Plot then
+	// never gets every point: such a session times out, and is tried
+	// again, at most three times in all. A session that ends in time is
+	// checked whatever it shows.
+	var r *Report
+	for attempt := 1; ; attempt++ {
+		out := filepath.Join(t.ArtifactDir(), strconv.Itoa(attempt))
+		s := Start(t, Options{File: file, Delay: 2 * time.Second, Expect: expect, Timeout: 75 * time.Second, Out: out})
+		r = s.Wait(t, 120*time.Second)
+		t.Logf("Studio, attempt %d: opened the file %d ms before its panels were shown, reported %d ms after; %d seeks; screenshots in %s",
+			attempt, r.Waited.ConnectToShowMs, r.Waited.ShowToDoneMs, r.Seeks, out)
+		if !r.TimedOut || attempt == 3 {
+			break
+		}
+	}
 	checkAll(t, r, root, want, expect, first, last)
 }
 
