@@ -80,6 +80,25 @@ func TestProtocolFileSerialTap(t *testing.T) {
 	hostWire, devWire := wire(t), wire(t)
 	r := startLive(t, "serial", "--protocol", exampleProtocol, "-o", "json", "--no-summary", hostWire.Path, devWire.Path)
 	waitFor(t, "the tap to start", func() bool { return strings.Contains(r.stderr.String(), "Ctrl-C to stop") })
+	acmeReplay(t, func(host bool, b []byte) {
+		w := devWire
+		if host {
+			w = hostWire
+		}
+		write(t, w.Master, b)
+	})
+	want := acmeExpect(t, "acme_servo_serial.pcapng")
+	waitLines(t, &r.stdout, len(want[0])+len(want[1]))
+	if err := r.stop(t); err != nil {
+		t.Fatal(err)
+	}
+	acmeCompare(t, r.stdout.String(), "host", want)
+}
+
+// acmeReplay hands each read of the example's serial capture, in order,
+// to write: host, the host's (outbound) reads; else the device's.
+func acmeReplay(t *testing.T, write func(host bool, b []byte)) {
+	t.Helper()
 	src, err := capture.OpenFile(filepath.Join(pcapDir, "acme", "acme_servo_serial.pcapng"))
 	if err != nil {
 		t.Fatal(err)
@@ -90,23 +109,20 @@ func TestProtocolFileSerialTap(t *testing.T) {
 		if err != nil {
 			break
 		}
-		w := devWire
-		if p.Direction == capture.DirOutbound {
-			w = hostWire
-		}
-		write(t, w.Master, p.Data)
+		write(p.Direction == capture.DirOutbound, p.Data)
 	}
-	want := acmeExpect(t, "acme_servo_serial.pcapng")
-	waitLines(t, &r.stdout, len(want[0])+len(want[1]))
-	if err := r.stop(t); err != nil {
-		t.Fatal(err)
-	}
-	recs := parseJSONL(t, r.stdout.String())
+}
+
+// acmeCompare checks the JSON records out, which tile their directions,
+// against want (acmeExpect): host is the src of the host's records.
+func acmeCompare(t *testing.T, out, host string, want [2][]string) {
+	t.Helper()
+	recs := parseJSONL(t, out)
 	tiling(t, recs)
 	var got [2][]string
 	for _, rec := range recs {
 		d := 1
-		if rec.Src == "host" {
+		if rec.Src == host {
 			d = 0
 		}
 		got[d] = append(got[d], fmt.Sprintf("%s@%d+%d", rec.Type, *rec.Offset, *rec.Length))
@@ -179,22 +195,13 @@ func TestProtocolFileLive(t *testing.T) {
 	r := lvStart(t, "-i", "lo", "--protocol", exampleProtocol, "-o", "json", "--no-summary",
 		"-f", fmt.Sprintf("tcp port %d", port), "-d", fmt.Sprintf("tcp.port==%d,acme-servo", port))
 	client, server := lvTcpPair(t, ln)
-	src, err := capture.OpenFile(filepath.Join(pcapDir, "acme", "acme_servo_serial.pcapng"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	for {
-		p, err := src.Next()
-		if err != nil {
-			break
-		}
+	acmeReplay(t, func(host bool, b []byte) {
 		c := server
-		if p.Direction == capture.DirOutbound {
+		if host {
 			c = client
 		}
-		lvWriteAll(t, c, p.Data)
-	}
+		lvWriteAll(t, c, b)
+	})
 	want := acmeExpect(t, "acme_servo_serial.pcapng")
 	lvWaitFor(t, r, "the records of both directions", func() bool {
 		return strings.Count(r.stdout.String(), "\n") >= len(want[0])+len(want[1])
@@ -203,20 +210,5 @@ func TestProtocolFileLive(t *testing.T) {
 	if code := r.wait(t); code != 0 {
 		t.Fatalf("exit %d after SIGINT\nstderr:\n%s", code, r.stderr.String())
 	}
-	recs := parseJSONL(t, r.stdout.String())
-	tiling(t, recs)
-	clientAddr := client.LocalAddr().String()
-	var got [2][]string
-	for _, rec := range recs {
-		d := 1
-		if rec.Src == clientAddr {
-			d = 0
-		}
-		got[d] = append(got[d], fmt.Sprintf("%s@%d+%d", rec.Type, *rec.Offset, *rec.Length))
-	}
-	for d := range want {
-		if strings.Join(got[d], " ") != strings.Join(want[d], " ") {
-			t.Errorf("direction %d:\n got %v\nwant %v", d, got[d], want[d])
-		}
-	}
+	acmeCompare(t, r.stdout.String(), client.LocalAddr().String(), want)
 }
