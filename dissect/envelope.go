@@ -41,7 +41,28 @@ type EnvelopeKey struct {
 	// allocates nothing. Nil for info (the summary, which the output
 	// package writes).
 	Values func(r *Record) (v [2]Value, n int)
+	// Field names the Record field a JSON key's value is, for writers
+	// that read it there without Values' call (a hot path); FieldValues
+	// for the others.
+	Field RecordField
 }
+
+// RecordField is the Record field an envelope key's value is.
+type RecordField uint8
+
+const (
+	FieldValues RecordField = iota // none: read the value with Values
+	FieldTime
+	FieldFrame
+	FieldProto
+	FieldTransport
+	FieldStream
+	FieldSrc
+	FieldDst
+	FieldOffset
+	FieldLength
+	FieldType
+)
 
 // one is the Values of a key with one value.
 func one(v Value) ([2]Value, int) { return [2]Value{v}, 1 }
@@ -56,25 +77,25 @@ func Envelope() []EnvelopeKey {
 		return func(r *Record) ([2]Value, int) { return one(Int(f(r))) }
 	}
 	return []EnvelopeKey{
-		{Name: "time", Kind: KindTime, JSON: true, Doc: "capture time of the packet that completed the record (RFC 3339, UTC, nanoseconds)",
+		{Name: "time", Field: FieldTime, Kind: KindTime, JSON: true, Doc: "capture time of the packet that completed the record (RFC 3339, UTC, nanoseconds)",
 			Values: func(r *Record) ([2]Value, int) { return one(Time(r.Time)) }},
-		{Name: "frame", Kind: KindInt, JSON: true, Min0: true, TShark: []string{"frame.number"}, Doc: "the number of that packet in the input, 1-based as tshark's frame.number (serial and log inputs: of the read or log entry)",
+		{Name: "frame", Field: FieldFrame, Kind: KindInt, JSON: true, Min0: true, TShark: []string{"frame.number"}, Doc: "the number of that packet in the input, 1-based as tshark's frame.number (serial and log inputs: of the read or log entry)",
 			Values: num(func(r *Record) int64 { return r.Frame })},
-		{Name: "proto", Kind: KindString, JSON: true, Doc: "the protocol's name (\"\" for an event on a stream of no known protocol)",
+		{Name: "proto", Field: FieldProto, Kind: KindString, JSON: true, Doc: "the protocol's name (\"\" for an event on a stream of no known protocol)",
 			Values: str(func(r *Record) string { return r.Proto })},
-		{Name: "transport", Kind: KindString, JSON: true, Enum: []string{TCP.String(), UDP.String(), Serial.String()}, Doc: "how the stream's bytes travelled",
+		{Name: "transport", Field: FieldTransport, Kind: KindString, JSON: true, Enum: []string{TCP.String(), UDP.String(), Serial.String()}, Doc: "how the stream's bytes travelled",
 			Values: str(func(r *Record) string { return r.Transport.String() })},
-		{Name: "stream", Kind: KindInt, JSON: true, Min0: true, Doc: "the stream's number, in order of first appearance across transports",
+		{Name: "stream", Field: FieldStream, Kind: KindInt, JSON: true, Min0: true, Doc: "the stream's number, in order of first appearance across transports",
 			Values: num(func(r *Record) int64 { return int64(r.Stream) })},
-		{Name: "src", Kind: KindString, JSON: true, Doc: "the sender: ADDRESS:PORT ([ADDRESS]:PORT for IPv6), or host/device on a serial tap",
+		{Name: "src", Field: FieldSrc, Kind: KindString, JSON: true, Doc: "the sender: ADDRESS:PORT ([ADDRESS]:PORT for IPv6), or host/device on a serial tap",
 			Values: str(func(r *Record) string { return r.Src })},
-		{Name: "dst", Kind: KindString, JSON: true, Doc: "the receiver, as src",
+		{Name: "dst", Field: FieldDst, Kind: KindString, JSON: true, Doc: "the receiver, as src",
 			Values: str(func(r *Record) string { return r.Dst })},
-		{Name: "offset", Kind: KindInt, JSON: true, Min0: true, Doc: "of the record's first byte, within its direction of the stream",
+		{Name: "offset", Field: FieldOffset, Kind: KindInt, JSON: true, Min0: true, Doc: "of the record's first byte, within its direction of the stream",
 			Values: num(func(r *Record) int64 { return r.Offset })},
-		{Name: "length", Kind: KindInt, JSON: true, Min0: true, Doc: "bytes the record covers on the wire, framing included",
+		{Name: "length", Field: FieldLength, Kind: KindInt, JSON: true, Min0: true, Doc: "bytes the record covers on the wire, framing included",
 			Values: num(func(r *Record) int64 { return r.Length })},
-		{Name: "type", Kind: KindString, JSON: true, Doc: "the record's type: a message type, gap or skipped",
+		{Name: "type", Field: FieldType, Kind: KindString, JSON: true, Doc: "the record's type: a message type, gap or skipped",
 			Values: str(func(r *Record) string { return r.Type })},
 
 		{Name: "time_epoch", Kind: KindTime, Seconds: true, TShark: []string{"frame.time_epoch"}, Doc: "time as seconds since 1970 (nine decimals in -e)",

@@ -335,15 +335,15 @@ func protobufForm(v any) any {
 // without a fast path is written through its Values either way).
 func TestEnvelopeFastPath(t *testing.T) {
 	r := rec("p", "plain", 3)
-	r.Src, r.Dst, r.Offset, r.Length = "10.0.0.1:4000", "[2001:db8::1]:50000", 1<<40+5, 300
+	r.Src, r.Dst, r.Offset, r.Length, r.Frame = "10.0.0.1:4000", "[2001:db8::1]:50000", 1<<40+5, 300, 77
 	r.Time = time.Date(1969, 7, 20, 20, 17, 40, 123456789, time.UTC)
 	fast := 0
 	for _, e := range messageEnvelope(nil) {
-		if e.fast != envValues {
+		if e.key.Field != dissect.FieldValues {
 			fast++
 		}
 		slow := e
-		slow.fast = envValues
+		slow.key.Field = dissect.FieldValues
 		if got, want := appendPBEnvelope(nil, &e, r), appendPBEnvelope(nil, &slow, r); !bytes.Equal(got, want) {
 			t.Errorf("%s: % x, through its Values % x", e.key.Name, got, want)
 		}

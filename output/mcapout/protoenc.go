@@ -83,21 +83,21 @@ func appendPBRecord(b []byte, r *dissect.Record, p *pbRecord) []byte {
 
 // appendPBEnvelope appends r's value of the envelope key e: through the
 // key's Values, or, for a key that is a field of the Record, from the
-// field itself (e.fast), which costs a fifth of a -o mcap run's CPU less
+// field itself (its Field), which costs a fifth of a -o mcap run's CPU less
 // (TestEnvelopeFastPath holds the two to the same bytes).
 func appendPBEnvelope(b []byte, e *envKey, r *dissect.Record) []byte {
-	switch e.fast {
-	case envTime:
+	switch e.key.Field {
+	case dissect.FieldTime:
 		return appendTimestamp(protowire.AppendTag(b, e.num, protowire.BytesType), r.Time)
-	case envFrame:
+	case dissect.FieldFrame:
 		return appendPBVarint(b, e.num, uint64(r.Frame))
-	case envSrc:
+	case dissect.FieldSrc:
 		return appendPBString(b, e.num, r.Src)
-	case envDst:
+	case dissect.FieldDst:
 		return appendPBString(b, e.num, r.Dst)
-	case envOffset:
+	case dissect.FieldOffset:
 		return appendPBVarint(b, e.num, uint64(r.Offset))
-	case envLength:
+	case dissect.FieldLength:
 		return appendPBVarint(b, e.num, uint64(r.Length))
 	}
 	if e.key.Values == nil {
@@ -120,37 +120,6 @@ func appendPBEnvelope(b []byte, e *envKey, r *dissect.Record) []byte {
 		}
 	}
 	return b
-}
-
-// The envelope keys read straight from a Record's fields (envKey.fast);
-// envValues: any other, through its Values.
-const (
-	envValues = iota
-	envTime
-	envFrame
-	envSrc
-	envDst
-	envOffset
-	envLength
-)
-
-// fastEnvelope returns how the envelope key name is read.
-func fastEnvelope(name string) int {
-	switch name {
-	case "time":
-		return envTime
-	case "frame":
-		return envFrame
-	case "src":
-		return envSrc
-	case "dst":
-		return envDst
-	case "offset":
-		return envOffset
-	case "length":
-		return envLength
-	}
-	return envValues
 }
 
 // appendPBString appends a proto3 string field, nothing when s is empty.

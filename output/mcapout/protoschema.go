@@ -142,9 +142,8 @@ func (w *Writer) statedEnvelope(r *dissect.Record, stated []string) string {
 // An envKey is an envelope key a record's message holds: its field
 // number, the key, and how it is read.
 type envKey struct {
-	num  protowire.Number
-	key  dissect.EnvelopeKey
-	fast int // fastEnvelope
+	num protowire.Number
+	key dissect.EnvelopeKey
 }
 
 // messageEnvelope returns the envelope keys of the messages of records
@@ -153,7 +152,7 @@ func messageEnvelope(stated []string) []envKey {
 	var out []envKey
 	for _, k := range dissect.Envelope() {
 		if k.JSON && !slices.Contains(stated, k.Name) {
-			out = append(out, envKey{pbEnvelopeNumber(k.Name), k, fastEnvelope(k.Name)})
+			out = append(out, envKey{pbEnvelopeNumber(k.Name), k})
 		}
 	}
 	return out

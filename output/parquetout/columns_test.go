@@ -134,10 +134,10 @@ func TestEnvelopeValuesPath(t *testing.T) {
 	slow := *p
 	slow.env = append([]envColumn(nil), p.env...)
 	for i := range slow.env {
-		slow.env[i].from = envValues
+		slow.env[i].from = dissect.FieldValues
 	}
 	r := &dissect.Record{Proto: "p", Type: "t", Time: time.Unix(1700000000, 5), Transport: dissect.Serial, Stream: 3,
-		Src: "/dev/ttyUSB0", Dst: "host\xfe", Offset: 99, Length: 4}
+		Src: "/dev/ttyUSB0", Dst: "host\xfe", Offset: 99, Length: 4, Frame: 12}
 	var rb rowBuilder
 	rb.json = output.NewJSONAppender()
 	fast, viaValues := newBatch(p.specs), newBatch(p.specs)

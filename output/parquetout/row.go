@@ -26,22 +26,22 @@ func (rb *rowBuilder) build(b *batch, p *plan, r *dissect.Record, capture string
 	sz := 8 + cols[p.capture].addStr(capture)
 	for _, e := range p.env {
 		switch e.from {
-		case envTime:
+		case dissect.FieldTime:
 			cols[e.col].i64 = append(cols[e.col].i64, r.Time.UnixNano())
-		case envFrame:
+		case dissect.FieldFrame:
 			cols[e.col].i64 = append(cols[e.col].i64, r.Frame)
-		case envTransport:
+		case dissect.FieldTransport:
 			sz += cols[e.col].addStr(r.Transport.String())
-		case envStream: // kept as runs, of no size: a stream's messages come in bursts
+		case dissect.FieldStream: // kept as runs, of no size: a stream's messages come in bursts
 			b.int64Run(e.col, int64(r.Stream))
 			continue
-		case envSrc:
+		case dissect.FieldSrc:
 			sz += cols[e.col].addStr(r.Src)
-		case envDst:
+		case dissect.FieldDst:
 			sz += cols[e.col].addStr(r.Dst)
-		case envOffset:
+		case dissect.FieldOffset:
 			cols[e.col].i64 = append(cols[e.col].i64, r.Offset)
-		case envLength: // runs: a type's messages have one length
+		case dissect.FieldLength: // runs: a type's messages have one length
 			b.int64Run(e.col, r.Length)
 			continue
 		default:

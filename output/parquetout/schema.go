@@ -35,49 +35,8 @@ type envColumn struct {
 	kind dissect.Kind // KindTime, KindInt or KindString
 	// from says which of the record's fields holds the value, for the
 	// keys the writer knows; values (the envelope's) gives the others'.
-	from   envField
+	from   dissect.RecordField
 	values func(*dissect.Record) ([2]dissect.Value, int)
-}
-
-// envField is where an envelope column's value is read from: the
-// record's field itself for the keys known here (a call of the
-// envelope's Values per key and record took about a third of -o
-// parquet's CPU), the envelope's Values for any other.
-type envField uint8
-
-const (
-	envValues envField = iota
-	envTime
-	envFrame
-	envTransport
-	envStream
-	envSrc
-	envDst
-	envOffset
-	envLength
-)
-
-// envFieldOf returns where the value of the envelope key name is read.
-func envFieldOf(name string) envField {
-	switch name {
-	case "time":
-		return envTime
-	case "frame":
-		return envFrame
-	case "transport":
-		return envTransport
-	case "stream":
-		return envStream
-	case "src":
-		return envSrc
-	case "dst":
-		return envDst
-	case "offset":
-		return envOffset
-	case "length":
-		return envLength
-	}
-	return envValues
 }
 
 // partitionKey says whether an envelope key is a partition's (proto=,
@@ -125,7 +84,7 @@ func newPlan(d *dissect.TypeDecl, typed, raw bool) (*plan, error) {
 	}
 	for _, k := range dissect.Envelope() {
 		if k.JSON && !partitionKey(k.Name) {
-			e := envColumn{kind: k.Kind, from: envFieldOf(k.Name), values: k.Values}
+			e := envColumn{kind: k.Kind, from: k.Field, values: k.Values}
 			leaf(&e.col, k.Name, k.Kind)
 			p.env = append(p.env, e)
 		}
