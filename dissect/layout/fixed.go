@@ -15,9 +15,9 @@ import (
 type Fixed struct {
 	ops  []runOp // the type's run (run.go): every field, recorded in order
 	size int
-	// f4le: every field a little-endian float32, one after the other (a
-	// vector), read in a loop of its own
-	f4le bool
+	// f4: the fields from this one on are little-endian float32, one
+	// after the other from f4off (a vector), read in a loop of their own
+	f4, f4off int
 }
 
 // Fixed returns type t's reader, and false when t is not such a type.
@@ -28,7 +28,6 @@ func (p *Plan) Fixed(t int) (Fixed, bool) {
 		ct.nOut != len(ct.fields) || len(ct.fields) > p.lim.MaxValues {
 		return Fixed{}, false
 	}
-	f4le := true
 	for i := range r.ops {
 		op := &r.ops[i]
 		switch op.kind {
@@ -39,9 +38,34 @@ func (p *Plan) Fixed(t int) (Fixed, bool) {
 		if op.out != i {
 			return Fixed{}, false
 		}
-		f4le = f4le && op.kind == opF4 && op.read == rd4le && op.off == 4*i
 	}
-	return Fixed{ops: r.ops, size: r.size, f4le: f4le}, true
+	return fixedOf(r.ops, r.size), true
+}
+
+// fixedOf is the reader of ops, which fill size bytes.
+func fixedOf(ops []runOp, size int) Fixed {
+	f := Fixed{ops: ops, size: size, f4: len(ops)}
+	for i := len(ops) - 1; i >= 0; i-- {
+		op := &ops[i]
+		if op.kind != opF4 || op.read != rd4le || i < len(ops)-1 && op.off+4 != ops[i+1].off {
+			break
+		}
+		f.f4, f.f4off = i, op.off
+	}
+	return f
+}
+
+// Then returns the reader of f's fields followed by g's: a frame's header
+// and the message it frames, read in one call.
+func (f Fixed) Then(g Fixed) Fixed {
+	ops := make([]runOp, 0, len(f.ops)+len(g.ops))
+	ops = append(ops, f.ops...)
+	for _, op := range g.ops {
+		op.off += f.size
+		op.out += len(f.ops)
+		ops = append(ops, op)
+	}
+	return fixedOf(ops, f.size+g.size)
 }
 
 // Size returns the bytes the type takes.
@@ -56,38 +80,40 @@ func (f *Fixed) Len() int { return len(f.ops) }
 func (f *Fixed) Decode(out []dissect.Field, b []byte) {
 	out = out[:len(f.ops)]
 	ops := f.ops[:len(out)]
-	if f.f4le {
-		if len(out) == 4 && len(b) >= 16 { // x, y, z and w: unrolled
-			out[0].Key, out[1].Key, out[2].Key, out[3].Key = ops[0].id, ops[1].id, ops[2].id, ops[3].id
-			out[0].Value.SetFloat32(math.Float32frombits(binary.LittleEndian.Uint32(b[0:])))
-			out[1].Value.SetFloat32(math.Float32frombits(binary.LittleEndian.Uint32(b[4:])))
-			out[2].Value.SetFloat32(math.Float32frombits(binary.LittleEndian.Uint32(b[8:])))
-			out[3].Value.SetFloat32(math.Float32frombits(binary.LittleEndian.Uint32(b[12:])))
-			return
-		}
-		for i := range out {
-			out[i].Key = ops[i].id
-			out[i].Value.SetFloat32(math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:])))
-		}
-		return
-	}
-	for i := range ops {
+	k := min(f.f4, len(ops))
+	for i := range ops[:k] {
 		op := &ops[i]
 		out[i].Key = op.id
-		op.set(&out[i].Value, op.raw(b[op.off:]))
+		op.decode(&out[i].Value, b[op.off:])
+	}
+	out, ops, b = out[k:], ops[k:], b[f.f4off:]
+	if len(out) == 4 && len(ops) == 4 && len(b) >= 16 { // x, y, z and w: unrolled
+		out[0].Key, out[1].Key, out[2].Key, out[3].Key = ops[0].id, ops[1].id, ops[2].id, ops[3].id
+		out[0].Value.SetFloat32(math.Float32frombits(binary.LittleEndian.Uint32(b[0:])))
+		out[1].Value.SetFloat32(math.Float32frombits(binary.LittleEndian.Uint32(b[4:])))
+		out[2].Value.SetFloat32(math.Float32frombits(binary.LittleEndian.Uint32(b[8:])))
+		out[3].Value.SetFloat32(math.Float32frombits(binary.LittleEndian.Uint32(b[12:])))
+		return
+	}
+	for i := range out {
+		out[i].Key = ops[i].id
+		out[i].Value.SetFloat32(math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:])))
 	}
 }
 
-// Raw returns the raw value of the type's integer field k (its index
-// among the fields) in b, which holds at least Size bytes; false when
-// field k is not an integer.
-func (f *Fixed) Raw(b []byte, k int) (int64, bool) {
-	if k < 0 || k >= len(f.ops) {
-		return 0, false
+// Int returns the reader of the type's integer field k (its index among
+// the fields); false when field k is not an integer.
+func (f *Fixed) Int(k int) (IntAt, bool) {
+	if k < 0 || k >= len(f.ops) || f.ops[k].kind != opUint && f.ops[k].kind != opInt {
+		return IntAt{}, false
 	}
-	op := &f.ops[k]
-	if op.kind != opUint && op.kind != opInt {
-		return 0, false
-	}
-	return int64(op.raw(b[op.off:])), true
+	return IntAt{f.ops[k]}, true
 }
+
+// IntAt reads one integer field of a [Fixed] type: a message's type id,
+// read before anything else.
+type IntAt struct{ op runOp }
+
+// Read returns the field's raw value in b, which holds at least the
+// type's Size bytes.
+func (r *IntAt) Read(b []byte) int64 { return int64(r.op.raw(b[r.op.off:])) }

@@ -270,6 +270,32 @@ func signExtend(raw uint64, sh uint) uint64 {
 
 // set sets dst to the number raw holds, for an op recorded as it is
 // (opUint … opF8).
+// decode reads the op's value at at[0] into dst: set(raw(at)), with the
+// unsigned integers of one to four bytes, most of any header, read in
+// one step.
+func (op *runOp) decode(dst *dissect.Value, at []byte) {
+	if op.kind == opUint {
+		switch op.read {
+		case rd1:
+			dst.SetUint(uint64(at[0]))
+			return
+		case rd2le:
+			dst.SetUint(uint64(binary.LittleEndian.Uint16(at)))
+			return
+		case rd2be:
+			dst.SetUint(uint64(binary.BigEndian.Uint16(at)))
+			return
+		case rd4le:
+			dst.SetUint(uint64(binary.LittleEndian.Uint32(at)))
+			return
+		case rd4be:
+			dst.SetUint(uint64(binary.BigEndian.Uint32(at)))
+			return
+		}
+	}
+	op.set(dst, op.raw(at))
+}
+
 func (op *runOp) set(dst *dissect.Value, raw uint64) {
 	switch op.kind {
 	case opUint:

@@ -10,8 +10,9 @@ import (
 // A message of numbers at fixed offsets (testdata/vector.yaml:
 // Deltarobot's actuator_position, protocols.md §4.2) is framed and
 // decoded by the fast path with the record the general path gives, and
-// what the fast path leaves (an id no case names, bytes that end early)
-// goes to the general path. Values worked out by hand from the bytes.
+// what the fast path leaves (an id no case names) goes to the general
+// path; bytes that end early ask for what frameAt asks for. Values worked
+// out by hand from the bytes.
 func TestFixedFastPath(t *testing.T) {
 	p, err := LoadFile("testdata/vector.yaml")
 	if err != nil {
@@ -25,7 +26,7 @@ func TestFixedFastPath(t *testing.T) {
 		{Key: "y", Value: dissect.Float32(2)}, {Key: "z", Value: dissect.Float32(3)}, {Key: "u", Value: dissect.Float32(-1)}}
 	for _, decode := range []bool{true, false} {
 		r := &dissect.Record{}
-		if n := p.fast(&dissect.Ctx{Rec: r, Decode: decode}, msg); n != 18 || r.Type != "actuator_position" {
+		if n, _ := p.fast(&dissect.Ctx{Rec: r, Decode: decode}, msg); n != 18 || r.Type != "actuator_position" {
 			t.Fatalf("fast: %d bytes as %q, want 18 as actuator_position", n, r.Type)
 		}
 		slow := &dissect.Record{}
@@ -50,13 +51,23 @@ func TestFixedFastPath(t *testing.T) {
 			}
 		}
 	}
-	for _, b := range [][]byte{
-		dissecttest.Hex("04 40 00 00 80 3f 00 00 00 40 00 00 40 40 00 00 80 bf"), // 0x4004: no case
-		msg[:17], // one byte short
-		msg[:1],
-	} {
-		if n := p.fast(&dissect.Ctx{Rec: &dissect.Record{}, Decode: true}, b); n != 0 {
-			t.Errorf("% x: fast took %d bytes, want 0 (the general path decides)", b, n)
+	if n, need := p.fast(&dissect.Ctx{Rec: &dissect.Record{}, Decode: true},
+		dissecttest.Hex("04 40 00 00 80 3f 00 00 00 40 00 00 40 40 00 00 80 bf")); n != 0 || need != 0 {
+		t.Errorf("0x4004 (no case): fast gave (%d, %d), want (0, 0): the general path decides", n, need)
+	}
+	for _, c := range []struct {
+		b    []byte
+		need int
+	}{{msg[:17], 18}, {msg[:2], 18}, {msg[:1], 2}} {
+		r := &dissect.Record{}
+		n, need := p.fast(&dissect.Ctx{Rec: r, Decode: true}, c.b)
+		if n != 0 || need != c.need || len(r.Fields) != 0 {
+			t.Errorf("% x: fast gave (%d, %d) and fields %v, want (0, %d) and none", c.b, n, need, r.Fields, c.need)
+		}
+		// frameAt needs more too, and knows no more of how much
+		m, _, err := p.frameAt(p.plan.NewDecoder(), &dissect.Record{}, c.b, false)
+		if err != dissect.ErrNeedMore || m > c.need {
+			t.Errorf("% x: frameAt gave (%d, %v), want (at most %d, ErrNeedMore)", c.b, m, err, c.need)
 		}
 	}
 }
@@ -98,7 +109,7 @@ types:
 		t.Fatal(err)
 	}
 	r := &dissect.Record{}
-	n := p.fast(&dissect.Ctx{Rec: r, Decode: true}, msg)
+	n, _ := p.fast(&dissect.Ctx{Rec: r, Decode: true}, msg)
 	slow := &dissect.Record{}
 	m, _, err := p.frameAt(p.plan.NewDecoder(), slow, msg, false)
 	if err != nil || n != len(msg) || m != n || r.Type != "pos" || slow.Type != "pos" || len(r.Fields) != 4 || len(slow.Fields) != 4 {
@@ -123,8 +134,8 @@ types:
 		t.Fatalf("the longer frame: %v", err)
 	}
 	for _, b := range [][]byte{bad, longer, msg[:len(msg)-1]} {
-		if n := p.fast(&dissect.Ctx{Rec: &dissect.Record{}, Decode: true}, b); n != 0 {
-			t.Errorf("% x: fast took %d bytes, want 0 (frameAt decides)", b, n)
+		if n, need := p.fast(&dissect.Ctx{Rec: &dissect.Record{}, Decode: true}, b); n != 0 || need != 0 {
+			t.Errorf("% x: fast gave (%d, %d), want (0, 0): frameAt decides", b, n, need)
 		}
 	}
 }

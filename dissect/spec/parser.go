@@ -21,8 +21,14 @@ type parser struct {
 // Parse decodes the message at b[0].
 func (ps *parser) Parse(c *dissect.Ctx, b []byte) (int, error) {
 	if ps.p.frameFix {
-		if n := ps.p.fast(c, b); n > 0 {
+		n, need := ps.p.fast(c, b)
+		if n > 0 {
 			return n, nil
+		}
+		if need > 0 && !c.Final {
+			// the start of a message the fast path frames: as frameAt
+			// would say, without its decoder's error for the short read
+			return need, dissect.ErrNeedMore
 		}
 	}
 	n, t, err := ps.p.frameAt(ps.dec, c.Rec, b, c.Final)
@@ -43,70 +49,67 @@ func (ps *parser) Parse(c *dissect.Ctx, b []byte) (int, error) {
 // fast frames and decodes the message at b[0] when the frame's fields
 // and the message's are numbers at fixed offsets, every byte is there
 // and nothing else is to say (no bytes after the fields, no request or
-// reply to match): the records are frameAt's. It returns 0 when frameAt
-// is to decide.
-func (p *Protocol) fast(c *dissect.Ctx, b []byte) int {
+// reply to match): the records are frameAt's. It returns (n, 0) for a
+// message of n bytes; (0, need) when b is the start of a message of need
+// bytes that the fast path would frame (only where framing is by the
+// fields alone, so that nothing before their end can fail); (0, 0) when
+// frameAt is to decide.
+func (p *Protocol) fast(c *dissect.Ctx, b []byte) (int, int) {
 	from := p.s.Body.From
 	ff := &p.fixed[p.frame].fx
 	if len(b) < from+ff.Size() {
-		return 0
-	}
-	// The message type first, from the frame's fields (decoded into the
-	// record when decoding, and taken back if the message is not
-	// taken): a frame whose message is not of numbers at fixed offsets is
-	// framed (and its check computed) once, by frameAt.
-	r := c.Rec
-	had := len(r.Fields)
-	var on int64
-	if c.Decode {
-		out := r.Extend(ff.Len())
-		ff.Decode(out, b[from:])
-		on = out[p.on].Value.Int()
-	} else {
-		on, _ = ff.Raw(b[from:], p.on)
-	}
-	if n, t := p.fastFrame(b, on); n > 0 {
-		r.Type = p.fixed[t].name
-		if c.Decode {
-			mf := &p.fixed[t].fx
-			mf.Decode(r.Extend(mf.Len()), b[from+ff.Size():])
+		if p.bare {
+			return 0, from + ff.Size()
 		}
-		return n
+		return 0, 0
 	}
-	r.Fields = r.Fields[:had]
-	return 0
+	// The message type first, from the frame's fields: a frame whose
+	// message is not of numbers at fixed offsets is framed (and its check
+	// computed) once, by frameAt.
+	n, f := p.fastFrame(b, p.onAt.Read(b[from:]))
+	switch {
+	case n > len(b):
+		return 0, n
+	case n == 0:
+		return 0, 0
+	}
+	c.Rec.Type = f.name
+	if c.Decode {
+		f.whole.Decode(c.Rec.Extend(f.whole.Len()), b[from:])
+	}
+	return n, 0
 }
 
 // fastFrame frames a message whose frame fields switch on on, for fast:
-// its length and its message type; 0 when the fast path does not take it.
-func (p *Protocol) fastFrame(b []byte, on int64) (int, int) {
+// its length and its message type, a length past len(b) when only the
+// fields' own sizes frame it and they are not all there yet; 0 when the
+// fast path does not take it.
+func (p *Protocol) fastFrame(b []byte, on int64) (int, *fixedType) {
 	t, ok := p.caseOf(on)
-	if !ok || !p.fixed[t].ok {
-		return 0, 0
+	if !ok {
+		return 0, nil
 	}
-	n := p.s.Body.From + p.fixed[p.frame].fx.Size() + p.fixed[t].fx.Size() // where the fields end
-	if n > p.max {
-		return 0, 0
-	}
-	if p.bare {
-		if len(b) < n {
-			return 0, 0
-		}
-		return n, t
+	f := &p.fixed[t]
+	n := f.end
+	switch {
+	case n == 0:
+		return 0, nil
+	case p.bare:
+		return n, f
 	}
 	m, err := p.fr.Frame(b)
 	switch {
 	case err != nil:
-		return 0, 0
+		return 0, nil
 	case m > 0: // the framing's size: the fields fill the body exactly
 		if m+p.s.Body.To != n {
-			return 0, 0
+			return 0, nil
 		}
-		return m, t
+		return m, f
 	case len(b) < n || p.fr.Verify(b[:n]) != nil:
-		return 0, 0
+		return 0, nil
 	}
-	return n, t
+	return n, f
 }
 
 // caseOf returns the message type of the value switched on.

@@ -103,7 +103,8 @@ type Protocol struct {
 	// framed and decoded without the general decoder (parser.fast)
 	fixed    []fixedType
 	frameFix bool
-	bare     bool // no sync word, size, length or check: the fields alone frame
+	onAt     layout.IntAt // with frameFix: reads the field Messages switches on
+	bare     bool         // no sync word, size, length or check: the fields alone frame
 }
 
 // New compiles a description. Its errors name where the description says
@@ -216,8 +217,20 @@ func New(s *Spec) (*Protocol, error) {
 	}
 	for _, t := range p.cases {
 		// a request or a reply is matched: not by the fast path
-		p.fixed[t].ok = p.fixed[t].ok && p.meta[t].Exchange.Role == dissect.NoExchange
-		p.frameFix = p.frameFix || p.fixed[p.frame].ok && p.fixed[t].ok
+		f := &p.fixed[t]
+		f.ok = f.ok && p.fixed[p.frame].ok && p.meta[t].Exchange.Role == dissect.NoExchange
+		if f.ok {
+			f.whole = p.fixed[p.frame].fx.Then(f.fx)
+			f.end = s.Body.From + f.whole.Size()
+			f.ok = f.end <= p.max
+		}
+		if !f.ok {
+			f.end = 0
+		}
+		p.frameFix = p.frameFix || f.ok
+	}
+	if p.frameFix {
+		p.onAt, p.frameFix = p.fixed[p.frame].fx.Int(p.on)
 	}
 	p.bare = len(s.Framing.Sync) == 0 && !fr.Sized() && !fr.HasCheck()
 	return p, nil
@@ -226,9 +239,11 @@ func New(s *Spec) (*Protocol, error) {
 // fixedType is a layout type of numbers at fixed offsets (ok), for the
 // fast path.
 type fixedType struct {
-	fx   layout.Fixed
-	name string
-	ok   bool
+	fx    layout.Fixed
+	whole layout.Fixed // a message's: the frame's fields, then its own
+	end   int          // a message's: where its fields end in the frame; 0: not taken
+	name  string
+	ok    bool // a message: the fast path takes it (and the frame is fixed)
 }
 
 // maxDense bounds the table of cases by value.
