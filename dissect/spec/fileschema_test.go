@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"go.yaml.in/yaml/v3"
+	"go.yaml.in/yaml/v4"
 )
 
 var update = flag.Bool("update", false, "write docs/protocol-file.schema.json from FileSchema")

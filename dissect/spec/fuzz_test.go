@@ -3,6 +3,7 @@ package spec
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,9 @@ import (
 // FuzzLoad loads a protocol file: it must fail with one line naming the
 // file, or give a protocol whose parser then frames the file's own bytes
 // (and the example frames) without panicking, within its budgets.
+// loadErrorForm is how every error of Load starts.
+var loadErrorForm = regexp.MustCompile(`^fuzz\.yaml:[1-9]\d*:[1-9]\d*: `)
+
 func FuzzLoad(f *testing.F) {
 	seeds, _ := filepath.Glob("testdata/hostile/*.yaml")
 	seeds = append(seeds, exampleFile)
@@ -27,6 +31,9 @@ func FuzzLoad(f *testing.F) {
 	frames, _ := os.ReadFile(filepath.Join(acmeDir, "acme_servo_serial.pcapng"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := Load("fuzz.yaml", data)
+		if err != nil && !loadErrorForm.MatchString(err.Error()) {
+			t.Fatalf("error does not start with FILE:LINE:COL: %q", err)
+		}
 		var p *Protocol
 		if err == nil {
 			p, err = New(s)

@@ -15,9 +15,8 @@ import (
 )
 
 // TestHostileFiles loads every file of testdata/hostile: each must fail
-// with one line that names the file and where (FILE:LINE:COL, or
-// FILE:LINE when the YAML library gives only the line) and holds the
-// text of its "# want:" first line.
+// with one line that names the file and where (FILE:LINE:COL) and holds
+// the text of its "# want:" first line.
 func TestHostileFiles(t *testing.T) {
 	files, _ := filepath.Glob("testdata/hostile/*.yaml")
 	if len(files) < 30 {
@@ -31,7 +30,7 @@ func TestHostileFiles(t *testing.T) {
 			continue
 		}
 		msg := err.Error()
-		where := regexp.MustCompile(`^` + regexp.QuoteMeta(f) + `:\d+(:\d+)?: `)
+		where := regexp.MustCompile(`^` + regexp.QuoteMeta(f) + `:\d+:\d+: `)
 		switch {
 		case strings.ContainsAny(msg, "\n\r\x1b"):
 			t.Errorf("%s: error is not one clean line: %q", f, msg)
@@ -39,6 +38,23 @@ func TestHostileFiles(t *testing.T) {
 			t.Errorf("%s: error does not start with the file and its place: %q", f, msg)
 		case !strings.Contains(msg, want):
 			t.Errorf("%s: error %q does not say %q", f, msg, want)
+		}
+	}
+}
+
+// A file that is not YAML is reported at the line and column where the
+// YAML library found the problem (places counted by hand, 1-based).
+func TestYAMLErrorsHaveColumns(t *testing.T) {
+	for _, c := range []struct{ text, want string }{
+		{"meta: {id: x}\nseq: [a, b\nc: 1\n", "y.yaml:3:2: not YAML: did not find expected ',' or ']' (while parsing a flow sequence from 2:6)"},
+		{"meta:\n  id: x\n   title: y\n", "y.yaml:3:9: not YAML: mapping values are not allowed in this context"},
+		{"meta: {id: x}\nseq:\n\t- id: a\n", "y.yaml:3:1: not YAML: found character that cannot start any token"},
+		{"meta: {id: 'x}\n", "y.yaml:2:1: not YAML: found unexpected end of stream (while scanning a quoted scalar from 1:12)"},
+		{"meta: {id: x} seq: []\n", "y.yaml:1:18: not YAML: "},
+	} {
+		_, err := Load("y.yaml", []byte(c.text))
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("%q: %v, want %s…", c.text, err, c.want)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -8,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"go.yaml.in/yaml/v3"
+	"go.yaml.in/yaml/v4"
 
 	"github.com/dissect-tools/dissect/dissect"
 	"github.com/dissect-tools/dissect/dissect/framing"
@@ -106,18 +107,19 @@ func Load(file string, data []byte) (*Spec, error) {
 	return l.s, nil
 }
 
-// yamlError puts the YAML library's message in the FILE:LINE: form (the
-// library says the line, not the column).
+// yamlError puts the YAML library's message in the FILE:LINE:COL form,
+// at the place the library found the problem.
 func yamlError(file string, err error) string {
-	msg := strings.TrimPrefix(err.Error(), "yaml: ")
-	if rest, ok := strings.CutPrefix(msg, "line "); ok {
-		if i := strings.Index(rest, ": "); i > 0 {
-			if _, err := strconv.Atoi(rest[:i]); err == nil {
-				return fmt.Sprintf("%s:%s: not YAML: %s", file, rest[:i], esc(rest[i+2:]))
-			}
+	var le *yaml.LoadError
+	if errors.As(err, &le) && le.Mark.Line > 0 {
+		// the library's words, which quote no more than a character
+		msg := ascii(le.Message)
+		if c := le.ContextMark; le.ContextMsg != "" && c.Line > 0 && (c.Line != le.Mark.Line || c.Column != le.Mark.Column) {
+			msg += fmt.Sprintf(" (%s from %d:%d)", ascii(le.ContextMsg), c.Line, max(c.Column, 1))
 		}
+		return fmt.Sprintf("%s:%d:%d: not YAML: %s", file, le.Mark.Line, max(le.Mark.Column, 1), msg)
 	}
-	return fmt.Sprintf("%s: not YAML: %s", file, esc(msg))
+	return fmt.Sprintf("%s:1:1: not YAML: %s", file, esc(strings.TrimPrefix(err.Error(), "yaml: ")))
 }
 
 func (l *loader) top(n *yaml.Node) error {

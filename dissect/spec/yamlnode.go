@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"go.yaml.in/yaml/v3"
+	"go.yaml.in/yaml/v4"
 )
 
 // The node readers of the loader: every error names the node's place.
@@ -78,8 +78,11 @@ func clip(s string) string {
 
 // esc is clip for %s: control characters and non-ASCII escaped, no
 // quotes added.
-func esc(s string) string {
-	q := strconv.QuoteToASCII(clip(s))
+func esc(s string) string { return ascii(clip(s)) }
+
+// ascii escapes s for a terminal, whole.
+func ascii(s string) string {
+	q := strconv.QuoteToASCII(s)
 	return q[1 : len(q)-1]
 }
 
