@@ -55,61 +55,120 @@ func (ps *parser) Parse(c *dissect.Ctx, b []byte) (int, error) {
 // fields alone, so that nothing before their end can fail); (0, 0) when
 // frameAt is to decide.
 func (p *Protocol) fast(c *dissect.Ctx, b []byte) (int, int) {
-	from := p.s.Body.From
-	ff := &p.fixed[p.frame].fx
-	if len(b) < from+ff.Size() {
-		if p.bare {
-			return 0, from + ff.Size()
+	fp := &p.fp
+	if len(b) < fp.head {
+		if fp.bare {
+			return 0, fp.head
 		}
 		return 0, 0
 	}
 	// The message type first, from the frame's fields: a frame whose
 	// message is not of numbers at fixed offsets is framed (and its check
 	// computed) once, by frameAt.
-	n, f := p.fastFrame(b, p.onAt.Read(b[from:]))
-	switch {
-	case n > len(b):
-		return 0, n
-	case n == 0:
+	f := fp.caseOf(fp.on.Read(b[fp.from:]))
+	if f == nil {
 		return 0, 0
+	}
+	n := f.end
+	if !fp.bare {
+		if n = p.framed(b, n); n == 0 {
+			return 0, 0
+		}
+	}
+	if n > len(b) {
+		return 0, n
 	}
 	c.Rec.Type = f.name
 	if c.Decode {
-		f.whole.Decode(c.Rec.Extend(f.whole.Len()), b[from:])
+		f.whole.Decode(c.Rec.Extend(f.whole.Len()), b[fp.from:])
 	}
 	return n, 0
 }
 
-// fastFrame frames a message whose frame fields switch on on, for fast:
-// its length and its message type, a length past len(b) when only the
-// fields' own sizes frame it and they are not all there yet; 0 when the
-// fast path does not take it.
-func (p *Protocol) fastFrame(b []byte, on int64) (int, *fixedType) {
-	t, ok := p.caseOf(on)
-	if !ok {
-		return 0, nil
-	}
-	f := &p.fixed[t]
-	n := f.end
-	switch {
-	case n == 0:
-		return 0, nil
-	case p.bare:
-		return n, f
-	}
+// framed returns the size of the frame at b[0] whose fields end at end,
+// for fast, when the framing (a size, a check) agrees; 0 when it does
+// not, or cannot tell yet.
+func (p *Protocol) framed(b []byte, end int) int {
 	m, err := p.fr.Frame(b)
 	switch {
 	case err != nil:
-		return 0, nil
+		return 0
 	case m > 0: // the framing's size: the fields fill the body exactly
-		if m+p.s.Body.To != n {
-			return 0, nil
+		if m+p.s.Body.To != end {
+			return 0
 		}
-		return m, f
-	case len(b) < n || p.fr.Verify(b[:n]) != nil:
-		return 0, nil
+		return m
+	case len(b) < end || p.fr.Verify(b[:end]) != nil:
+		return 0
 	}
-	return n, f
+	return end
+}
+
+// fastPath is what fast reads for every message, in one place.
+type fastPath struct {
+	from, head int          // where the frame's fields start and end
+	on         layout.IntAt // reads the field Messages switches on
+	bare       bool         // no sync word, size, length or check: the fields alone frame
+	// the messages fast takes, by the value switched on: from lo when
+	// dense, else in cases
+	lo    int64
+	dense []*fixedType
+	cases map[int64]*fixedType
+}
+
+// compileFast finds the messages of numbers at fixed offsets behind a
+// frame of such numbers, for fast.
+func (p *Protocol) compileFast(plan *layout.Plan, fr *framing.Framer) {
+	p.fixed = make([]fixedType, len(p.s.Schema.Types))
+	for t := range p.fixed {
+		f := &p.fixed[t]
+		f.fx, f.ok = plan.Fixed(t)
+		f.name = plan.Name(t)
+	}
+	head := &p.fixed[p.frame]
+	on, ok := head.fx.Int(p.on)
+	if p.cases == nil || !head.ok || !ok {
+		return
+	}
+	fp := fastPath{from: p.s.Body.From, head: p.s.Body.From + head.fx.Size(), on: on, lo: p.lo,
+		bare: len(p.s.Framing.Sync) == 0 && !fr.Sized() && !fr.HasCheck()}
+	take := func(t int) *fixedType {
+		f := &p.fixed[t]
+		// a request or a reply is matched: not by the fast path
+		if !f.ok || p.meta[t].Exchange.Role != dissect.NoExchange {
+			return nil
+		}
+		f.whole = head.fx.Then(f.fx)
+		f.end = fp.from + f.whole.Size()
+		if f.end > p.max {
+			return nil
+		}
+		p.frameFix = true
+		return f
+	}
+	if p.dense != nil {
+		fp.dense = make([]*fixedType, len(p.dense))
+		for i, t := range p.dense {
+			if t >= 0 {
+				fp.dense[i] = take(int(t))
+			}
+		}
+	} else {
+		fp.cases = make(map[int64]*fixedType)
+		for v, t := range p.cases {
+			if f := take(t); f != nil {
+				fp.cases[v] = f
+			}
+		}
+	}
+	p.fp = fp
+}
+
+func (fp *fastPath) caseOf(on int64) *fixedType {
+	if i := uint64(on - fp.lo); i < uint64(len(fp.dense)) {
+		return fp.dense[i]
+	}
+	return fp.cases[on]
 }
 
 // caseOf returns the message type of the value switched on.

@@ -102,9 +102,8 @@ type Protocol struct {
 	// they are numbers at fixed offsets (layout.Fixed): such a message is
 	// framed and decoded without the general decoder (parser.fast)
 	fixed    []fixedType
-	frameFix bool
-	onAt     layout.IntAt // with frameFix: reads the field Messages switches on
-	bare     bool         // no sync word, size, length or check: the fields alone frame
+	frameFix bool     // some messages take the fast path, fp
+	fp       fastPath // with frameFix
 }
 
 // New compiles a description. Its errors name where the description says
@@ -209,41 +208,18 @@ func New(s *Spec) (*Protocol, error) {
 		}
 	}
 	p.detect = fr.Describe()
-	p.fixed = make([]fixedType, len(s.Schema.Types))
-	for t := range p.fixed {
-		f := &p.fixed[t]
-		f.fx, f.ok = plan.Fixed(t)
-		f.name = plan.Name(t)
-	}
-	for _, t := range p.cases {
-		// a request or a reply is matched: not by the fast path
-		f := &p.fixed[t]
-		f.ok = f.ok && p.fixed[p.frame].ok && p.meta[t].Exchange.Role == dissect.NoExchange
-		if f.ok {
-			f.whole = p.fixed[p.frame].fx.Then(f.fx)
-			f.end = s.Body.From + f.whole.Size()
-			f.ok = f.end <= p.max
-		}
-		if !f.ok {
-			f.end = 0
-		}
-		p.frameFix = p.frameFix || f.ok
-	}
-	if p.frameFix {
-		p.onAt, p.frameFix = p.fixed[p.frame].fx.Int(p.on)
-	}
-	p.bare = len(s.Framing.Sync) == 0 && !fr.Sized() && !fr.HasCheck()
+	p.compileFast(plan, fr)
 	return p, nil
 }
 
 // fixedType is a layout type of numbers at fixed offsets (ok), for the
-// fast path.
+// fast path (parser.go).
 type fixedType struct {
 	fx    layout.Fixed
 	whole layout.Fixed // a message's: the frame's fields, then its own
-	end   int          // a message's: where its fields end in the frame; 0: not taken
+	end   int          // a message's: where its fields end in the frame
 	name  string
-	ok    bool // a message: the fast path takes it (and the frame is fixed)
+	ok    bool
 }
 
 // maxDense bounds the table of cases by value.
