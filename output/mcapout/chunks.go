@@ -359,7 +359,15 @@ type compressor interface {
 func newCompressor(name string) (compressor, error) {
 	switch name {
 	case CompressionZstd:
-		e, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1))
+		// zstd's fastest level; without the frame's checksum (the chunk
+		// record has a CRC of its records) and with the literals stored
+		// as they are, not Huffman-coded: a chunk's literals are mostly
+		// numbers' bytes, which that coding hardly shrinks. On the
+		// generated 50 MB capture the chunks are then 4% larger (36.9
+		// MB against 35.5) for a fifth less of zstd's CPU
+		// (docs/performance.md).
+		e, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1),
+			zstd.WithEncoderCRC(false), zstd.WithNoEntropyCompression(true))
 		if err != nil {
 			return nil, err
 		}
