@@ -70,11 +70,16 @@ func newPBRecord(t *dissect.TypeDecl, stated []string) *pbRecord {
 	return &pbRecord{env: messageEnvelope(stated), fields: pbFields(t.Fields), flat: flatPlan(t.Fields)}
 }
 
-// appendPBRecord appends r as its declaration's message. A field the
-// declaration does not have, or of another kind than declared, is not
-// written (the declaration checks of dissect/declcheck.go keep protocols
-// from making such records).
+// appendPBRecord appends r as its declaration's message: its envelope
+// keys, then its fields and warnings (in that order the file's chunks
+// are 4% smaller under zstd than with the envelope last: docs/performance.md).
+// A field the declaration does not have, or of another kind than
+// declared, is not written (the declaration checks of
+// dissect/declcheck.go keep protocols from making such records).
 func appendPBRecord(b []byte, r *dissect.Record, p *pbRecord) []byte {
+	for i := range p.env {
+		b = appendPBEnvelope(b, &p.env[i], r, &p.valid)
+	}
 	b = append(b, pbFieldsTag)
 	at := len(b) + 1
 	b = append(b, 0)
@@ -88,9 +93,6 @@ func appendPBRecord(b []byte, r *dissect.Record, p *pbRecord) []byte {
 	b = endLen(b, at)
 	for _, w := range r.Warnings {
 		b = appendUTF8(append(b, pbWarningsTag), w)
-	}
-	for i := range p.env {
-		b = appendPBEnvelope(b, &p.env[i], r, &p.valid)
 	}
 	return b
 }
