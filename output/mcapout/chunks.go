@@ -150,13 +150,21 @@ func (c *chunker) begin(ch uint16, seq uint32, t uint64) int {
 	}
 	c.counts[ch]++
 	c.messages++
-	b := append(j.data, byte(mcap.OpMessage), 0, 0, 0, 0, 0, 0, 0, 0)
-	b = binary.LittleEndian.AppendUint16(b, ch)
-	b = binary.LittleEndian.AppendUint32(b, seq)
-	b = binary.LittleEndian.AppendUint64(b, t)
-	j.data = binary.LittleEndian.AppendUint64(b, t)
+	// The record's header: opcode, length (set by end), channel,
+	// sequence, log time and publish time (the same).
+	j.data = slices.Grow(j.data, messageHeader)
+	h := j.data[start : start+messageHeader]
+	h[0] = byte(mcap.OpMessage)
+	binary.LittleEndian.PutUint16(h[9:], ch)
+	binary.LittleEndian.PutUint32(h[11:], seq)
+	binary.LittleEndian.PutUint64(h[15:], t)
+	binary.LittleEndian.PutUint64(h[23:], t)
+	j.data = j.data[:start+messageHeader]
 	return start
 }
+
+// messageHeader is the size of a message record before its data.
+const messageHeader = 1 + 8 + 2 + 4 + 8 + 8
 
 // end completes the record begun at start, and hands the chunk on when
 // it is full.
@@ -359,7 +367,15 @@ type compressor interface {
 func newCompressor(name string) (compressor, error) {
 	switch name {
 	case CompressionZstd:
-		e, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1))
+		// zstd's fastest level; without the frame's checksum (the chunk
+		// record has a CRC of its records) and with the literals stored
+		// as they are, not Huffman-coded: a chunk's literals are mostly
+		// numbers' bytes, which that coding hardly shrinks. On the
+		// generated 50 MB capture the chunks are then 4% larger (36.9
+		// MB against 35.5) for a fifth less of zstd's CPU
+		// (docs/performance.md).
+		e, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1),
+			zstd.WithEncoderCRC(false), zstd.WithNoEntropyCompression(true))
 		if err != nil {
 			return nil, err
 		}

@@ -47,45 +47,57 @@ func (w *Writer) num(v dissect.Value, ok bool, f *float64) ([]byte, bool) {
 }
 
 // xyz reads three numbers: the items of an array, or the keys x, y, z of
-// an object; with q, four (an array's fourth item, an object's w).
+// an object (the first field of each name, as Value.Get finds it); with
+// q, four (an array's fourth item, an object's w).
 func (w *Writer) xyz(v dissect.Value, q bool) (vec, bool) {
 	var out vec
-	var ok [4]bool
+	n := 3
+	if q {
+		n = 4
+	}
 	switch v.Kind() {
 	case dissect.KindArray:
 		it := v.Items()
-		if len(it) != 3 && !q || len(it) != 4 && q {
+		if len(it) != n {
 			return out, false
 		}
-		out.x, ok[0] = w.num(it[0].Value, true, &out.f[0])
-		out.y, ok[1] = w.num(it[1].Value, true, &out.f[1])
-		out.z, ok[2] = w.num(it[2].Value, true, &out.f[2])
-		ok[3] = true
-		if q {
-			out.w, ok[3] = w.num(it[3].Value, true, &out.f[3])
-		}
-	case dissect.KindObject:
-		for i, k := range [...]string{"x", "y", "z", "w"} {
-			if i == 3 && !q {
-				ok[3] = true
-				break
+		for i := range n {
+			var ok bool
+			if out.s[i], ok = w.num(it[i].Value, true, &out.f[i]); !ok {
+				return out, false
 			}
-			v, found := v.Get(k)
-			var s []byte
-			s, ok[i] = w.num(v, found, &out.f[i])
-			switch i {
-			case 0:
-				out.x = s
-			case 1:
-				out.y = s
-			case 2:
-				out.z = s
-			case 3:
-				out.w = s
+		}
+		return out, true
+	case dissect.KindObject:
+		var seen [4]bool
+		found := 0
+		for _, it := range v.Items() {
+			i := 0
+			switch it.Key {
+			case "x":
+			case "y":
+				i = 1
+			case "z":
+				i = 2
+			case "w":
+				i = 3
+			default:
+				continue
+			}
+			if i >= n || seen[i] {
+				continue
+			}
+			var ok bool
+			if out.s[i], ok = w.num(it.Value, true, &out.f[i]); !ok {
+				return out, false
+			}
+			seen[i] = true
+			if found++; found == n {
+				return out, true
 			}
 		}
 	}
-	return out, ok[0] && ok[1] && ok[2] && ok[3]
+	return out, false
 }
 
 // notDrawn tells /dissect/events why a record has no picture.
@@ -175,6 +187,13 @@ func (w *Writer) frame(r *dissect.Record, k topicKey) string {
 // and, when it names a sensor, the transform from the sender's frame to
 // SENDER/sensorN.
 func (w *Writer) pose(r *dissect.Record, t *dissect.TypeDecl, k topicKey) error {
+	pk := topicKey{decl: t, proto: r.Proto, stream: r.Stream, sender: k.sender, sensor: k.sensor, kind: kindPose}
+	c := w.known(pk)
+	if c != nil && c.posed && r.Time.Sub(c.lastPose) < w.o.PoseInterval && !r.Time.Before(c.lastPose) {
+		// One pose per PoseInterval of capture time is drawn: the
+		// record's coordinates are not even read.
+		return nil
+	}
 	p := t.Pose
 	pv := dissect.Object(r.Fields)
 	if p.Position != "" {
@@ -189,20 +208,21 @@ func (w *Writer) pose(r *dissect.Record, t *dissect.TypeDecl, k topicKey) error 
 	if !ok {
 		return w.notDrawn(r, "pose")
 	}
-	pk := topicKey{decl: t, proto: r.Proto, stream: r.Stream, sender: k.sender, sensor: k.sensor, kind: kindPose}
-	topic := func() string {
-		s := "/pose/" + seg(r.Proto) + "/" + strconv.Itoa(r.Stream) + senderPath(k)
-		if p.Name != "" {
-			s += "/" + seg(p.Name)
+	if c == nil {
+		topic := func() string {
+			s := "/pose/" + seg(r.Proto) + "/" + strconv.Itoa(r.Stream) + senderPath(k)
+			if p.Name != "" {
+				s += "/" + seg(p.Name)
+			}
+			return s
 		}
-		return s
-	}
-	c, err := w.derivedChannel(r, pk, topic, "foxglove.PoseInFrame")
-	if c == nil || err != nil {
-		return err
-	}
-	if c.posed && r.Time.Sub(c.lastPose) < w.o.PoseInterval && !r.Time.Before(c.lastPose) {
-		return nil // one pose per PoseInterval of capture time is drawn
+		var err error
+		if c, err = w.derivedChannel(r, pk, topic, "foxglove.PoseInFrame"); c == nil || err != nil {
+			return err
+		}
+		if c.posed && r.Time.Sub(c.lastPose) < w.o.PoseInterval && !r.Time.Before(c.lastPose) {
+			return nil // a channel not remembered (MaxTopics)
+		}
 	}
 	c.posed, c.lastPose = true, r.Time
 	frame := w.frame(r, k)

@@ -2,6 +2,7 @@ package mcapout
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -180,5 +181,33 @@ func TestPoseInterval(t *testing.T) {
 		if !slices.Equal(poses, c.want) || records != len(recs) {
 			t.Errorf("interval %v: poses at %v ms, want %v; %d records of %d", c.every, poses, c.want, records, len(recs))
 		}
+	}
+}
+
+// A record within PoseInterval of the pose drawn last is not drawn and its
+// coordinates are not read: a bad one then is not told on
+// /dissect/events; one that would be drawn is, and the next good record
+// is drawn.
+func TestPoseIntervalUnread(t *testing.T) {
+	nan := dissect.Float32(float32(math.NaN()))
+	var recs []*dissect.Record
+	for _, c := range []struct {
+		ms int
+		x  dissect.Value
+	}{{0, dissect.Float32(1)}, {1, nan}, {10, nan}, {11, dissect.Float32(2)}} {
+		r := rec("p", "arm", 0, f("x", c.x), f("y", dissect.Float32(0)), f("z", dissect.Float32(0)), f("u", dissect.Float32(0)))
+		r.Time = t0.Add(time.Duration(c.ms) * time.Millisecond)
+		recs = append(recs, r)
+	}
+	msgs, _, _ := write(t, Options{Decl: registry(t).Decl}, recs...)
+	var got []string
+	for _, m := range msgs {
+		if m.topic != "/p/0/arm" {
+			got = append(got, fmt.Sprintf("%s@%d", m.topic, (m.logTime-uint64(t0.UnixNano()))/1e6))
+		}
+	}
+	want := "/pose/p/0/arm@0 /tf@0 /dissect/events@10 /pose/p/0/arm@11"
+	if strings.Join(got, " ") != want {
+		t.Errorf("derived messages %v, want %s", got, want)
 	}
 }

@@ -98,19 +98,19 @@ func logTime(t time.Time) uint64 {
 
 // A vec is a position or quaternion with its components as JSON numbers,
 // already formatted (the record's values exactly, float32 or float64),
-// and as float64 (x, y, z, w) for protobuf.
+// and as float64 for protobuf: x, y, z, w, in that order.
 type vec struct {
-	x, y, z, w []byte
-	f          [4]float64
+	s [4][]byte
+	f [4]float64
 }
 
 func appendXYZ(b []byte, v vec) []byte {
 	b = append(b, `{"x":`...)
-	b = append(b, v.x...)
+	b = append(b, v.s[0]...)
 	b = append(b, `,"y":`...)
-	b = append(b, v.y...)
+	b = append(b, v.s[1]...)
 	b = append(b, `,"z":`...)
-	b = append(b, v.z...)
+	b = append(b, v.s[2]...)
 	return append(b, '}')
 }
 
@@ -118,11 +118,11 @@ func appendQuat(b []byte, q vec) []byte {
 	b = appendXYZ(b, q)
 	b = b[:len(b)-1]
 	b = append(b, `,"w":`...)
-	b = append(b, q.w...)
+	b = append(b, q.s[3]...)
 	return append(b, '}')
 }
 
-var identity = vec{[]byte("0.0"), []byte("0.0"), []byte("0.0"), []byte("1.0"), [4]float64{0, 0, 0, 1}}
+var identity = vec{[4][]byte{[]byte("0.0"), []byte("0.0"), []byte("0.0"), []byte("1.0")}, [4]float64{0, 0, 0, 1}}
 
 // The line strips' look (appendLineScene writes the same in JSON).
 var lineColor = vec{f: [4]float64{0.2, 0.6, 1, 1}}

@@ -92,8 +92,8 @@ type Options struct {
 	// MaxTopics bounds the topics (default 4096).
 	MaxTopics int
 	// Compression is the chunks' compression: CompressionZstd (the
-	// default: the file 0.72× lz4's on the generated 50 MB capture for
-	// ~30% more CPU, docs/performance.md), CompressionLZ4 or
+	// default: the file 0.75× lz4's on the generated 50 MB capture for
+	// ~27% more CPU, docs/performance.md), CompressionLZ4 or
 	// CompressionNone.
 	Compression string
 	// Workers is the number of goroutines compressing chunks while the

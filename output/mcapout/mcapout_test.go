@@ -417,7 +417,7 @@ func TestTopicNamesFromTheWire(t *testing.T) {
 // two workers, for each compression. An op is a record (and its pose):
 // allocs/op is allocations per record, MB/s of the record's wire bytes.
 func BenchmarkWriter(b *testing.B) {
-	for _, comp := range []string{CompressionLZ4, CompressionZstd} {
+	for _, comp := range []string{CompressionNone, CompressionLZ4, CompressionZstd} {
 		b.Run(comp, func(b *testing.B) {
 			r := rec("p", "arm", 0,
 				f("x", dissect.Float32(0.1)), f("y", dissect.Float32(-0.02)), f("z", dissect.Float32(-0.35)), f("u", dissect.Float32(0)))

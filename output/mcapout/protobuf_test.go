@@ -338,17 +338,44 @@ func TestEnvelopeFastPath(t *testing.T) {
 	r.Src, r.Dst, r.Offset, r.Length, r.Frame = "10.0.0.1:4000", "[2001:db8::1]:50000", 1<<40+5, 300, 77
 	r.Time = time.Date(1969, 7, 20, 20, 17, 40, 123456789, time.UTC)
 	fast := 0
-	for _, e := range messageEnvelope(nil) {
-		if e.key.Field != dissect.FieldValues {
-			fast++
-		}
-		slow := e
-		slow.key.Field = dissect.FieldValues
-		if got, want := appendPBEnvelope(nil, &e, r), appendPBEnvelope(nil, &slow, r); !bytes.Equal(got, want) {
-			t.Errorf("%s: % x, through its Values % x", e.key.Name, got, want)
+	// The Src and Dst found UTF-8 are remembered (appendString): each is
+	// written again, then another, then one that is not UTF-8, twice.
+	valid := new([2]string)
+	for _, src := range []string{r.Src, r.Src, "[2001:db8::2]:1", "caf\xe9:1", "caf\xe9:1"} {
+		r.Src = src
+		for _, e := range messageEnvelope(nil) {
+			if e.key.Field != dissect.FieldValues {
+				fast++
+			}
+			slow := e
+			slow.key.Field = dissect.FieldValues
+			if got, want := appendPBEnvelope(nil, &e, r, valid), appendPBEnvelope(nil, &slow, r, nil); !bytes.Equal(got, want) {
+				t.Errorf("%s: % x, through its Values % x", e.key.Name, got, want)
+			}
 		}
 	}
 	if fast == 0 {
 		t.Error("no envelope key has a fast path: the check is vacuous")
+	}
+}
+
+// BenchmarkPBRecord encodes a record of four float32 fields (a vector)
+// with its envelope: through the flat plan and through the general
+// encoder alone.
+func BenchmarkPBRecord(b *testing.B) {
+	r := rec("p", "arm", 0, f("x", dissect.Float32(0.1)), f("y", dissect.Float32(-0.02)), f("z", dissect.Float32(-0.35)), f("u", dissect.Float32(0)))
+	r.Src, r.Dst, r.Offset, r.Length, r.Frame = "192.0.2.1:4000", "198.51.100.10:50000", 123456, 18, 98765
+	d := registry(b).Decl(r)
+	for _, name := range []string{"flat", "general"} {
+		b.Run(name, func(b *testing.B) {
+			p := newPBRecord(d, channelKeys(d))
+			if name == "general" {
+				p.flat = nil
+			}
+			buf := make([]byte, 0, 256)
+			for b.Loop() {
+				buf = appendPBRecord(buf[:0], r, p)
+			}
+		})
 	}
 }

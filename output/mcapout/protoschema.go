@@ -140,9 +140,11 @@ func (w *Writer) statedEnvelope(r *dissect.Record, stated []string) string {
 }
 
 // An envKey is an envelope key a record's message holds: its field
-// number, the key, and how it is read.
+// number, the key, and how it is read; tag is the number's tag with the
+// wire type of the key's kind (envelope numbers are below 16).
 type envKey struct {
 	num protowire.Number
+	tag byte
 	key dissect.EnvelopeKey
 }
 
@@ -152,7 +154,11 @@ func messageEnvelope(stated []string) []envKey {
 	var out []envKey
 	for _, k := range dissect.Envelope() {
 		if k.JSON && !slices.Contains(stated, k.Name) {
-			out = append(out, envKey{pbEnvelopeNumber(k.Name), k})
+			num, typ := pbEnvelopeNumber(k.Name), protowire.BytesType
+			if k.Kind == dissect.KindInt || k.Kind == dissect.KindBool {
+				typ = protowire.VarintType
+			}
+			out = append(out, envKey{num, byte(num)<<3 | byte(typ), k})
 		}
 	}
 	return out
@@ -220,8 +226,8 @@ func recordDescriptorSet(protoName string, t *dissect.TypeDecl, env []envKey) (n
 		NestedType: []*descriptorpb.DescriptorProto{fields},
 	}
 	for _, e := range env {
-		if e.num == 0 {
-			return "", nil, fmt.Errorf("mcap: envelope key %q has no protobuf field number", e.key.Name)
+		if e.num == 0 || e.num > 15 {
+			return "", nil, fmt.Errorf("mcap: envelope key %q has no protobuf field number of one byte's tag", e.key.Name)
 		}
 		f := scalarField(protoIdent(e.key.Name), int32(e.num), envType(e.key))
 		if e.key.Kind == dissect.KindTime {
