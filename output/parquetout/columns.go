@@ -2,6 +2,7 @@ package parquetout
 
 import (
 	"fmt"
+	"slices"
 	"unsafe"
 
 	"github.com/dissect-tools/dissect/output"
@@ -348,10 +349,7 @@ func appendNulls(dst []parquet.Value, n, rep, def, col int) []parquet.Value {
 	v.SetRepetitionLevel(rep)
 	v.SetDefinitionLevel(def)
 	v.SetColumnIndex(col)
-	for range n {
-		dst = append(dst, v)
-	}
-	return dst
+	return fill(dst, v, n)
 }
 
 // appendRepeated appends the slots of a column with repetition until
@@ -399,26 +397,28 @@ func (c *column) appendValues(dst []parquet.Value, cur *cursor, n, def, col int)
 	// A column has values in one typed slice only, by its type.
 	end := min(cur.vi+n, len(c.i64)+len(c.f32)+len(c.f64)+len(c.bl))
 	start := len(dst)
+	dst = slices.Grow(dst, end-cur.vi)[:start+end-cur.vi]
+	out := dst[start:]
 	switch c.phys {
 	case physInt64:
-		for _, x := range c.i64[cur.vi:end] {
-			dst = append(dst, parquet.Int64Value(x))
+		for i, x := range c.i64[cur.vi:end] {
+			out[i] = parquet.Int64Value(x)
 		}
 	case physFloat:
-		for _, x := range c.f32[cur.vi:end] {
-			dst = append(dst, parquet.FloatValue(x))
+		for i, x := range c.f32[cur.vi:end] {
+			out[i] = parquet.FloatValue(x)
 		}
 	case physDouble:
-		for _, x := range c.f64[cur.vi:end] {
-			dst = append(dst, parquet.DoubleValue(x))
+		for i, x := range c.f64[cur.vi:end] {
+			out[i] = parquet.DoubleValue(x)
 		}
 	case physBool:
-		for _, x := range c.bl[cur.vi:end] {
-			dst = append(dst, parquet.BooleanValue(x))
+		for i, x := range c.bl[cur.vi:end] {
+			out[i] = parquet.BooleanValue(x)
 		}
 	}
 	cur.vi = end
-	setLevels(dst[start:], def, col)
+	setLevels(out, def, col)
 	return dst
 }
 
@@ -431,6 +431,17 @@ func setLevels(vs []parquet.Value, def, col int) {
 	}
 }
 
+// fill appends n copies of v.
+func fill(dst []parquet.Value, v parquet.Value, n int) []parquet.Value {
+	start := len(dst)
+	dst = slices.Grow(dst, n)[:start+n]
+	out := dst[start:]
+	for i := range out {
+		out[i] = v
+	}
+	return dst
+}
+
 // appendRuns appends the next n values of runs (fewer if they hold
 // fewer) from vc on, each run's value and count given by mk, at
 // definition level def.
@@ -440,9 +451,7 @@ func appendRuns[R any](dst []parquet.Value, runs []R, vc *valCursor, n int, mk f
 		k := min(rn-vc.used, uint32(n))
 		v.SetDefinitionLevel(def)
 		v.SetColumnIndex(col)
-		for range k {
-			dst = append(dst, v)
-		}
+		dst = fill(dst, v, int(k))
 		n -= int(k)
 		if vc.used += k; vc.used < rn {
 			break
