@@ -21,8 +21,8 @@ import (
 // Deltarobot capture (docs/performance.md): snappy, what DuckDB, Spark
 // and pyarrow write by default, the least CPU of the three codecs (9.9
 // MB); zstd (its default level, 3) the smallest lake, 31% smaller, for
-// about 40% more of the run's CPU; gzip between the two; none about six
-// times snappy's lake. Every reader of the lake (DuckDB, Spark, pyarrow,
+// 15-40% more of the run's CPU; gzip between the two; none about six
+// times snappy's lake, for 5% less CPU. Every reader of the lake (DuckDB, Spark, pyarrow,
 // Polars) reads all four.
 var Compressions = []string{"snappy", "zstd", "gzip", "none"}
 
