@@ -66,16 +66,15 @@ func ValidCompression(c string) error {
 }
 
 // dataPageSize bounds a data page's buffer (values and levels before
-// encoding), which each column writer of an open part holds (a column
-// chunk smaller than a page is one page: the row group, maxBatchBytes,
-// bounds the memory as well). On the 50 MB Deltarobot capture
-// (docs/performance.md), with s2's snappy encoder: 128 KiB made a lake of
-// 15.5 MB at 47-49 MB of RSS, 256 KiB 12.8 MB at 52-55 MB, 512 KiB 9.9 MB
-// at 62 MB (the float columns' pages long enough for snappy to find their
-// repeats); with parquet-go's own ("better") snappy encoder, 128 KiB made
-// 14.1 MB at 65 MB and 256 KiB 10.8 MB at 73 MB. Spark's and pyarrow's
-// writers make pages of 1 MiB.
-const dataPageSize = 512 << 10
+// encoding), which each column writer of an open part holds. On the 50
+// MB Deltarobot capture (docs/performance.md), with s2's snappy encoder:
+// 128 KiB made a lake of 15.5 MB at 47-49 MB of RSS, 256 KiB 12.8 MB at
+// 52-55 MB, 512 KiB 9.9 MB at 62 MB (the float columns' pages long
+// enough for snappy to find their repeats), but on the 500 MB one 512
+// KiB peaked at 94 MB against 76-79 MB for 256 KiB (main's writer: 84
+// MB); with parquet-go's own ("better") snappy encoder, 128 KiB made 14.1
+// MB at 65 MB and 256 KiB 10.8 MB at 73 MB.
+const dataPageSize = 256 << 10
 
 // maxDictBytes bounds a dictionary column's dictionary in a column chunk
 // (commonEncoding); beyond it (a column of many different values) the
