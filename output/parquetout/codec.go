@@ -19,10 +19,10 @@ import (
 // Compressions are the page codecs a lake may be written with
 // (Options.Compression), the first the default. Measured on the 50 MB
 // Deltarobot capture (docs/performance.md): snappy, what DuckDB, Spark
-// and pyarrow write by default, the least CPU of the three codecs (9.9
-// MB); zstd (its default level, 3) the smallest lake, 31% smaller, for
-// 15-40% more of the run's CPU; gzip between the two; none about six
-// times snappy's lake, for 5% less CPU. Every reader of the lake (DuckDB, Spark, pyarrow,
+// and pyarrow write by default, the least CPU of the three codecs (12.8
+// MB); zstd (its default level, 3) the smallest lake, 26% smaller, for
+// about 30% more of the run's CPU; gzip between the two; none about 4.4
+// times snappy's lake, for 6% less CPU. Every reader of the lake (DuckDB, Spark, pyarrow,
 // Polars) reads all four.
 var Compressions = []string{"snappy", "zstd", "gzip", "none"}
 
