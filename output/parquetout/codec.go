@@ -46,10 +46,11 @@ func codecOf(c string) (compress.Codec, error) {
 // fastSnappy writes snappy blocks with s2's fastest snappy encoder
 // instead of the "better" one parquet-go's codec calls: the same format,
 // which every reader decodes (DuckDB in the tests). On the 50 MB
-// Deltarobot capture (docs/performance.md) it takes less CPU and 18 MB
-// less memory (the "better" encoder allocates its hash tables on every
-// page), for a lake 10% larger with the same pages, which larger pages
-// (dataPageSize) more than win back.
+// Deltarobot capture (docs/performance.md) it takes less CPU and about
+// 15 MB less memory (the "better" encoder takes 576 KiB of hash tables a
+// page, from a pool that each garbage collection empties), for a lake
+// 10% larger with the same pages, which larger pages (dataPageSize) win
+// back.
 type fastSnappy struct{ snappy.Codec }
 
 func (*fastSnappy) Encode(dst, src []byte) ([]byte, error) {
