@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/klauspost/compress/s2"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress"
 	"github.com/parquet-go/parquet-go/compress/gzip"
@@ -18,10 +19,10 @@ import (
 // Compressions are the page codecs a lake may be written with
 // (Options.Compression), the first the default. Measured on the 50 MB
 // Deltarobot capture (docs/performance.md): snappy, what DuckDB, Spark
-// and pyarrow write by default, the least CPU of the three codecs (13.3
-// MB); zstd (its default level, 3) the smallest lake, 16% smaller, for
-// 12-30% more of the run's CPU; gzip between the two; none about four
-// times snappy's lake. Every reader of the lake (DuckDB, Spark, pyarrow,
+// and pyarrow write by default, the least CPU of the three codecs (12.8
+// MB); zstd (its default level, 3) the smallest lake, 26% smaller, for
+// about 30% more of the run's CPU; gzip between the two; none about 4.4
+// times snappy's lake, for 6% less CPU. Every reader of the lake (DuckDB, Spark, pyarrow,
 // Polars) reads all four.
 var Compressions = []string{"snappy", "zstd", "gzip", "none"}
 
@@ -31,7 +32,7 @@ var Compressions = []string{"snappy", "zstd", "gzip", "none"}
 func codecOf(c string) (compress.Codec, error) {
 	switch c {
 	case "", "snappy":
-		return new(snappy.Codec), nil
+		return new(fastSnappy), nil
 	case "zstd":
 		return &zstd.Codec{Level: zstd.DefaultLevel}, nil
 	case "gzip":
@@ -42,6 +43,23 @@ func codecOf(c string) (compress.Codec, error) {
 	return nil, fmt.Errorf("compression %q: want one of %s", c, strings.Join(Compressions, ", "))
 }
 
+// fastSnappy writes snappy blocks with s2's fastest snappy encoder
+// instead of the "better" one parquet-go's codec calls: the same format,
+// which every reader decodes (DuckDB in the tests). On the 50 MB
+// Deltarobot capture (docs/performance.md) it takes less CPU and about
+// 15 MB less memory (the "better" encoder takes 576 KiB of hash tables a
+// page, from a pool that each garbage collection empties), for a lake
+// 10% larger with the same pages, which larger pages (dataPageSize) win
+// back.
+type fastSnappy struct{ snappy.Codec }
+
+func (*fastSnappy) Encode(dst, src []byte) ([]byte, error) {
+	if s2.MaxEncodedLen(len(src)) < 0 {
+		return dst[:0], s2.ErrTooLarge
+	}
+	return s2.EncodeSnappy(dst, src), nil
+}
+
 // ValidCompression says whether c names a codec of Compressions.
 func ValidCompression(c string) error {
 	_, err := codecOf(c)
@@ -50,11 +68,14 @@ func ValidCompression(c string) error {
 
 // dataPageSize bounds a data page's buffer (values and levels before
 // encoding), which each column writer of an open part holds. On the 50
-// MB Deltarobot capture (docs/performance.md): 64 KiB made a lake of 19.8
-// MB at 46 MB of RSS (the float columns' pages too small for snappy to
-// find their repeats), 128 KiB 13.4 MB at 66 MB (arrow-go's writer made
-// 13.1 MB at 72 MB), the library's 256 KiB 10.8 MB at 73 MB.
-const dataPageSize = 128 << 10
+// MB Deltarobot capture (docs/performance.md), with s2's snappy encoder:
+// 128 KiB made a lake of 15.5 MB at 47-49 MB of RSS, 256 KiB 12.8 MB at
+// 52-55 MB, 512 KiB 9.9 MB at 62 MB (the float columns' pages long
+// enough for snappy to find their repeats), but on the 500 MB one 512
+// KiB peaked at 94 MB against 76-79 MB for 256 KiB (main's writer: 84
+// MB); with parquet-go's own ("better") snappy encoder, 128 KiB made 14.1
+// MB at 65 MB and 256 KiB 10.8 MB at 73 MB.
+const dataPageSize = 256 << 10
 
 // maxDictBytes bounds a dictionary column's dictionary in a column chunk
 // (commonEncoding); beyond it (a column of many different values) the

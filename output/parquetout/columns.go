@@ -2,6 +2,7 @@ package parquetout
 
 import (
 	"fmt"
+	"slices"
 	"unsafe"
 
 	"github.com/dissect-tools/dissect/output"
@@ -52,8 +53,8 @@ type column struct {
 	bl   []bool
 	str  []strRun // physBytes: the values, as runs of one value
 	i64r []i64Run // physInt64 columns of values that repeat (stream, length)
-	def  []lvlRun // definition levels, when maxDef > 0
-	rep  []lvlRun // repetition levels, when maxRep > 0
+	def  levels   // definition levels, when maxDef > 0
+	rep  levels   // repetition levels, when maxRep > 0
 	// data holds the byte arrays' bytes: a run is data[start:end].
 	data []byte
 }
@@ -72,6 +73,40 @@ type lvlRun struct {
 	v int16
 	n uint32
 }
+
+// levels are a column's levels of one kind as runs, the last run kept
+// apart so that a level like the previous one (most) is counted in place.
+// done completes runs before they are read.
+type levels struct {
+	runs []lvlRun
+	last lvlRun // n == 0: no level yet
+}
+
+// add appends level v.
+func (l *levels) add(v int16) {
+	if l.last.v == v { // also when there is no level yet: a run of one
+		l.last.n++
+		return
+	}
+	l.push(v)
+}
+
+func (l *levels) push(v int16) {
+	if l.last.n > 0 {
+		l.runs = append(l.runs, l.last)
+	}
+	l.last = lvlRun{v, 1}
+}
+
+// done moves the last run to runs.
+func (l *levels) done() {
+	if l.last.n > 0 {
+		l.runs = append(l.runs, l.last)
+	}
+	l.last = lvlRun{}
+}
+
+func (l *levels) reset() { l.runs, l.last = l.runs[:0], lvlRun{} }
 
 // batch is a row group being collected (or written) by a part.
 type batch struct {
@@ -107,8 +142,8 @@ func newBatchLike(b *batch) *batch {
 		c.f64 = make([]float64, 0, len(o.f64))
 		c.bl = make([]bool, 0, len(o.bl))
 		c.str = make([]strRun, 0, len(o.str))
-		c.def = make([]lvlRun, 0, len(o.def))
-		c.rep = make([]lvlRun, 0, len(o.rep))
+		c.def.runs = make([]lvlRun, 0, len(o.def.runs))
+		c.rep.runs = make([]lvlRun, 0, len(o.rep.runs))
 		c.data = make([]byte, 0, len(o.data))
 	}
 	return n
@@ -119,7 +154,9 @@ func (b *batch) reset() {
 	for i := range b.cols {
 		c := &b.cols[i]
 		c.i64, c.f32, c.f64, c.bl, c.i64r = c.i64[:0], c.f32[:0], c.f64[:0], c.bl[:0], c.i64r[:0]
-		c.str, c.data, c.def, c.rep = c.str[:0], c.data[:0], c.def[:0], c.rep[:0]
+		c.str, c.data = c.str[:0], c.data[:0]
+		c.def.reset()
+		c.rep.reset()
 	}
 	b.rows, b.size = 0, 0
 }
@@ -127,22 +164,11 @@ func (b *batch) reset() {
 // levels appends a slot's levels to the column's level streams.
 func (c *column) levels(def, rep int) {
 	if c.maxDef > 0 {
-		addLevel(&c.def, int16(def))
+		c.def.add(int16(def))
 	}
 	if c.maxRep > 0 {
-		addLevel(&c.rep, int16(rep))
+		c.rep.add(int16(rep))
 	}
-}
-
-// addLevel appends level v to *runs, in place: storing the slice back
-// only when it grows spares the write barrier of a slice store per
-// value.
-func addLevel(runs *[]lvlRun, v int16) {
-	if n := len(*runs); n > 0 && (*runs)[n-1].v == v {
-		(*runs)[n-1].n++
-		return
-	}
-	*runs = append(*runs, lvlRun{v, 1})
 }
 
 // null appends a slot without a value (def < maxDef).
@@ -202,20 +228,37 @@ func (b *batch) str(col int, s string, def, rep int) {
 
 // addStr appends a copy of s to the column's runs, invalid UTF-8 made
 // valid as JSON makes it ([output.ValidUTF8]): readers (DuckDB) refuse a
-// string column that is not. It returns the bytes copied.
-func (c *column) addStr(s string) int { return c.addBytes(output.ValidUTF8(s)) }
+// string column that is not. It returns the bytes copied. A value equal
+// to the previous one (most: a capture, a stream's addresses) is
+// counted in its run without looking at its UTF-8 again, since the run's
+// value is valid.
+func (c *column) addStr(s string) int {
+	if c.repeat(s) {
+		return 0
+	}
+	return c.addBytes(output.ValidUTF8(s))
+}
 
 // addBytes appends a copy of s, bytes as they are (BYTE_ARRAY columns
 // of bytes, extra_json written valid), and returns the bytes copied.
 func (c *column) addBytes(s string) int {
-	if n := len(c.str); n > 0 && string(c.data[c.str[n-1].start:c.str[n-1].end]) == s {
-		c.str[n-1].n++
+	if c.repeat(s) {
 		return 0
 	}
 	start := len(c.data)
 	c.data = append(c.data, s...)
 	c.str = append(c.str, strRun{uint32(start), uint32(len(c.data)), 1})
 	return len(s)
+}
+
+// repeat counts s in the last run if it holds s.
+func (c *column) repeat(s string) bool {
+	n := len(c.str)
+	if n == 0 || string(c.data[c.str[n-1].start:c.str[n-1].end]) != s {
+		return false
+	}
+	c.str[n-1].n++
+	return true
 }
 
 // raw appends a copy of p as it is.
@@ -263,6 +306,8 @@ type cursor struct {
 // group's column chunk (col, its index in the schema).
 func (c *column) write(cw *parquet.ColumnWriter, s *scratch, col int) error {
 	var cur cursor
+	c.def.done()
+	c.rep.done()
 	for {
 		s.vals = c.appendSlots(s.vals[:0], &cur, col)
 		if len(s.vals) == 0 {
@@ -283,8 +328,8 @@ func (c *column) appendSlots(dst []parquet.Value, cur *cursor, col int) []parque
 	case c.maxDef == 0: // required: a slot is a value
 		return c.appendValues(dst, cur, chunkSlots, 0, col)
 	}
-	for len(dst) < chunkSlots && cur.def.i < len(c.def) {
-		r := c.def[cur.def.i]
+	for len(dst) < chunkSlots && cur.def.i < len(c.def.runs) {
+		r := c.def.runs[cur.def.i]
 		n := min(r.n-cur.def.used, uint32(chunkSlots-len(dst)))
 		if r.v == c.maxDef {
 			dst = c.appendValues(dst, cur, int(n), int(r.v), col)
@@ -304,21 +349,29 @@ func appendNulls(dst []parquet.Value, n, rep, def, col int) []parquet.Value {
 	v.SetRepetitionLevel(rep)
 	v.SetDefinitionLevel(def)
 	v.SetColumnIndex(col)
-	for range n {
-		dst = append(dst, v)
-	}
-	return dst
+	return fill(dst, v, n)
 }
 
-// appendRepeated appends the slots of a column with repetition, one at
-// a time, until about chunkSlots and a row's end.
+// appendRepeated appends the slots of a column with repetition until
+// about chunkSlots and a row's end: one at a time, but for runs of rows
+// of one null slot (a list absent, as most rows' warnings are), which
+// are appended a run at a time.
 func (c *column) appendRepeated(dst []parquet.Value, cur *cursor, col int) []parquet.Value {
+	defs, reps := c.def.runs, c.rep.runs
 	for {
-		if r, ok := cur.rep.peek(c.rep); !ok || r == 0 && len(dst) >= chunkSlots {
+		r, ok := cur.rep.peek(reps)
+		if !ok || r == 0 && len(dst) >= chunkSlots {
 			return dst
 		}
-		def, _ := cur.def.next(c.def)
-		rep, _ := cur.rep.next(c.rep)
+		if d := defs[cur.def.i]; r == 0 && d.v < c.maxDef {
+			n := min(d.n-cur.def.used, reps[cur.rep.i].n-cur.rep.used, uint32(max(1, chunkSlots-len(dst))))
+			dst = appendNulls(dst, int(n), 0, int(d.v), col)
+			cur.def.skip(defs, n)
+			cur.rep.skip(reps, n)
+			continue
+		}
+		def, _ := cur.def.next(defs)
+		rep, _ := cur.rep.next(reps)
 		if def == c.maxDef {
 			dst = c.appendValues(dst, cur, 1, int(def), col)
 			dst[len(dst)-1].SetRepetitionLevel(int(rep))
@@ -344,26 +397,28 @@ func (c *column) appendValues(dst []parquet.Value, cur *cursor, n, def, col int)
 	// A column has values in one typed slice only, by its type.
 	end := min(cur.vi+n, len(c.i64)+len(c.f32)+len(c.f64)+len(c.bl))
 	start := len(dst)
+	dst = slices.Grow(dst, end-cur.vi)[:start+end-cur.vi]
+	out := dst[start:]
 	switch c.phys {
 	case physInt64:
-		for _, x := range c.i64[cur.vi:end] {
-			dst = append(dst, parquet.Int64Value(x))
+		for i, x := range c.i64[cur.vi:end] {
+			out[i] = parquet.Int64Value(x)
 		}
 	case physFloat:
-		for _, x := range c.f32[cur.vi:end] {
-			dst = append(dst, parquet.FloatValue(x))
+		for i, x := range c.f32[cur.vi:end] {
+			out[i] = parquet.FloatValue(x)
 		}
 	case physDouble:
-		for _, x := range c.f64[cur.vi:end] {
-			dst = append(dst, parquet.DoubleValue(x))
+		for i, x := range c.f64[cur.vi:end] {
+			out[i] = parquet.DoubleValue(x)
 		}
 	case physBool:
-		for _, x := range c.bl[cur.vi:end] {
-			dst = append(dst, parquet.BooleanValue(x))
+		for i, x := range c.bl[cur.vi:end] {
+			out[i] = parquet.BooleanValue(x)
 		}
 	}
 	cur.vi = end
-	setLevels(dst[start:], def, col)
+	setLevels(out, def, col)
 	return dst
 }
 
@@ -376,6 +431,17 @@ func setLevels(vs []parquet.Value, def, col int) {
 	}
 }
 
+// fill appends n copies of v.
+func fill(dst []parquet.Value, v parquet.Value, n int) []parquet.Value {
+	start := len(dst)
+	dst = slices.Grow(dst, n)[:start+n]
+	out := dst[start:]
+	for i := range out {
+		out[i] = v
+	}
+	return dst
+}
+
 // appendRuns appends the next n values of runs (fewer if they hold
 // fewer) from vc on, each run's value and count given by mk, at
 // definition level def.
@@ -385,9 +451,7 @@ func appendRuns[R any](dst []parquet.Value, runs []R, vc *valCursor, n int, mk f
 		k := min(rn-vc.used, uint32(n))
 		v.SetDefinitionLevel(def)
 		v.SetColumnIndex(col)
-		for range k {
-			dst = append(dst, v)
-		}
+		dst = fill(dst, v, int(k))
 		n -= int(k)
 		if vc.used += k; vc.used < rn {
 			break
@@ -408,6 +472,13 @@ func (rc *runCursor) peek(runs []lvlRun) (int16, bool) {
 		return 0, false
 	}
 	return runs[rc.i].v, true
+}
+
+// skip moves past the next n levels of runs, all of the current run.
+func (rc *runCursor) skip(runs []lvlRun, n uint32) {
+	if rc.used += n; rc.used == runs[rc.i].n {
+		rc.i, rc.used = rc.i+1, 0
+	}
 }
 
 // next returns the next level of runs and moves past it.

@@ -58,7 +58,7 @@ func TestChunkedColumns(t *testing.T) {
 		if g["a"] != nil {
 			ga = fmt.Sprint(g["a"])
 		}
-		if g["n"] != int64(i) || g["s"] != s || g["x"] != x || ga != a || g["capture"] != "c.pcap" {
+		if g["n"] != int64(i) || g["s"] != s || g["x"] != x || ga != a || g["capture"] != "c.pcap" || g["warnings"] != nil {
 			if bad++; bad < 5 {
 				t.Errorf("row %d: %v, want s %v x %v a %v", i, g, s, x, a)
 			}

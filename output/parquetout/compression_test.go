@@ -1,11 +1,16 @@
 package parquetout
 
 import (
+	"bytes"
+	"encoding/binary"
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
 	"github.com/dissect-tools/dissect/dissect"
+	"github.com/klauspost/compress/snappy"
 	"github.com/parquet-go/parquet-go/format"
 )
 
@@ -94,5 +99,34 @@ func TestEncodings(t *testing.T) {
 	}
 	if len(want) > 0 {
 		t.Errorf("no columns %v", want)
+	}
+}
+
+// TestFastSnappyIsSnappy: the default codec's blocks are standard snappy
+// (no s2 extension): the strict decoder, which refuses what the C++
+// reference decoder refuses, gives back every input, from empty to
+// pages of repeats and of noise.
+func TestFastSnappyIsSnappy(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	noise := make([]byte, 600<<10)
+	for i := range noise {
+		noise[i] = byte(rng.Uint32())
+	}
+	floats := make([]byte, 0, 512<<10)
+	for i := 0; len(floats) < cap(floats); i++ { // a column of values that come back
+		floats = binary.LittleEndian.AppendUint32(floats, math.Float32bits(float32(i%97)/7))
+	}
+	inputs := [][]byte{nil, []byte("a"), bytes.Repeat([]byte("192.0.2.1:4000"), 40000), noise, floats,
+		append(bytes.Repeat([]byte{0}, 100000), noise[:70000]...)}
+	var c fastSnappy
+	for i, in := range inputs {
+		enc, err := c.Encode(nil, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dec, err := snappy.DecodeStrict(nil, enc)
+		if err != nil || !bytes.Equal(dec, in) {
+			t.Errorf("input %d (%d bytes): %v, %d bytes back", i, len(in), err, len(dec))
+		}
 	}
 }

@@ -13,8 +13,11 @@ import (
 type rowBuilder struct {
 	set   []bool          // per declared field: already written in this row
 	extra []dissect.Field // the fields that go to extra_json
-	jbuf  []byte
-	json  *output.JSON
+	// general, set by tests, makes every record take the general path
+	// (fields), not the one for records as declared (declaredOrder).
+	general bool
+	jbuf    []byte
+	json    *output.JSON
 }
 
 // build appends r as a row of plan p to b and returns whether some field
@@ -31,7 +34,7 @@ func (rb *rowBuilder) build(b *batch, p *plan, r *dissect.Record, capture string
 		case dissect.FieldFrame:
 			cols[e.col].i64 = append(cols[e.col].i64, r.Frame)
 		case dissect.FieldTransport:
-			sz += cols[e.col].addStr(r.Transport.String())
+			sz += cols[e.col].addBytes(r.Transport.String()) // a name of ours, valid
 		case dissect.FieldStream: // kept as runs, of no size: a stream's messages come in bursts
 			b.int64Run(e.col, int64(r.Stream))
 			continue
@@ -72,6 +75,40 @@ func (rb *rowBuilder) build(b *batch, p *plan, r *dissect.Record, capture string
 		b.str(p.warnings, s, 2, min(i, 1))
 	}
 
+	extra := false
+	if rb.general || !declaredOrder(p, r.Fields) {
+		extra = rb.fields(b, p, r.Fields)
+	} else {
+		for i := range r.Fields {
+			scalar(b, &p.fields[i], &r.Fields[i].Value)
+		}
+		b.null(p.extra, 0, 0)
+	}
+	b.rows++
+	return extra
+}
+
+// declaredOrder reports whether fs are p's fields as declared, each in
+// its place and of its kind, all scalars (most records, whose protocol
+// adds the declared fields in order): they go to their columns one
+// after the other, with nothing to look up or check.
+func declaredOrder(p *plan, fs []dissect.Field) bool {
+	if !p.flat || len(fs) != len(p.fields) {
+		return false
+	}
+	for i := range fs {
+		n := &p.fields[i]
+		if k := fs[i].Key; fs[i].Value.Kind() != n.kind || len(k) != len(n.name) ||
+			unsafe.StringData(k) != unsafe.StringData(n.name) && k != n.name {
+			return false
+		}
+	}
+	return true
+}
+
+// fields appends the columns of fs, a record's fields in any order, and
+// returns whether some went to extra_json.
+func (rb *rowBuilder) fields(b *batch, p *plan, fs []dissect.Field) bool {
 	if cap(rb.set) < len(p.fields) {
 		rb.set = make([]bool, len(p.fields))
 	}
@@ -79,8 +116,8 @@ func (rb *rowBuilder) build(b *batch, p *plan, r *dissect.Record, capture string
 	clear(rb.set)
 	extra := rb.extra[:0]
 	hint := 0
-	for i := range r.Fields {
-		f := &r.Fields[i]
+	for i := range fs {
+		f := &fs[i]
 		j := field(p.fields, f.Key, hint)
 		if j < 0 || rb.set[j] {
 			extra = append(extra, *f) // undeclared or repeated key
@@ -115,7 +152,6 @@ func (rb *rowBuilder) build(b *batch, p *plan, r *dissect.Record, capture string
 	}
 	clear(extra) // drop the references to the record
 	rb.extra = extra[:0]
-	b.rows++
 	return len(extra) > 0
 }
 
@@ -164,7 +200,7 @@ func emit(b *batch, n *node, v *dissect.Value, r int) {
 // of leaf, for a top-level scalar field (n.flat), without its calls.
 func scalar(b *batch, n *node, v *dissect.Value) {
 	c := &b.cols[n.col]
-	addLevel(&c.def, int16(n.def))
+	c.def.add(int16(n.def))
 	b.size += 8
 	switch n.kind {
 	case dissect.KindFloat32:

@@ -21,6 +21,7 @@ type plan struct {
 	file   *parquet.Schema // the same schema, for the file writer (codec.go)
 	specs  []colSpec       // each leaf column's type and levels
 	fields []node          // the declared top-level fields, in declaration order
+	flat   bool            // every field is a scalar (node.flat)
 	// The common columns: the envelope's (dissect.Envelope: its JSON
 	// keys but the partitions'), then the lake's own.
 	env                      []envColumn
@@ -92,6 +93,7 @@ func newPlan(d *dissect.TypeDecl, typed, raw bool) (*plan, error) {
 	if typed {
 		leaf(&p.rtype, typeColumn, dissect.KindString)
 	}
+	p.flat = true
 	for i := range decls {
 		n := &p.fields[i]
 		name := ColumnName(decls[i].Name)
@@ -101,6 +103,7 @@ func newPlan(d *dissect.TypeDecl, typed, raw bool) (*plan, error) {
 			dissect.KindString, dissect.KindBytes, dissect.KindTime:
 			n.flat = true
 		}
+		p.flat = p.flat && n.flat
 	}
 	p.warnings = p.ncols
 	p.ncols++
