@@ -483,13 +483,25 @@ func (s *Stream) run(dir Dir, t Stamp, b []byte, final, last bool) int {
 				return i
 			}
 		}
-		c.Offset = d.next
 		var n int
 		var err error
+		parsed := false
+		if d.skipLen == 0 && d.th >= len(d.times) {
+			var k int
+			k, n, err, parsed = s.runPlain(d, dir, t, rest)
+			i += k
+			if !parsed {
+				continue
+			}
+			rest = rest[k:]
+		}
+		c.Offset = d.next
 		mt := t // the time of the unit that completed the message
-		// Held bytes with their times, unless they start a message the
-		// parser said ends in this unit's bytes.
-		if d.th < len(d.times) && (d.shortAt != d.next || d.shortEnd <= d.times[len(d.times)-1].end) {
+		switch {
+		case parsed: // runPlain's result for rest
+		case d.th < len(d.times) && (d.shortAt != d.next || d.shortEnd <= d.times[len(d.times)-1].end):
+			// Held bytes with their times, unless they start a message
+			// the parser said ends in this unit's bytes.
 			n, err = s.parseTimed(d, rest, t)
 			c.at(t)
 			if err == nil && n > 0 && n <= len(rest) {
@@ -497,7 +509,7 @@ func (s *Stream) run(dir Dir, t Stamp, b []byte, final, last bool) int {
 				// confirm it: the message's own last byte says when.
 				mt = d.timeAt(d.next+int64(n)-1, t)
 			}
-		} else {
+		default:
 			s.rec.Reset()
 			n, err = s.parser.Parse(c, rest)
 		}
@@ -551,6 +563,32 @@ func (s *Stream) run(dir Dir, t Stamp, b []byte, final, last bool) int {
 		}
 	}
 	return i
+}
+
+// runPlain is run's loop for the common case, small so that its variables
+// stay in registers: no held bytes with times of their own (every message
+// takes t), no resync, no skipped run to flush. It parses and emits whole
+// messages from rest and returns how many bytes they took, k. With parsed,
+// it stopped at a result of Parse that is not a whole message, n and err,
+// for run to act on at rest[k:]; without, something else ended it: the
+// bytes, the sink's error, or a state that needs run's care.
+func (s *Stream) runPlain(d *dirState, dir Dir, t Stamp, rest []byte) (k, n int, err error, parsed bool) {
+	c := &s.ctx
+	for {
+		if k == len(rest) || s.err != nil || d.needSync || d.skipLen > 0 || d.th < len(d.times) {
+			return k, 0, nil, false
+		}
+		b := rest[k:]
+		c.Offset = d.next
+		s.rec.Reset()
+		n, err = s.parser.Parse(c, b)
+		if err != nil || n <= 0 || n > len(b) {
+			return k, n, err, true
+		}
+		s.emitMessage(dir, t, d.next, b[:n])
+		d.next += int64(n)
+		k += n
+	}
 }
 
 // malformed skips the first byte of rest, at d.next, and asks for a
