@@ -316,7 +316,9 @@ type stampCache struct {
 }
 
 func (c *stampCache) append(ts *timeCache, b []byte, r *dissect.Record) []byte {
-	if len(c.enc) == 0 || r.Frame != c.frame || !r.Time.Equal(c.t) {
+	// The same time.Time value first (the records of one packet share
+	// it), Equal only when it is another value.
+	if len(c.enc) == 0 || r.Frame != c.frame || r.Time != c.t && !r.Time.Equal(c.t) {
 		enc := append(c.enc[:0], `{"time":"`...)
 		enc = ts.append(enc, r.Time)
 		enc = append(enc, `","frame":`...)

@@ -123,7 +123,9 @@ func dissectEvents(d *decoder, full <-chan *stageBatch, free chan<- *stageBatch)
 			case evOpen:
 				h.Open(e.s, e.t)
 			case evData:
-				e.s.Joined[e.dir] = e.joined
+				if e.s.Joined[e.dir] != e.joined { // written only when it changes: the reader allocated the copy, near what it writes
+					e.s.Joined[e.dir] = e.joined
+				}
 				h.Data(e.s, e.dir, e.t, b.data[e.off:e.off+e.n])
 			case evDatagram:
 				h.Datagram(e.s, e.dir, e.t, b.data[e.off:e.off+e.n])
