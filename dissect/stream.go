@@ -585,7 +585,7 @@ func (s *Stream) runPlain(d *dirState, dir Dir, t Stamp, rest []byte) (k, n int,
 		if err != nil || n <= 0 || n > len(b) {
 			return k, n, err, true
 		}
-		if !s.countMessage(dir) { // emitMessage, its two steps here: counting passes little
+		if !s.countOnly || !s.countMessage(dir) { // emitMessage, its steps here: counting passes little
 			s.sendMessage(dir, t, d.next, b[:n])
 		}
 		d.next += int64(n)
