@@ -141,16 +141,37 @@ func (s *Stream) fill(r *Record, dir Dir, t Stamp, off, n int64) {
 // emitMessage sends the message the parser put in s.rec, b its bytes at
 // offset off, or counts it.
 func (s *Stream) emitMessage(dir Dir, t Stamp, off int64, b []byte) {
-	if s.rec.Type == "" {
-		s.rec.Type = "unknown"
+	if !s.countOnly || !s.countMessage(dir) {
+		s.sendMessage(dir, t, off, b)
 	}
-	if s.countOnly && len(s.rec.Warnings) == 0 && len(s.dirs[dir].warn) == 0 {
-		if s.counts == nil {
-			s.counts = &TypeCounts{}
-		}
-		s.counts.Add(s.pname, s.rec.Type)
-		return
+}
+
+// countMessage counts the message in s.rec, of a stream that only counts,
+// unless it carries a warning (which the summary shows); it reports
+// whether it did: then the message needs nothing else.
+func (s *Stream) countMessage(dir Dir) bool {
+	s.rec.nameUnknown()
+	if len(s.rec.Warnings) > 0 || len(s.dirs[dir&1].warn) > 0 {
+		return false
 	}
+	if s.counts == nil {
+		s.counts = &TypeCounts{}
+	}
+	s.counts.Add(s.pname, s.rec.Type)
+	return true
+}
+
+// nameUnknown names the message of a parser that gave no type "unknown".
+func (r *Record) nameUnknown() {
+	if r.Type == "" {
+		r.Type = "unknown"
+	}
+}
+
+// sendMessage sends the message in s.rec to the sink, b its bytes at
+// offset off.
+func (s *Stream) sendMessage(dir Dir, t Stamp, off int64, b []byte) {
+	s.rec.nameUnknown()
 	s.fill(s.rec, dir, t, off, int64(len(b)))
 	s.takeWarnings(s.rec, dir)
 	if s.raw {

@@ -89,6 +89,13 @@ func (c *TypeCounts) AddN(proto, typ string, n int64) {
 		c.rows[h.row].Count += n
 		return
 	}
+	c.addMiss(h, proto, typ, n)
+}
+
+// addMiss is AddN for a type not in its hot slot h: apart, so that AddN
+// saves nothing on the stack for the calls made here.
+func (c *TypeCounts) addMiss(h *hotType, proto, typ string, n int64) {
+	tp := unsafe.StringData(typ)
 	i := c.lookup(proto, typ)
 	c.rows[i].Count += n
 	if len(typ) > 0 && len(proto) > 0 {

@@ -483,13 +483,25 @@ func (s *Stream) run(dir Dir, t Stamp, b []byte, final, last bool) int {
 				return i
 			}
 		}
-		c.Offset = d.next
 		var n int
 		var err error
+		parsed := false
+		if d.skipLen == 0 && d.th >= len(d.times) {
+			var k int
+			k, n, err, parsed = s.runPlain(d, dir, t, rest)
+			i += k
+			if !parsed {
+				continue
+			}
+			rest = rest[k:]
+		}
+		c.Offset = d.next
 		mt := t // the time of the unit that completed the message
-		// Held bytes with their times, unless they start a message the
-		// parser said ends in this unit's bytes.
-		if d.th < len(d.times) && (d.shortAt != d.next || d.shortEnd <= d.times[len(d.times)-1].end) {
+		switch {
+		case parsed: // runPlain's result for rest
+		case d.th < len(d.times) && (d.shortAt != d.next || d.shortEnd <= d.times[len(d.times)-1].end):
+			// Held bytes with their times, unless they start a message
+			// the parser said ends in this unit's bytes.
 			n, err = s.parseTimed(d, rest, t)
 			c.at(t)
 			if err == nil && n > 0 && n <= len(rest) {
@@ -497,7 +509,7 @@ func (s *Stream) run(dir Dir, t Stamp, b []byte, final, last bool) int {
 				// confirm it: the message's own last byte says when.
 				mt = d.timeAt(d.next+int64(n)-1, t)
 			}
-		} else {
+		default:
 			s.rec.Reset()
 			n, err = s.parser.Parse(c, rest)
 		}

@@ -51,3 +51,28 @@ func BenchmarkSummaryManyTypes(b *testing.B) {
 		WriteSummary(io.Discard, s)
 	}
 }
+
+// BenchmarkJSONRecordPackets writes Deltarobot-like records as a capture
+// gives them: several messages complete in one packet (the generated
+// capture averages 45), so they share a time and a frame number, and each
+// has its own offset.
+func BenchmarkJSONRecordPackets(b *testing.B) {
+	r := record()
+	r.Proto, r.Type = "deltarobot", "actuator_position"
+	r.Frame, r.Offset, r.Length = 123456, 98765432, 18
+	for _, k := range []string{"x", "y", "z", "u"} {
+		r.Add(k, dissect.Float32(0.123456))
+	}
+	l := NewJSONLines(false)
+	buf := l.AppendRecord(nil, r)
+	b.SetBytes(int64(len(buf)))
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		if i%45 == 0 {
+			r.Frame++
+			r.Time = r.Time.Add(time.Millisecond)
+		}
+		r.Offset += r.Length
+		buf = l.AppendRecord(buf[:0], r)
+	}
+}

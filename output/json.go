@@ -23,6 +23,7 @@ type JSON struct {
 	flushEach bool
 	raw       bool // SetRaw
 	ts        timeCache
+	stamp     stampCache
 	keys      jsonCache // field keys, with the colon
 	strs      jsonCache // proto, type, src, dst
 	head      *headCache
@@ -81,10 +82,7 @@ func (j *JSON) Record(r *dissect.Record) error {
 
 // AppendRecord appends r as one JSON object, with no newline.
 func (j *JSON) AppendRecord(b []byte, r *dissect.Record) []byte {
-	b = append(b, `{"time":"`...)
-	b = j.ts.append(b, r.Time)
-	b = append(b, `","frame":`...)
-	b = strconv.AppendInt(b, r.Frame, 10)
+	b = j.stamp.append(&j.ts, b, r)
 	b = j.head.append(j, b, r)
 	b = append(b, `,"offset":`...)
 	b = strconv.AppendInt(b, r.Offset, 10)
@@ -306,6 +304,27 @@ func (c *timeCache) append(b []byte, t time.Time) []byte {
 	full = append(full, 'Z')
 	c.full, c.last = full, key
 	return append(b, full...)
+}
+
+// stampCache keeps the JSON of the last record's stamp, from `{"time":` to
+// the frame number's last digit: the records of one packet share both, so
+// one comparison and one copy replace the formatting of a number.
+type stampCache struct {
+	frame int64
+	t     time.Time
+	enc   []byte // empty: nothing cached yet
+}
+
+func (c *stampCache) append(ts *timeCache, b []byte, r *dissect.Record) []byte {
+	// The same time.Time value first (the records of one packet share
+	// it), Equal only when it is another value.
+	if len(c.enc) == 0 || r.Frame != c.frame || r.Time != c.t && !r.Time.Equal(c.t) {
+		enc := append(c.enc[:0], `{"time":"`...)
+		enc = ts.append(enc, r.Time)
+		enc = append(enc, `","frame":`...)
+		c.enc, c.frame, c.t = strconv.AppendInt(enc, r.Frame, 10), r.Frame, r.Time
+	}
+	return append(b, c.enc...)
 }
 
 // jsonCache keeps the JSON form of strings that recur by address: field

@@ -306,3 +306,24 @@ func TestJSONFloatsReadAsFloats(t *testing.T) {
 		check(math.Ldexp(w, -rng.IntN(70)), 64)
 	}
 }
+
+// TestJSONStamps: the cached time and frame of the last record are used
+// only for a record with both the same; each line's head is what the time
+// and the number say, written here with the time package and fmt.
+func TestJSONStamps(t *testing.T) {
+	t0 := time.Date(2026, 11, 22, 10, 11, 12, 5000, time.UTC)
+	stamps := []struct {
+		t time.Time
+		f int64
+	}{{t0, 1}, {t0, 1}, {t0, 2}, {t0.Add(time.Nanosecond), 2}, {t0.Add(time.Second), 2}, {t0, 2}, {t0, 0}, {t0.In(time.FixedZone("x", 3600)), 0}, {time.Time{}, 0}, {t0, -1}, {t0, 1 << 62}}
+	j := NewJSONLines(false)
+	r := record()
+	for i, s := range stamps {
+		r.Time, r.Frame = s.t, s.f
+		got := string(j.AppendRecord(nil, r))
+		want := fmt.Sprintf(`{"time":"%s","frame":%d,"proto":`, s.t.UTC().Format("2006-01-02T15:04:05.000000000Z"), s.f)
+		if !strings.HasPrefix(got, want) {
+			t.Errorf("record %d: %.80s, want it to begin %s", i, got, want)
+		}
+	}
+}

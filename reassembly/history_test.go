@@ -323,6 +323,7 @@ func BenchmarkHistoryRecord(b *testing.B) {
 	var h half
 	data := good(0, 1448)
 	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
 	var off int64
 	for b.Loop() {
 		a.record(&h, off, data)
