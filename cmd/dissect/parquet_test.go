@@ -15,6 +15,7 @@ import (
 	"github.com/dissect-tools/dissect/dissect/dissecttest"
 	"github.com/dissect-tools/dissect/internal/duckdb"
 	"github.com/dissect-tools/dissect/output/parquetout"
+	"github.com/dissect-tools/dissect/pipeline"
 )
 
 // lakeCounts returns "capture|proto|type" -> rows, from DuckDB.
@@ -371,10 +372,13 @@ func TestOutputNotes(t *testing.T) {
 		t.Fatal(err)
 	}
 	// a and the long b make 2; c, d, c overflow; b was shortened.
-	notes := strings.Join(outputNotes(&capturedFrom{lake: w}), "\n")
-	for _, s := range []string{"3 records of types beyond the first 2", "type=__overflow__", "1 partition names too long"} {
-		if !strings.Contains(notes, s) {
-			t.Errorf("notes do not say %q:\n%s", s, notes)
+	// The lake alone, and behind the capture names, a filter and Beside.
+	for _, out := range []sink{w, &capturedFrom{sink: &querySink{out: pipeline.NewBeside(w, 0)}}} {
+		notes := strings.Join(outputNotes(out), "\n")
+		for _, s := range []string{"3 records of types beyond the first 2", "type=__overflow__", "1 partition names too long"} {
+			if !strings.Contains(notes, s) {
+				t.Errorf("%T: notes do not say %q:\n%s", out, s, notes)
+			}
 		}
 	}
 	if notes := outputNotes(&querySink{}); notes != nil {

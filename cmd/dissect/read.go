@@ -212,13 +212,23 @@ func (o *readOpts) output(stdout io.Writer, reg *dissect.Registry, tf output.Tim
 	case "fields":
 		return o.q.fieldsWriter(stdout, reg)
 	case "parquet":
-		return o.parquetOutput(reg)
+		return o.beside(o.parquetOutput(reg))
 	case "mcap":
-		return o.mcapOutput(stdout, reg)
+		return o.beside(o.mcapOutput(stdout, reg))
 	case "foxglove":
 		return o.foxgloveOutput(reg)
 	}
 	return nil, usageError{fmt.Errorf("--output %q: want table, json, fields, parquet, mcap or foxglove", o.format)}
+}
+
+// beside puts a writer whose per-record work is as large as decoding
+// (MCAP, Parquet) on a goroutine of its own beside the decoder
+// (pipeline.Beside), unless --threads 1.
+func (o *readOpts) beside(w sink, err error) (sink, error) {
+	if err != nil || o.threads == 1 {
+		return w, err
+	}
+	return pipeline.NewBeside(w, 0), nil
 }
 
 // workers is the number of goroutines formatting records (--threads).
