@@ -74,6 +74,14 @@ func (c *capturedFrom) Record(r *dissect.Record) error {
 // Close closes the lake's files.
 func (c *capturedFrom) Close() error { return closeOutput(c.sink) }
 
+// StreamOpened passes on the streams opened, for the statistics that
+// number them (-z follow,tcp,…,N) behind it.
+func (c *capturedFrom) StreamOpened(id dissect.StreamID) {
+	if o, ok := c.sink.(pipeline.StreamOpener); ok {
+		o.StreamOpened(id)
+	}
+}
+
 // writerOf returns the writer behind out: out without the display
 // filter, the capture names and Beside in front of it.
 func writerOf(out sink) dissect.Sink {

@@ -392,3 +392,21 @@ func TestParquetMaxPartitionsFlag(t *testing.T) {
 		t.Errorf("exit %d, stderr %q", code, errOut)
 	}
 }
+
+// Statistics that number streams (-z follow,tcp,…,N) see every stream
+// also when the records go to a lake: the lake's capture names in front
+// of them pass the streams opened on. Before, -o parquet found "no tcp
+// stream 0".
+func TestParquetWithFollow(t *testing.T) {
+	f := filepath.Join(pcapDir, "deltarobot_session.pcap")
+	want, errs, code := cli(t, f, "-q", "-z", "follow,tcp,ascii,0", "--no-summary")
+	if code != 0 || !strings.Contains(want, "Node 0:") {
+		t.Fatalf("-q: exit %d, stdout %q: %s", code, want, errs)
+	}
+	for _, threads := range []string{"1", "2"} {
+		got, errs, code := cli(t, f, "-o", "parquet", "--out", t.TempDir(), "-z", "follow,tcp,ascii,0", "--no-summary", "--threads", threads)
+		if code != 0 || strings.TrimPrefix(got, "\n") != want {
+			t.Errorf("-o parquet --threads %s: exit %d, stdout\n%s\nwant -q's\n%s\nstderr %s", threads, code, got, want, errs)
+		}
+	}
+}
