@@ -251,7 +251,8 @@ func TestBesideFlushError(t *testing.T) {
 
 // Flush returns once every record before it has reached the sink and the
 // sink has flushed; a call given to Do runs between the records it came
-// between; before and after the goroutine starts.
+// between; before and after the goroutine starts, which it does only
+// once a batch is full (a small input stays in the caller's goroutine).
 func TestBesideFlushOrder(t *testing.T) {
 	for _, batch := range []int{1024, 2} {
 		s := &logSink{}
@@ -276,6 +277,9 @@ func TestBesideFlushOrder(t *testing.T) {
 		}
 		if !ok {
 			t.Errorf("batch %d: before Flush returned the sink was told %q, want %q", batch, got, want)
+		}
+		if b.started != (batch == 2) {
+			t.Errorf("batch %d: the goroutine started: %v; want it only once a batch is full", batch, b.started)
 		}
 		rec(4)
 		if err := b.Close(); err != nil {
