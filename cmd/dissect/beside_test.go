@@ -19,13 +19,15 @@ import (
 )
 
 // besideFiles are the captures of the writers' --threads tests: every
-// shipped one in long runs, else a sample of every protocol's framing,
-// and always the generated one of many batches (gaps and skipped bytes).
+// shipped one in long runs, else a sample of every protocol's framing
+// (VRPN's types named by the wire, HandControl's warnings, Deltarobot's
+// garbage as records of no declaration), and always the generated one of
+// many batches (gaps and skipped bytes).
 func besideFiles(t *testing.T) []string {
 	gen := writeInterleaved(t, 64, 200)
 	files := append(pcaps(t), gen)
 	if !longtest.On() {
-		files = sampleFiles(files, gen, "vrpn_udp_tcp", "vrpn_multi_device", "handcontrol_serial", "deltarobot_session")
+		files = sampleFiles(files, gen, "vrpn_udp_tcp", "vrpn_multi_device", "handcontrol_serial", "deltarobot_session", "deltarobot_garbage")
 	}
 	return files
 }
