@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -37,9 +38,9 @@ func besideFiles(t *testing.T) []string {
 // and statistics.
 var besideRuns = [][]string{nil, {"-x"}, {"-Y", `type != "ping"`, "-z", "conv"}}
 
-// The writers run beside the decoder unless --threads 1, and the MCAP
-// file is then byte for byte the one written in one goroutine, with
-// --threads 2 (the default's) and 4, on every capture and form.
+// The writers run beside the decoder from --threads 3, and the MCAP file
+// is then byte for byte the one written in one goroutine, as with
+// --threads 2 (the default's), on every capture and form.
 func TestThreadsGiveTheSameMCAP(t *testing.T) {
 	checkBeside(t, "mcap", "")
 	dir := t.TempDir()
@@ -58,7 +59,7 @@ func TestThreadsGiveTheSameMCAP(t *testing.T) {
 				return b
 			}
 			want := write("1")
-			for _, n := range []string{"2", "4"} {
+			for _, n := range []string{"2", "3"} {
 				if got := write(n); !bytes.Equal(got, want) {
 					t.Errorf("%s %v --threads %s: %d bytes, --threads 1 %d; first difference at byte %d",
 						filepath.Base(f), extra, n, len(got), len(want), firstByteDiff(got, want))
@@ -93,7 +94,7 @@ func TestThreadsGiveTheSameLake(t *testing.T) {
 			if len(want) == 0 {
 				t.Fatalf("%v %v: an empty lake", in, extra)
 			}
-			for _, n := range []string{"2", "4"} {
+			for _, n := range []string{"2", "3"} {
 				got := readLake(t, write(n))
 				if !slices.Equal(sortedKeys(got), sortedKeys(want)) {
 					t.Errorf("%v %v --threads %s: parts %v, --threads 1 %v", in, extra, n, sortedKeys(got), sortedKeys(want))
@@ -111,14 +112,15 @@ func TestThreadsGiveTheSameLake(t *testing.T) {
 }
 
 // checkBeside checks that the flags put the writer of format beside the
-// decoder (pipeline.Beside) unless --threads 1: what the tests above
-// compare is then the writer beside the decoder against the writer alone.
+// decoder (pipeline.Beside) from --threads 3 (0: when there are more than
+// 2 CPUs): what the tests above compare is then the writer beside the
+// decoder against the writer alone.
 func checkBeside(t *testing.T, format, out string) {
 	t.Helper()
 	if out == "" {
 		out = filepath.Join(t.TempDir(), "x")
 	}
-	for _, threads := range []string{"0", "1", "2"} {
+	for _, threads := range []string{"0", "1", "2", "3"} {
 		o := &readOpts{}
 		cmd := &cobra.Command{}
 		addReadFlags(cmd, o)
@@ -130,7 +132,7 @@ func checkBeside(t *testing.T, format, out string) {
 			t.Fatal(err)
 		}
 		_, beside := s.(*pipeline.Beside)
-		if beside != (threads != "1") {
+		if beside != (threads == "3" || threads == "0" && runtime.GOMAXPROCS(0) > 2) {
 			t.Errorf("-o %s --threads %s: the writer is a %T", format, threads, s)
 		}
 		if err := closeOutput(s); err != nil {

@@ -403,7 +403,7 @@ func TestParquetWithFollow(t *testing.T) {
 	if code != 0 || !strings.Contains(want, "Node 0:") {
 		t.Fatalf("-q: exit %d, stdout %q: %s", code, want, errs)
 	}
-	for _, threads := range []string{"1", "2"} {
+	for _, threads := range []string{"1", "3"} {
 		got, errs, code := cli(t, f, "-o", "parquet", "--out", t.TempDir(), "-z", "follow,tcp,ascii,0", "--no-summary", "--threads", threads)
 		if code != 0 || strings.TrimPrefix(got, "\n") != want {
 			t.Errorf("-o parquet --threads %s: exit %d, stdout\n%s\nwant -q's\n%s\nstderr %s", threads, code, got, want, errs)
