@@ -61,8 +61,13 @@ func (b *Batch) Add(r *Record) {
 }
 
 // copyBytes copies p into the byte arena. When the arena grows, earlier
-// copies keep the old array, which stays alive as long as they do.
+// copies keep the old array, which stays alive as long as they do. An
+// empty p is returned as it is: nil stays nil and empty stays empty (a
+// Raw of no bytes is not a missing Raw: the lake writes "", not null).
 func (b *Batch) copyBytes(p []byte) []byte {
+	if len(p) == 0 {
+		return p[:0:0]
+	}
 	start := len(b.bytes)
 	b.bytes = append(b.bytes, p...)
 	return b.bytes[start:len(b.bytes):len(b.bytes)]

@@ -16,7 +16,8 @@
 // packet. A run without a sink
 // (-q) with Config.Workers > 1 dissects on a second goroutine (staged.go).
 // [Parallel] is a sink that formats records on a pool of goroutines and
-// writes them in order.
+// writes them in order; [Beside] runs another sink (a writer of MCAP or
+// Parquet) on a goroutine of its own, in order.
 //
 // Live sources (Config.Live) are read by a capture goroutine that never
 // waits for decoding or output: it writes the -w file ([Save]) itself,

@@ -40,10 +40,11 @@ func (o *readOpts) parquetOutput(reg *dissect.Registry) (sink, error) {
 
 // capturedFrom is a sink in front of a Parquet lake that names each
 // record's capture: the base name of the file being read when the record
-// was completed ("-" for stdin).
+// was completed ("-" for stdin). The name is set in order with the
+// records, also when the lake writes beside the decoder.
 type capturedFrom struct {
 	sink
-	lake  *parquetout.Writer
+	set   func(name string)
 	files *pipeline.Files
 	last  int
 }
@@ -51,20 +52,21 @@ type capturedFrom struct {
 // nameCaptures puts capturedFrom in front of out when records go to a
 // Parquet lake (directly or behind a display filter).
 func nameCaptures(out sink, files *pipeline.Files) sink {
-	lake, ok := out.(*parquetout.Writer)
-	if q, isQuery := out.(*querySink); isQuery {
-		lake, ok = q.out.(*parquetout.Writer)
-	}
-	if !ok {
+	lake := lakeOf(out)
+	if lake == nil {
 		return out
 	}
-	return &capturedFrom{sink: out, lake: lake, files: files, last: -1}
+	set := lake.SetCapture
+	if b := besideOf(out); b != nil {
+		set = func(name string) { b.Do(func() { lake.SetCapture(name) }) }
+	}
+	return &capturedFrom{sink: out, set: set, files: files, last: -1}
 }
 
 func (c *capturedFrom) Record(r *dissect.Record) error {
 	if name, i, _, _, ok := c.files.Current(); ok && i != c.last {
 		c.last = i
-		c.lake.SetCapture(filepath.Base(name))
+		c.set(filepath.Base(name))
 	}
 	return c.sink.Record(r)
 }
@@ -72,21 +74,51 @@ func (c *capturedFrom) Record(r *dissect.Record) error {
 // Close closes the lake's files.
 func (c *capturedFrom) Close() error { return closeOutput(c.sink) }
 
+// StreamOpened passes on the streams opened, for the statistics that
+// number them (-z follow,tcp,…,N) behind it.
+func (c *capturedFrom) StreamOpened(id dissect.StreamID) {
+	if o, ok := c.sink.(pipeline.StreamOpener); ok {
+		o.StreamOpened(id)
+	}
+}
+
+// writerOf returns the writer behind out: out without the display
+// filter, the capture names and Beside in front of it.
+func writerOf(out sink) dissect.Sink {
+	if c, ok := out.(*capturedFrom); ok {
+		out = c.sink
+	}
+	if q, ok := out.(*querySink); ok {
+		out = q.out
+	}
+	if b, ok := out.(*pipeline.Beside); ok {
+		return b.Sink()
+	}
+	return out
+}
+
+// besideOf returns the Beside in front of out's writer, or nil.
+func besideOf(out sink) *pipeline.Beside {
+	if q, ok := out.(*querySink); ok {
+		out = q.out
+	}
+	b, _ := out.(*pipeline.Beside)
+	return b
+}
+
+// lakeOf returns the Parquet lake out writes to, or nil.
+func lakeOf(out sink) *parquetout.Writer {
+	lake, _ := writerOf(out).(*parquetout.Writer)
+	return lake
+}
+
 // outputNotes returns what the output has to say at the end of a run
 // (after Close), for stderr: the records of a Parquet lake that went to
 // an overflow partition and the partitions whose name was shortened.
 // Nothing is lost in either case, but a query by partition does not see
 // those records under their type.
 func outputNotes(out sink) []string {
-	var lake *parquetout.Writer
-	switch o := out.(type) {
-	case *capturedFrom:
-		lake = o.lake
-	case *parquetout.Writer:
-		lake = o
-	case *querySink:
-		lake, _ = o.out.(*parquetout.Writer)
-	}
+	lake := lakeOf(out)
 	if lake == nil {
 		return nil
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/dissect-tools/dissect/dissect/dissecttest"
 	"github.com/dissect-tools/dissect/internal/duckdb"
 	"github.com/dissect-tools/dissect/output/parquetout"
+	"github.com/dissect-tools/dissect/pipeline"
 )
 
 // lakeCounts returns "capture|proto|type" -> rows, from DuckDB.
@@ -371,10 +372,13 @@ func TestOutputNotes(t *testing.T) {
 		t.Fatal(err)
 	}
 	// a and the long b make 2; c, d, c overflow; b was shortened.
-	notes := strings.Join(outputNotes(&capturedFrom{lake: w}), "\n")
-	for _, s := range []string{"3 records of types beyond the first 2", "type=__overflow__", "1 partition names too long"} {
-		if !strings.Contains(notes, s) {
-			t.Errorf("notes do not say %q:\n%s", s, notes)
+	// The lake alone, and behind the capture names, a filter and Beside.
+	for _, out := range []sink{w, &capturedFrom{sink: &querySink{out: pipeline.NewBeside(w, 0)}}} {
+		notes := strings.Join(outputNotes(out), "\n")
+		for _, s := range []string{"3 records of types beyond the first 2", "type=__overflow__", "1 partition names too long"} {
+			if !strings.Contains(notes, s) {
+				t.Errorf("%T: notes do not say %q:\n%s", out, s, notes)
+			}
 		}
 	}
 	if notes := outputNotes(&querySink{}); notes != nil {
@@ -386,5 +390,23 @@ func TestParquetMaxPartitionsFlag(t *testing.T) {
 	_, errOut, code := cli(t, "-o", "parquet", "--out", t.TempDir(), "--max-partitions", "0", filepath.Join(pcapDir, "vrpn_multi_device.pcap"))
 	if code != 2 || !strings.Contains(errOut, "--max-partitions 0") {
 		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+}
+
+// Statistics that number streams (-z follow,tcp,…,N) see every stream
+// also when the records go to a lake: the lake's capture names in front
+// of them pass the streams opened on. Before, -o parquet found "no tcp
+// stream 0".
+func TestParquetWithFollow(t *testing.T) {
+	f := filepath.Join(pcapDir, "deltarobot_session.pcap")
+	want, errs, code := cli(t, f, "-q", "-z", "follow,tcp,ascii,0", "--no-summary")
+	if code != 0 || !strings.Contains(want, "Node 0:") {
+		t.Fatalf("-q: exit %d, stdout %q: %s", code, want, errs)
+	}
+	for _, threads := range []string{"1", "3"} {
+		got, errs, code := cli(t, f, "-o", "parquet", "--out", t.TempDir(), "-z", "follow,tcp,ascii,0", "--no-summary", "--threads", threads)
+		if code != 0 || strings.TrimPrefix(got, "\n") != want {
+			t.Errorf("-o parquet --threads %s: exit %d, stdout\n%s\nwant -q's\n%s\nstderr %s", threads, code, got, want, errs)
+		}
 	}
 }

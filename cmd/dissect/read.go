@@ -62,7 +62,7 @@ func addReadFlags(cmd *cobra.Command, o *readOpts) {
 	f.StringVar(&o.progress, "progress", "auto", "progress bar on stderr (file, percent, rate, time left): auto (when stderr is a terminal and the records do not go to one), always, never")
 	f.BoolVar(&o.noSummary, "no-summary", false, "do not print the summary on stderr at the end")
 	f.BoolVar(&o.wide, "wide", false, "table: do not fit lines to the terminal's width; show every column and the whole INFO (a protocol summary that leaves fields out or shortens a value gives way to every field in full)")
-	f.IntVar(&o.threads, "threads", 0, "goroutines to keep busy: json formats records beside the decoder, mcap compresses chunks and parquet encodes row groups beside it, -q dissects beside reading (0: one per CPU, 2 for mcap and parquet; 1: everything in one goroutine); the output is the same")
+	f.IntVar(&o.threads, "threads", 0, "goroutines to keep busy: json formats records beside the decoder; mcap compresses chunks and parquet encodes row groups beside it, and from 3 also write the records on a goroutine of their own; -q dissects beside reading (0: one per CPU, 2 for mcap's and parquet's compression; 1: everything in one goroutine); the output is the same")
 	addQueryFlags(cmd, &o.q)
 	o.tshark.add(cmd)
 	f.StringVar(&o.outPath, "out", "", "where the records go instead of stdout: -o table, json, fields: this file (created or truncated; -z statistics go there too, as with > FILE); -o parquet: the lake's directory (created if needed; runs may share one); -o mcap: the file; -o foxglove: HOST:PORT to serve on (default 127.0.0.1:8765, loopback only; 0.0.0.0:8765 serves every interface)")
@@ -212,13 +212,26 @@ func (o *readOpts) output(stdout io.Writer, reg *dissect.Registry, tf output.Tim
 	case "fields":
 		return o.q.fieldsWriter(stdout, reg)
 	case "parquet":
-		return o.parquetOutput(reg)
+		return o.beside(o.parquetOutput(reg))
 	case "mcap":
-		return o.mcapOutput(stdout, reg)
+		return o.beside(o.mcapOutput(stdout, reg))
 	case "foxglove":
 		return o.foxgloveOutput(reg)
 	}
 	return nil, usageError{fmt.Errorf("--output %q: want table, json, fields, parquet, mcap or foxglove", o.format)}
+}
+
+// beside puts a writer of MCAP or Parquet on a goroutine of its own
+// beside the decoder (pipeline.Beside) when --threads gives it a core of
+// its own: more than 2, or 0 on more than 2 CPUs. With 2, the decoder and
+// the writer's own workers (chunks, row groups) already keep two cores
+// about equally busy, and the copy Beside makes cost more than it won
+// (docs/performance.md, "The writers beside the decoder").
+func (o *readOpts) beside(w sink, err error) (sink, error) {
+	if err != nil || o.workers() <= 2 {
+		return w, err
+	}
+	return pipeline.NewBeside(w, 0), nil
 }
 
 // workers is the number of goroutines formatting records (--threads).

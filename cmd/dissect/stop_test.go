@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"github.com/dissect-tools/dissect/internal/longtest"
 	"io"
-	"io/fs"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -192,24 +191,8 @@ func checkComplete(t *testing.T, f stopForm, dir, out string, want int64) {
 func lakeRows(t *testing.T, lake string) int64 {
 	t.Helper()
 	var rows int64
-	err := filepath.WalkDir(lake, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		if !strings.HasSuffix(path, ".parquet") {
-			t.Errorf("left in the lake: %s", path)
-			return nil
-		}
-		pf, closer, err := openParquet(path)
-		if err != nil {
-			return err
-		}
-		defer closer.Close()
-		rows += pf.NumRows()
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
+	for _, p := range readLake(t, lake) {
+		rows += int64(len(p.rows))
 	}
 	return rows
 }
