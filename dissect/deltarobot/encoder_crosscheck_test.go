@@ -194,9 +194,12 @@ type ccRttWant struct {
 func ccExpectRTT(truth [2][]deltaenc.Message, p []ccDelivery) map[int64]ccRttWant {
 	pingAt := map[uint64]int{}
 	pingEnd := map[uint64]int{}
-	for _, m := range truth[deltaenc.Server] {
+	for i, m := range truth[deltaenc.Server] {
 		if m.Type == deltaenc.TypePing {
 			pingAt[m.PingID] = ccCompletes(p, deltaenc.Server, m.Ready-1)
+			if ccCutChain(truth[deltaenc.Server], i) {
+				pingAt[m.PingID] = len(p) // at the direction's end: after every delivery
+			}
 			pingEnd[m.PingID] = ccCompletes(p, deltaenc.Server, m.Offset+m.Length-1)
 		}
 	}
@@ -215,6 +218,30 @@ func ccExpectRTT(truth [2][]deltaenc.Message, p []ccDelivery) map[int64]ccRttWan
 		out[m.Offset] = ccRttWant{want: true, ms: float64(p[qe].at-p[ie].at) / float64(time.Millisecond)}
 	}
 	return out
+}
+
+// ccCutChain reports whether msgs[i] is in a resynchronisation chain
+// that the direction's end cuts short (fewer than SyncRun messages and
+// no magic after a skipped run or a gap): the decoder confirms such a
+// chain only at the direction's end (Ctx.End), never before more data or
+// a gap, so its messages are emitted after every delivery.
+func ccCutChain(msgs []deltaenc.Message, i int) bool {
+	ready := msgs[i].Ready
+	j := i
+	for j > 0 && !msgs[j-1].IsEvent() && msgs[j-1].Ready == ready {
+		j--
+	}
+	if j == 0 || !msgs[j-1].IsEvent() {
+		return false // not a chain after a skipped run or a gap
+	}
+	n := 0
+	for k := j; k < len(msgs) && !msgs[k].IsEvent() && msgs[k].Ready == ready; k++ {
+		if msgs[k].Type == deltaenc.TypeMagic && msgs[k].Magic == deltaenc.MagicValue {
+			return false
+		}
+		n++
+	}
+	return n < deltaenc.SyncRun && ready == msgs[len(msgs)-1].End()
 }
 
 // ccCheck compares the records of one direction with the encoder's truth.
