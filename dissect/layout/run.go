@@ -270,28 +270,12 @@ func signExtend(raw uint64, sh uint) uint64 {
 
 // set sets dst to the number raw holds, for an op recorded as it is
 // (opUint … opF8).
-// decode reads the op's value at at[0] into dst: set(raw(at)), with the
-// unsigned integers of one to four bytes, most of any header, read in
-// one step.
+// decode reads the op's value at at[0] into dst: set(raw(at)), an
+// unsigned integer (most of any header) without set's switch.
 func (op *runOp) decode(dst *dissect.Value, at []byte) {
 	if op.kind == opUint {
-		switch op.read {
-		case rd1:
-			dst.SetUint(uint64(at[0]))
-			return
-		case rd2le:
-			dst.SetUint(uint64(binary.LittleEndian.Uint16(at)))
-			return
-		case rd2be:
-			dst.SetUint(uint64(binary.BigEndian.Uint16(at)))
-			return
-		case rd4le:
-			dst.SetUint(uint64(binary.LittleEndian.Uint32(at)))
-			return
-		case rd4be:
-			dst.SetUint(uint64(binary.BigEndian.Uint32(at)))
-			return
-		}
+		dst.SetUint(op.raw(at))
+		return
 	}
 	op.set(dst, op.raw(at))
 }
