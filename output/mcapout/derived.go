@@ -4,20 +4,21 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"time"
 
 	"github.com/dissect-tools/dissect/dissect"
 )
 
 // derived draws r's pictures, as its declaration's roles say: a pose
 // (Pose) and a line strip (Polyline).
-func (w *Writer) derived(r *dissect.Record, d *declared, k topicKey) error {
+func (w *Writer) derived(r *dissect.Record, d *declared, k topicKey, m *memo) error {
 	t := d.decl
 	if t.Pose == nil && t.Polyline == "" {
 		return nil
 	}
 	w.slab = w.slab[:0]
 	if t.Pose != nil {
-		if err := w.pose(r, t, k); err != nil {
+		if err := w.pose(r, t, k, m); err != nil {
 			return err
 		}
 	}
@@ -186,10 +187,18 @@ func (w *Writer) frame(r *dissect.Record, k topicKey) string {
 // pose draws a record of a type with a Pose: a PoseInFrame in its frame
 // and, when it names a sensor, the transform from the sender's frame to
 // SENDER/sensorN.
-func (w *Writer) pose(r *dissect.Record, t *dissect.TypeDecl, k topicKey) error {
+// m, when not nil, is the memo of r's record topic (see Record), which
+// keeps the pose topic's channel.
+func (w *Writer) pose(r *dissect.Record, t *dissect.TypeDecl, k topicKey, m *memo) error {
+	var c *channel
+	if m != nil {
+		c = m.pose
+	}
 	pk := topicKey{decl: t, proto: r.Proto, stream: r.Stream, sender: k.sender, sensor: k.sensor, kind: kindPose}
-	c := w.known(pk)
-	if c != nil && c.posed && r.Time.Sub(c.lastPose) < w.o.PoseInterval && !r.Time.Before(c.lastPose) {
+	if c == nil {
+		c = w.known(pk)
+	}
+	if c != nil && w.posedWithin(c, r.Time) {
 		// One pose per PoseInterval of capture time is drawn: the
 		// record's coordinates are not even read.
 		return nil
@@ -220,9 +229,12 @@ func (w *Writer) pose(r *dissect.Record, t *dissect.TypeDecl, k topicKey) error 
 		if c, err = w.derivedChannel(r, pk, topic, "foxglove.PoseInFrame"); c == nil || err != nil {
 			return err
 		}
-		if c.posed && r.Time.Sub(c.lastPose) < w.o.PoseInterval && !r.Time.Before(c.lastPose) {
+		if w.posedWithin(c, r.Time) {
 			return nil // a channel not remembered (MaxTopics)
 		}
+	}
+	if m != nil {
+		m.pose = c
 	}
 	c.posed, c.lastPose = true, r.Time
 	frame := w.frame(r, k)
@@ -236,6 +248,12 @@ func (w *Writer) pose(r *dissect.Record, t *dissect.TypeDecl, k topicKey) error 
 		w.tfs = append(w.tfs, transform{parent: frame, child: frame + "/sensor" + strconv.FormatInt(k.sensor, 10), pos: pos, q: q})
 	}
 	return w.writeTransforms(r)
+}
+
+// posedWithin says whether the pose topic c drew a pose less than
+// PoseInterval of capture time before t (and not after it).
+func (w *Writer) posedWithin(c *channel, t time.Time) bool {
+	return c.posed && t.Sub(c.lastPose) < w.o.PoseInterval && !t.Before(c.lastPose)
 }
 
 // polyline draws a record of a type with a Polyline as a line strip in a

@@ -155,6 +155,8 @@ type Writer struct {
 	}
 	rootedLast string // the frame rooted last (see rooted)
 
+	memos [64]memo // see Record
+
 	lastDecl [16]struct { // see declared
 		proto, typ string
 		d          *declared
@@ -337,16 +339,53 @@ func (w *Writer) Record(r *dissect.Record) error {
 			return w.err
 		}
 	}
-	d := w.declared(r)
-	k := w.recordKey(r, d)
-	w.err = w.record(r, d, k)
-	if w.err == nil {
-		w.err = w.events(r)
+	m, found := w.memo(r)
+	var (
+		d *declared
+		k topicKey
+		c *channel
+	)
+	if found {
+		d, k, c = m.d, m.k, m.c
+	} else {
+		d = w.declared(r)
+		k = w.recordKey(r, d)
+		if c, w.err = w.recordChannel(r, d, k); w.err != nil {
+			return w.err
+		}
+		if d != nil && d.decl.Variant == nil && d.sender == "" {
+			// The topic of every record of r's protocol, type and
+			// stream (Options.Decl): found again at once.
+			*m = memo{proto: r.Proto, typ: r.Type, stream: r.Stream, d: d, k: k, c: c}
+		} else {
+			m = nil
+		}
 	}
+	w.record(r, d, c)
+	w.err = w.events(r)
 	if w.err == nil && d != nil {
-		w.err = w.derived(r, d, k)
+		w.err = w.derived(r, d, k, m)
 	}
 	return w.err
+}
+
+// A memo is what a record's protocol, type and stream led to when they
+// alone do (declared, recordKey): its declaration, record topic key and
+// channel, and its pose topic's channel once drawn.
+type memo struct {
+	proto, typ string
+	stream     int
+	d          *declared
+	k          topicKey
+	c, pose    *channel
+}
+
+// memo returns the slot of r's protocol, type and stream among the
+// memos, and whether it holds theirs.
+func (w *Writer) memo(r *dissect.Record) (*memo, bool) {
+	h := uintptr(unsafe.Pointer(unsafe.StringData(r.Type)))>>3 ^ uintptr(len(r.Type)) ^ uintptr(r.Stream)*0x9e37
+	m := &w.memos[h%uintptr(len(w.memos))]
+	return m, m.c != nil && m.stream == r.Stream && same(m.typ, r.Type) && same(m.proto, r.Proto)
 }
 
 // recordKey returns the key of r's record topic: its declaration, stream
@@ -377,24 +416,19 @@ func (w *Writer) recordKey(r *dissect.Record, d *declared) topicKey {
 }
 
 // record writes r, whole, as -o json writes it (without raw bytes), on
-// its record topic.
-func (w *Writer) record(r *dissect.Record, d *declared, k topicKey) error {
-	c, err := w.recordChannel(r, d, k)
-	if err != nil {
-		return err
-	}
+// its record topic's channel c.
+func (w *Writer) record(r *dissect.Record, d *declared, c *channel) {
 	if d == nil {
 		w.undeclared++
 	}
 	b := w.begin(c, r.Time)
 	if d != nil && d.pb != nil {
 		w.out.End(appendPBRecord(b, r, d.pb))
-		return nil
+		return
 	}
 	rc := *r
 	rc.Raw = nil
 	w.out.End(w.enc.AppendRecord(b, &rc))
-	return nil
 }
 
 // recordChannel returns the channel of r's record topic, made on first

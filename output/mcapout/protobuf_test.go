@@ -338,20 +338,32 @@ func TestEnvelopeFastPath(t *testing.T) {
 	r.Src, r.Dst, r.Offset, r.Length, r.Frame = "10.0.0.1:4000", "[2001:db8::1]:50000", 1<<40+5, 300, 77
 	r.Time = time.Date(1969, 7, 20, 20, 17, 40, 123456789, time.UTC)
 	fast := 0
-	// The Src and Dst found UTF-8 are remembered (appendString): each is
-	// written again, then another, then one that is not UTF-8, twice.
-	valid := new([2]string)
+	// A record's Src and Dst are written again from the bytes of the last
+	// pair (appendNames): each is written again, then another, then one
+	// that is not UTF-8, twice.
+	p := newPBRecord(&dissect.TypeDecl{}, nil) // the envelope alone
+	if p.names < 0 {
+		t.Fatal("src and dst not found next to each other in the envelope")
+	}
 	for _, src := range []string{r.Src, r.Src, "[2001:db8::2]:1", "caf\xe9:1", "caf\xe9:1"} {
 		r.Src = src
+		var names []byte
 		for _, e := range messageEnvelope(nil) {
 			if e.key.Field != dissect.FieldValues {
 				fast++
 			}
 			slow := e
 			slow.key.Field = dissect.FieldValues
-			if got, want := appendPBEnvelope(nil, &e, r, valid), appendPBEnvelope(nil, &slow, r, nil); !bytes.Equal(got, want) {
+			got, want := appendPBEnvelope(nil, &e, r), appendPBEnvelope(nil, &slow, r)
+			if !bytes.Equal(got, want) {
 				t.Errorf("%s: % x, through its Values % x", e.key.Name, got, want)
 			}
+			if e.key.Name == "src" || e.key.Name == "dst" {
+				names = append(names, want...)
+			}
+		}
+		if got := p.appendNames(nil, r); !bytes.Equal(got, names) {
+			t.Errorf("src %q, dst %q: % x, through their Values % x", r.Src, r.Dst, got, names)
 		}
 	}
 	if fast == 0 {

@@ -3,7 +3,7 @@ package mcapout
 import (
 	"math"
 	"time"
-	"unicode/utf8"
+	"unsafe"
 
 	"github.com/dissect-tools/dissect/dissect"
 	"google.golang.org/protobuf/encoding/protowire"
@@ -61,13 +61,23 @@ const (
 // channels state) and their declared fields.
 type pbRecord struct {
 	env    []envKey
+	names  int // where in env src is followed by dst (appendNames), or -1
 	fields []pbField
 	flat   []flatField // nil when a declared field is not a scalar (protofast.go)
-	valid  [2]string   // the Src and Dst written last (envKey.appendString)
+	last   struct {    // the Src and Dst written last, and their bytes
+		src, dst string
+		enc      []byte
+	}
 }
 
 func newPBRecord(t *dissect.TypeDecl, stated []string) *pbRecord {
-	return &pbRecord{env: messageEnvelope(stated), fields: pbFields(t.Fields), flat: flatPlan(t.Fields)}
+	p := &pbRecord{env: messageEnvelope(stated), names: -1, fields: pbFields(t.Fields), flat: flatPlan(t.Fields)}
+	for i := 0; i+1 < len(p.env); i++ {
+		if p.env[i].key.Field == dissect.FieldSrc && p.env[i+1].key.Field == dissect.FieldDst {
+			p.names = i
+		}
+	}
+	return p
 }
 
 // appendPBRecord appends r as its declaration's message: its envelope
@@ -77,8 +87,13 @@ func newPBRecord(t *dissect.TypeDecl, stated []string) *pbRecord {
 // declared, is not written (the declaration checks of
 // dissect/declcheck.go keep protocols from making such records).
 func appendPBRecord(b []byte, r *dissect.Record, p *pbRecord) []byte {
-	for i := range p.env {
-		b = appendPBEnvelope(b, &p.env[i], r, &p.valid)
+	for i := 0; i < len(p.env); i++ {
+		if i == p.names {
+			b = p.appendNames(b, r)
+			i++
+			continue
+		}
+		b = appendPBEnvelope(b, &p.env[i], r)
 	}
 	b = append(b, pbFieldsTag)
 	at := len(b) + 1
@@ -101,16 +116,16 @@ func appendPBRecord(b []byte, r *dissect.Record, p *pbRecord) []byte {
 // key's Values, or, for a key that is a field of the Record, from the
 // field itself (its Field), which costs a fifth of a -o mcap run's CPU less
 // (TestEnvelopeFastPath holds the two to the same bytes).
-func appendPBEnvelope(b []byte, e *envKey, r *dissect.Record, valid *[2]string) []byte {
+func appendPBEnvelope(b []byte, e *envKey, r *dissect.Record) []byte {
 	switch e.key.Field {
 	case dissect.FieldTime:
 		return appendTimestamp(append(b, e.tag), r.Time)
 	case dissect.FieldFrame:
 		return e.appendVarint(b, uint64(r.Frame))
 	case dissect.FieldSrc:
-		return e.appendString(b, r.Src, &valid[0])
+		return e.appendString(b, r.Src)
 	case dissect.FieldDst:
-		return e.appendString(b, r.Dst, &valid[1])
+		return e.appendString(b, r.Dst)
 	case dissect.FieldOffset:
 		return e.appendVarint(b, uint64(r.Offset))
 	case dissect.FieldLength:
@@ -148,22 +163,34 @@ func (e *envKey) appendVarint(b []byte, v uint64) []byte {
 }
 
 // appendString appends s as e's field, nothing when it is empty; e.tag is
-// e.num's with the bytes wire type. *valid is the last s found to be
-// UTF-8: a record's Src and Dst are its stream's names, the same strings
-// record after record (equal at once when they share their bytes), which
-// are then not read again.
-func (e *envKey) appendString(b []byte, s string, valid *string) []byte {
+// e.num's with the bytes wire type.
+func (e *envKey) appendString(b []byte, s string) []byte {
 	if s == "" {
 		return b
 	}
-	b = append(b, e.tag)
-	if s == *valid {
-		return append(appendVarint(b, uint64(len(s))), s...)
+	return appendUTF8(append(b, e.tag), s)
+}
+
+// appendNames appends r's Src and Dst as the envelope keys env[p.names]
+// and env[p.names+1]. A record's are its stream's names, the same strings
+// record after record: when both are the strings written last (the same
+// bytes, found equal at once), their bytes are copied rather than encoded
+// and checked as UTF-8 again.
+func (p *pbRecord) appendNames(b []byte, r *dissect.Record) []byte {
+	if same(r.Src, p.last.src) && same(r.Dst, p.last.dst) {
+		return append(b, p.last.enc...) // empty names: nothing, as encoded
 	}
-	if utf8.ValidString(s) {
-		*valid = s
-	}
-	return appendUTF8(b, s)
+	at := len(b)
+	b = p.env[p.names].appendString(b, r.Src)
+	b = p.env[p.names+1].appendString(b, r.Dst)
+	p.last.src, p.last.dst = r.Src, r.Dst
+	p.last.enc = append(p.last.enc[:0], b[at:]...)
+	return b
+}
+
+// same is a == b, true without reading the bytes when they are the same.
+func same(a, b string) bool {
+	return len(a) == len(b) && (unsafe.StringData(a) == unsafe.StringData(b) || a == b)
 }
 
 // appendPBString appends a proto3 string field, nothing when s is empty.

@@ -84,7 +84,7 @@ func appendFlatFields(b []byte, fs []dissect.Field, plan []flatField) ([]byte, b
 	start, j := len(b), 0
 	for i := range fs {
 		f := &fs[i]
-		for j < len(plan) && plan[j].key != f.Key {
+		for j < len(plan) && !same(plan[j].key, f.Key) {
 			j++
 		}
 		if j == len(plan) || plan[j].kind != f.Value.Kind() {
