@@ -11,6 +11,18 @@
 // (user+sys) and peak RSS from the kernel (wait4's rusage). It prints, per
 // build, the median and the range of each, and B's medians over A's. The
 // first round is a warm-up and left out. Nothing is timed by the tests.
+//
+// Two commands of one build (-o json against -o mcap, say) are compared
+// by giving B its own command line:
+//
+//	go run ./internal/sidebyside -a HEAD -b HEAD -b-args "-o mcap --out /tmp/x.mcap -r d50.pcap" -- -o json --out /tmp/x.json -r d50.pcap
+//
+// Before every run the file or directory a command writes (its --out)
+// is removed and the kernel's dirty pages are written out (sync), so that
+// no run pays for the writeback of the one before it: -o json leaves
+// ~700 MB of them on the 50 MB capture, which made the next run up to a
+// third slower (docs/performance.md). --out must name a path that does
+// not exist yet: it is the tool's to remove.
 package main
 
 import (
@@ -45,13 +57,32 @@ func run(args []string, out io.Writer) error {
 	a := fs.String("a", "", "the base: a revision to build, or a dissect binary's path")
 	b := fs.String("b", ".", "the change: a revision, \".\" (the working tree) or a binary's path")
 	rounds := fs.Int("rounds", 7, "interleaved rounds, the first a warm-up")
+	bArgs := fs.String("b-args", "", "B's dissect arguments (split at spaces) when they are not A's")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	cmdArgs := fs.Args()
-	if *a == "" || len(cmdArgs) == 0 || *rounds < 2 {
-		return errors.New("usage: sidebyside -a REV|BINARY [-b REV|BINARY|.] [-rounds N>=2] -- DISSECT ARGS...")
+	cmdArgs := [2][]string{fs.Args(), fs.Args()}
+	if *bArgs != "" {
+		cmdArgs[1] = strings.Fields(*bArgs)
 	}
+	if *a == "" || len(cmdArgs[0]) == 0 || *rounds < 2 {
+		return errors.New("usage: sidebyside -a REV|BINARY [-b REV|BINARY|.] [-rounds N>=2] [-b-args \"ARGS\"] -- DISSECT ARGS...")
+	}
+	var outs [2]string
+	for i := range outs {
+		p, err := outPath(cmdArgs[i])
+		if err != nil {
+			return err
+		}
+		outs[i] = p
+	}
+	defer func() {
+		for _, p := range outs {
+			if p != "" {
+				os.RemoveAll(p)
+			}
+		}
+	}()
 	tmp, err := os.MkdirTemp("", "sidebyside")
 	if err != nil {
 		return err
@@ -70,7 +101,10 @@ func run(args []string, out io.Writer) error {
 			order = []int{1, 0}
 		}
 		for _, i := range order {
-			s, err := measure(bins[i], cmdArgs)
+			if err := fresh(outs[i]); err != nil {
+				return err
+			}
+			s, err := measure(bins[i], cmdArgs[i])
 			if err != nil {
 				return err
 			}
@@ -79,7 +113,10 @@ func run(args []string, out io.Writer) error {
 			}
 		}
 	}
-	fmt.Fprintf(out, "%s, %d rounds interleaved (the first left out): dissect %s\n", time.Now().UTC().Format("2006-01-02 15:04 UTC"), *rounds-1, strings.Join(cmdArgs, " "))
+	fmt.Fprintf(out, "%s, %d rounds interleaved (the first left out): dissect %s\n", time.Now().UTC().Format("2006-01-02 15:04 UTC"), *rounds-1, strings.Join(cmdArgs[0], " "))
+	if *bArgs != "" {
+		fmt.Fprintf(out, "B: dissect %s\n", strings.Join(cmdArgs[1], " "))
+	}
 	fmt.Fprintf(out, "%-10s %-24s %-24s %-20s\n", "", "wall s (median, range)", "CPU s (median, range)", "peak RSS MB")
 	var med [2][3]float64
 	for i, name := range [2]string{"A " + *a, "B " + *b} {
@@ -91,6 +128,39 @@ func run(args []string, out io.Writer) error {
 			fmt.Sprintf("%.3f (%.3f–%.3f)", c[0], c[1], c[2]), fmt.Sprintf("%.1f (%.1f–%.1f)", m[0], m[1], m[2]))
 	}
 	fmt.Fprintf(out, "B/A medians: wall %.3f, CPU %.3f, RSS %.3f\n", med[1][0]/med[0][0], med[1][1]/med[0][1], med[1][2]/med[0][2])
+	return nil
+}
+
+// outPath returns the path args give --out ("--out P" or "--out=P"), or
+// "" when they give none; an error when it exists already.
+func outPath(args []string) (string, error) {
+	p := ""
+	for i, a := range args {
+		switch {
+		case a == "--out" && i+1 < len(args):
+			p = args[i+1]
+		case strings.HasPrefix(a, "--out="):
+			p = strings.TrimPrefix(a, "--out=")
+		}
+	}
+	if p == "" {
+		return "", nil
+	}
+	if _, err := os.Lstat(p); !errors.Is(err, os.ErrNotExist) {
+		return "", fmt.Errorf("--out %s exists: give a path that does not, which sidebyside removes before each run and at the end", p)
+	}
+	return p, nil
+}
+
+// fresh removes what the last run wrote to out (if any) and has the
+// kernel write its dirty pages out before the next run starts.
+func fresh(out string) error {
+	if out != "" {
+		if err := os.RemoveAll(out); err != nil {
+			return err
+		}
+	}
+	syscall.Sync()
 	return nil
 }
 

@@ -310,3 +310,31 @@ func TestMessagesInTimeOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestLogTime: MCAP's log time is nanoseconds since 1970, 0 for instants
+// before and 2^63-1 for those after (as UnixNano would overflow), exact
+// at either edge.
+func TestLogTime(t *testing.T) {
+	last := time.Unix(0, 1<<63-1)
+	for _, c := range []struct {
+		t    time.Time
+		want uint64
+	}{
+		{time.Unix(0, 0), 0},
+		{time.Unix(0, -1), 0},
+		{time.Unix(-1, 999_999_999), 0},
+		{time.Date(1969, 7, 20, 20, 17, 40, 0, time.UTC), 0},
+		{time.Unix(0, 1), 1},
+		{time.Unix(1_700_000_000, 44_222_000), 1_700_000_000_044_222_000},
+		{last, 1<<63 - 1},
+		{last.Add(-1), 1<<63 - 2},
+		{last.Add(1), 1<<63 - 1},
+		{last.Add(time.Second), 1<<63 - 1},
+		{time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC), 1<<63 - 1},
+		{time.Time{}, 0},
+	} {
+		if got := logTime(c.t); got != c.want {
+			t.Errorf("logTime(%v) = %d, want %d", c.t, got, c.want)
+		}
+	}
+}

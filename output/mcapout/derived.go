@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"time"
 
 	"github.com/dissect-tools/dissect/dissect"
 )
@@ -198,7 +197,8 @@ func (w *Writer) pose(r *dissect.Record, t *dissect.TypeDecl, k topicKey, m *mem
 	if c == nil {
 		c = w.known(pk)
 	}
-	if c != nil && w.posedWithin(c, r.Time) {
+	lt := logTime(r.Time)
+	if c != nil && w.posedWithin(c, lt) {
 		// One pose per PoseInterval of capture time is drawn: the
 		// record's coordinates are not even read.
 		return nil
@@ -229,14 +229,14 @@ func (w *Writer) pose(r *dissect.Record, t *dissect.TypeDecl, k topicKey, m *mem
 		if c, err = w.derivedChannel(r, pk, topic, "foxglove.PoseInFrame"); c == nil || err != nil {
 			return err
 		}
-		if w.posedWithin(c, r.Time) {
+		if w.posedWithin(c, lt) {
 			return nil // a channel not remembered (MaxTopics)
 		}
 	}
 	if m != nil {
 		m.pose = c
 	}
-	c.posed, c.lastPose = true, r.Time
+	c.posed, c.lastPose = true, lt
 	frame := w.frame(r, k)
 	if w.pbDerived() {
 		w.out.End(appendPBPoseInFrame(w.begin(c, r.Time), r.Time, frame, pos, q))
@@ -251,9 +251,9 @@ func (w *Writer) pose(r *dissect.Record, t *dissect.TypeDecl, k topicKey, m *mem
 }
 
 // posedWithin says whether the pose topic c drew a pose less than
-// PoseInterval of capture time before t (and not after it).
-func (w *Writer) posedWithin(c *channel, t time.Time) bool {
-	return c.posed && t.Sub(c.lastPose) < w.o.PoseInterval && !t.Before(c.lastPose)
+// PoseInterval of capture time before the log time lt (and not after it).
+func (w *Writer) posedWithin(c *channel, lt uint64) bool {
+	return c.posed && w.o.PoseInterval > 0 && lt >= c.lastPose && lt-c.lastPose < uint64(w.o.PoseInterval)
 }
 
 // polyline draws a record of a type with a Polyline as a line strip in a

@@ -85,15 +85,18 @@ func appendTime(b []byte, t time.Time) []byte {
 	return append(b, '}')
 }
 
-// logTime is t as MCAP's log time: nanoseconds since 1970, 0 before.
+// logTime is t as MCAP's log time: nanoseconds since 1970, 0 before,
+// 2^63-1 after that many (in 2262).
 func logTime(t time.Time) uint64 {
-	if t.Before(time.Unix(0, 0)) {
+	const last, second = 1<<63 - 1, int64(time.Second)
+	s, ns := t.Unix(), int64(t.Nanosecond())
+	switch {
+	case s < 0:
 		return 0
+	case s > last/second || s == last/second && ns > last%second:
+		return last
 	}
-	if t.After(time.Unix(0, 1<<63-1)) {
-		return 1<<63 - 1
-	}
-	return uint64(t.UnixNano())
+	return uint64(s*second + ns)
 }
 
 // A vec is a position or quaternion with its components as JSON numbers,

@@ -185,8 +185,8 @@ type channel struct {
 	id       uint16
 	schema   uint16
 	seq      uint32
-	posed    bool      // a pose topic's: a pose was drawn, at lastPose
-	lastPose time.Time // (see Options.PoseInterval)
+	posed    bool   // a pose topic's: a pose was drawn, at lastPose
+	lastPose uint64 // (its log time; see Options.PoseInterval)
 }
 
 // New returns a writer of an MCAP file on w. Close writes the file's
