@@ -272,6 +272,27 @@ func TestDissectCounts(t *testing.T) {
 			t.Errorf("summary does not match %s", re)
 		}
 	}
+	// Each pong follows its ping: the request/reply matcher pairs every
+	// one, and gives it its round trip (a pong sent before its ping, as
+	// the generator once sent them, has none).
+	var out bytes.Buffer
+	cmd = exec.Command(bin, "-o", "json", "--no-summary", "-d", "tcp.port==4000,deltarobot", path)
+	cmd.Stdout = &out
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("dissect -o json: %v", err)
+	}
+	pongs, timed := 0, 0
+	for _, line := range strings.Split(out.String(), "\n") {
+		if strings.Contains(line, `"type":"pong"`) {
+			pongs++
+			if strings.Contains(line, `"rtt_ms":`) {
+				timed++
+			}
+		}
+	}
+	if pongs == 0 || timed != pongs {
+		t.Errorf("%d of %d pongs matched to their ping", timed, pongs)
+	}
 	if t.Failed() {
 		t.Log(sum)
 	}

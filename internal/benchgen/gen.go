@@ -132,8 +132,17 @@ type conn struct {
 	tick   int
 	sbuf   []byte // the server's bytes not yet sent, from soff on
 	soff   int
-	pongs  []uint64
-	unackd int // server segments since the client's last ACK
+	base   int64    // where sbuf[0] is in the server's stream
+	pings  []ping   // pings in sbuf not wholly sent yet
+	pongs  []uint64 // the pongs the client owes: of pings it has received
+	unackd int      // server segments since the client's last ACK
+}
+
+// A ping is the id of a ping and where its last byte ends in the server's
+// stream: the client answers it once it has that byte.
+type ping struct {
+	id  uint64
+	end int64
 }
 
 func (g *gen) write(s pktbuild.Segment, t time.Time) {
@@ -187,18 +196,24 @@ func (g *gen) fill(c *conn, need int) {
 			id := g.rng.Uint64()
 			c.sbuf = append(c.sbuf, deltaenc.Ping(id)...)
 			g.counts[deltaenc.IDPing]++
-			c.pongs = append(c.pongs, id)
+			c.pings = append(c.pings, ping{id, c.base + int64(len(c.sbuf))})
 		}
 	}
 }
 
 // take removes the server's next n bytes (a copy: the segment outlives
-// the buffer's next compaction).
+// the buffer's next compaction); the pings they complete are owed a pong.
 func (c *conn) take(n int) []byte {
 	p := append([]byte(nil), c.sbuf[c.soff:c.soff+n]...)
 	c.soff += n
+	sent := c.base + int64(c.soff)
+	for len(c.pings) > 0 && c.pings[0].end <= sent {
+		c.pongs = append(c.pongs, c.pings[0].id)
+		c.pings = c.pings[1:]
+	}
 	if c.soff > 1<<16 && c.soff > len(c.sbuf)/2 {
 		c.sbuf = append(c.sbuf[:0], c.sbuf[c.soff:]...)
+		c.base += int64(c.soff)
 		c.soff = 0
 	}
 	return p

@@ -10,9 +10,9 @@
 // three-way handshake; magic and version both ways; the leader's 3000-byte
 // curve; then ticks of the three 128-bit vector messages (54 bytes, one
 // tick a millisecond) with a ping every -ping-every ticks, each answered by
-// a pong in the follower's next ACK. The leader's bytes are cut into
-// segments at any byte: 70% a full -mss, 30% a random 1..MSS, so messages
-// straddle segments. Both ends send an end of transmission, then FIN. IP
+// a pong in the follower's first ACK after the ping's last byte. The
+// leader's bytes are cut into segments at any byte: 70% a full -mss, 30% a
+// random 1..MSS, so messages straddle segments. Both ends send an end of transmission, then FIN. IP
 // and TCP checksums are correct. The sidecar OUT.stats.json holds the exact
 // count of every message id; the same -seed writes the same file.
 //
