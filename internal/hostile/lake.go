@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/binary"
 	"fmt"
+	"math/rand/v2"
 	"net/netip"
 
 	"github.com/dissect-tools/dissect/internal/pktbuild"
@@ -77,4 +78,43 @@ func vrpnMessage(b []byte, sec uint32, sender, typ int32, seq uint32, body []byt
 		b = append(b, 0)
 	}
 	return b
+}
+
+// widelake: one VRPN connection whose client describes types type names
+// and then sends n messages of size random bytes, each type in turn: as
+// many lake tables busy at once as a part's row groups can fill, each row
+// all but incompressible (the lake writer's memory with every table it
+// keeps open full; docs/performance.md, "Many tables busy at once").
+func (g *gen) widelake(types, n, size int) {
+	c := client(4)
+	g.tcp(c, vrpnServer, pktbuild.TCP{Seq: 0, Flags: pktbuild.SYN})
+	g.tcp(vrpnServer, c, pktbuild.TCP{Seq: 0, Ack: 1, Flags: pktbuild.SYN | pktbuild.ACK})
+	seq := uint32(1)
+	var buf []byte
+	send := func(force bool) {
+		for len(buf) >= 1400 || force && len(buf) > 0 {
+			k := min(len(buf), 1400)
+			g.tcp(c, vrpnServer, pktbuild.TCP{Seq: seq, Ack: 1, Flags: pktbuild.ACK | pktbuild.PSH, Payload: buf[:k]})
+			seq += uint32(k)
+			buf = buf[k:]
+		}
+		buf = append([]byte(nil), buf...)
+	}
+	buf = append(buf, "vrpn: ver. 07.38  0\x00\x00\x00\x00\x00"...)
+	for i := range types {
+		name := fmt.Sprintf("wide%d", i)
+		body := binary.BigEndian.AppendUint32(nil, uint32(len(name)+1))
+		body = append(append(body, name...), 0)
+		buf = vrpnMessage(buf, 0, int32(i), -2, uint32(i), body) // type_description: sender field = the id
+	}
+	rng := rand.New(rand.NewPCG(uint64(types), uint64(size)))
+	body := make([]byte, size)
+	for i := range n {
+		for k := range body {
+			body[k] = byte(rng.Uint32())
+		}
+		buf = vrpnMessage(buf, uint32(i/100), 0, int32(i%types), uint32(types+i), body)
+		send(false)
+	}
+	send(true)
 }

@@ -10,6 +10,7 @@
 // and those of issue 21, each in its own file (halfmsg.go, ...):
 //
 //	go run ./internal/hostile halfmsg 400 > half.pcap      # N VRPN connections, each holding all but 8 bytes of a 1 MiB message ("both": both ways)
+//	go run ./internal/hostile widelake 64 500000 1000 > wide.pcap  # TYPES VRPN type names, N messages of SIZE random bytes, the types in turn
 package main
 
 import (
@@ -55,6 +56,15 @@ func main() {
 		g.reverse(n)
 	case "frags":
 		g.frags(n)
+	case "widelake": // widelake TYPES N SIZE (lake.go)
+		m, size := 100_000, 1000
+		if len(os.Args) > 3 {
+			m, _ = strconv.Atoi(os.Args[3])
+		}
+		if len(os.Args) > 4 {
+			size, _ = strconv.Atoi(os.Args[4])
+		}
+		g.widelake(n, min(max(m, 1), 10_000_000), min(max(size, 1), 1<<16))
 	case "wirenames": // wirenames N LEN (lake.go)
 		ln := 8
 		if len(os.Args) > 3 {

@@ -108,8 +108,10 @@
 // waits for a worker or is being written; at most Options.MaxOpen parts are open at once,
 // beyond that the least recently used one is completed and a later record
 // of its partition starts a new part with the same schema; a part that
-// reaches Options.PartRows rows is completed too. Memory is thus bounded
-// by twice MaxOpen row groups (and their footers) whatever the capture's size,
+// reaches Options.PartRows rows is completed too. The row groups being
+// collected are cut smaller when many parts are open (openBatchBytes over
+// the parts open, batchLimit). Memory is thus bounded by twice the open
+// parts' row groups (and their footers) whatever the capture's size,
 // and the tables the writer knows by the declarations and MaxPartitions
 // (each known by at most 255 bytes of its name) whatever the types the
 // wire names.
@@ -195,6 +197,24 @@ const DefaultWorkers = 2
 // and at 4 MiB (about 43,000 rows) at 80 MB, in the same time, with
 // files 5% larger (docs/performance.md).
 const maxBatchBytes = 4 << 20
+
+// openBatchBytes bounds the row groups being collected by all the open
+// parts together: with many tables busy at once (a capture naming many
+// types) each part's row group is cut at openBatchBytes over the parts
+// open, down to minBatchBytes, so that memory does not grow with
+// MaxOpen. With 64 tables of 1 KB rows busy at once peak RSS was 674 MB
+// with every part's at maxBatchBytes (docs/performance.md); a capture
+// of a few busy tables (the Deltarobot captures: 9 open, 3 busy) keeps
+// maxBatchBytes.
+const (
+	openBatchBytes = 48 << 20
+	minBatchBytes  = 256 << 10
+)
+
+// batchLimit is the size at which the open parts' row groups are written.
+func (w *Writer) batchLimit() int {
+	return min(maxBatchBytes, max(minBatchBytes, openBatchBytes/max(len(w.open), 1)))
+}
 
 // Writer writes records into a lake. It is not safe for concurrent use.
 type Writer struct {
@@ -352,7 +372,7 @@ func (w *Writer) Record(r *dissect.Record) error {
 		w.extra++
 	}
 	p.rows++
-	if int64(p.cur.rows) >= w.o.RowGroupRows || p.cur.size >= maxBatchBytes {
+	if int64(p.cur.rows) >= w.o.RowGroupRows || p.cur.size >= w.batchLimit() {
 		if err := w.flush(p); err != nil {
 			w.err = fmt.Errorf("parquet %s: %w", p.tmp, err)
 			return w.err

@@ -1,6 +1,7 @@
 package parquetout
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
@@ -168,5 +169,45 @@ func TestLargeRowsCutRowGroups(t *testing.T) {
 	}
 	if fmt.Sprint(sizes) != "[5 5]" {
 		t.Errorf("row groups of %v rows, want [5 5]", sizes)
+	}
+}
+
+// TestManyOpenPartsCutRowGroups: with many parts open at once, each part's
+// row group is cut at openBatchBytes over the parts open rather than at
+// maxBatchBytes, so that the row groups held together stay within
+// openBatchBytes (and the writer's memory does not grow with MaxOpen).
+func TestManyOpenPartsCutRowGroups(t *testing.T) {
+	const tables, rows, size = 64, 40, 100_000 // 4 MB a table: under maxBatchBytes
+	d := &dissect.TypeDecl{Type: "*", Fields: []dissect.FieldDecl{{Name: "b", Kind: dissect.KindBytes}}}
+	dir := t.TempDir()
+	w, err := New(dir, Options{Decl: declOf(d)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	payload := make([]byte, size)
+	for i := range rows * tables {
+		binary.LittleEndian.PutUint64(payload, uint64(i)) // each row its own value (a repeat is kept as a count)
+		if err := w.Record(rec(fmt.Sprintf("t%d", i%tables), "b", dissect.Bytes(payload))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// 48 MiB over 64 parts: 786,432 bytes, passed by the eighth row.
+	want := openBatchBytes/tables/size + 1
+	for i := range tables {
+		var sizes []int64
+		for _, rg := range openPart(t, onlyFile(t, dir, fmt.Sprintf("proto=p/type=t%d", i))).RowGroups() {
+			sizes = append(sizes, rg.NumRows())
+		}
+		if len(sizes) != (rows+want-1)/want {
+			t.Fatalf("table t%d: row groups of %v rows, want %d each but the last", i, sizes, want)
+		}
+		for _, n := range sizes[:len(sizes)-1] {
+			if n != int64(want) {
+				t.Fatalf("table t%d: row groups of %v rows, want %d each but the last", i, sizes, want)
+			}
+		}
 	}
 }
