@@ -29,31 +29,46 @@ const wireIDs = 16
 // (two bytes in UTF-8) in turn: a name of more than 84 bytes makes an
 // escaped partition name longer than 255 bytes.
 func (g *gen) wirenames(n, ln int) {
-	c := client(3)
-	g.tcp(c, vrpnServer, pktbuild.TCP{Seq: 0, Flags: pktbuild.SYN})
-	g.tcp(vrpnServer, c, pktbuild.TCP{Seq: 0, Ack: 1, Flags: pktbuild.SYN | pktbuild.ACK})
-	seq := uint32(1)
-	var buf []byte
-	send := func(force bool) {
-		for len(buf) >= 1400 || force && len(buf) > 0 {
-			k := min(len(buf), 1400)
-			g.tcp(c, vrpnServer, pktbuild.TCP{Seq: seq, Ack: 1, Flags: pktbuild.ACK | pktbuild.PSH, Payload: buf[:k]})
-			seq += uint32(k)
-			buf = buf[k:]
-		}
-		buf = append([]byte(nil), buf...)
-	}
-	buf = append(buf, "vrpn: ver. 07.38  0\x00\x00\x00\x00\x00"...)
+	v := g.vrpnOpen(3)
 	for i := range n {
 		id := int32(i % wireIDs)
 		name := wireName(i, ln)
 		body := binary.BigEndian.AppendUint32(nil, uint32(len(name)+1))
 		body = append(append(body, name...), 0)
-		buf = vrpnMessage(buf, uint32(i), id, -2, uint32(2*i), body) // type_description: sender field = the id
-		buf = vrpnMessage(buf, uint32(i), 0, id, uint32(2*i+1), []byte{1, 2, 3, 4, 5, 6, 7, 8})
-		send(false)
+		v.buf = vrpnMessage(v.buf, uint32(i), id, -2, uint32(2*i), body) // type_description: sender field = the id
+		v.buf = vrpnMessage(v.buf, uint32(i), 0, id, uint32(2*i+1), []byte{1, 2, 3, 4, 5, 6, 7, 8})
+		v.send(false)
 	}
-	send(true)
+	v.send(true)
+}
+
+// A vrpnConn is a VRPN client's connection to vrpnServer: its bytes not
+// sent yet, and the sequence number of the next.
+type vrpnConn struct {
+	g   *gen
+	c   netip.AddrPort
+	seq uint32
+	buf []byte
+}
+
+// vrpnOpen opens the connection of client i, its version banner in buf.
+func (g *gen) vrpnOpen(i int) *vrpnConn {
+	v := &vrpnConn{g: g, c: client(i), seq: 1}
+	g.tcp(v.c, vrpnServer, pktbuild.TCP{Seq: 0, Flags: pktbuild.SYN})
+	g.tcp(vrpnServer, v.c, pktbuild.TCP{Seq: 0, Ack: 1, Flags: pktbuild.SYN | pktbuild.ACK})
+	v.buf = append(v.buf, "vrpn: ver. 07.38  0\x00\x00\x00\x00\x00"...)
+	return v
+}
+
+// send sends buf in segments of 1400 bytes, and with force the rest.
+func (v *vrpnConn) send(force bool) {
+	for len(v.buf) >= 1400 || force && len(v.buf) > 0 {
+		k := min(len(v.buf), 1400)
+		v.g.tcp(v.c, vrpnServer, pktbuild.TCP{Seq: v.seq, Ack: 1, Flags: pktbuild.ACK | pktbuild.PSH, Payload: v.buf[:k]})
+		v.seq += uint32(k)
+		v.buf = v.buf[k:]
+	}
+	v.buf = append([]byte(nil), v.buf...)
 }
 
 // wireName is the i-th name: "w" and i's digits, then "-", "/" and "é"
@@ -86,26 +101,12 @@ func vrpnMessage(b []byte, sec uint32, sender, typ int32, seq uint32, body []byt
 // all but incompressible (the lake writer's memory with every table it
 // keeps open full; docs/performance.md, "Many tables busy at once").
 func (g *gen) widelake(types, n, size int) {
-	c := client(4)
-	g.tcp(c, vrpnServer, pktbuild.TCP{Seq: 0, Flags: pktbuild.SYN})
-	g.tcp(vrpnServer, c, pktbuild.TCP{Seq: 0, Ack: 1, Flags: pktbuild.SYN | pktbuild.ACK})
-	seq := uint32(1)
-	var buf []byte
-	send := func(force bool) {
-		for len(buf) >= 1400 || force && len(buf) > 0 {
-			k := min(len(buf), 1400)
-			g.tcp(c, vrpnServer, pktbuild.TCP{Seq: seq, Ack: 1, Flags: pktbuild.ACK | pktbuild.PSH, Payload: buf[:k]})
-			seq += uint32(k)
-			buf = buf[k:]
-		}
-		buf = append([]byte(nil), buf...)
-	}
-	buf = append(buf, "vrpn: ver. 07.38  0\x00\x00\x00\x00\x00"...)
+	v := g.vrpnOpen(4)
 	for i := range types {
 		name := fmt.Sprintf("wide%d", i)
 		body := binary.BigEndian.AppendUint32(nil, uint32(len(name)+1))
 		body = append(append(body, name...), 0)
-		buf = vrpnMessage(buf, 0, int32(i), -2, uint32(i), body) // type_description: sender field = the id
+		v.buf = vrpnMessage(v.buf, 0, int32(i), -2, uint32(i), body) // type_description: sender field = the id
 	}
 	rng := rand.New(rand.NewPCG(uint64(types), uint64(size)))
 	body := make([]byte, size)
@@ -113,8 +114,8 @@ func (g *gen) widelake(types, n, size int) {
 		for k := range body {
 			body[k] = byte(rng.Uint32())
 		}
-		buf = vrpnMessage(buf, uint32(i/100), 0, int32(i%types), uint32(types+i), body)
-		send(false)
+		v.buf = vrpnMessage(v.buf, uint32(i/100), 0, int32(i%types), uint32(types+i), body)
+		v.send(false)
 	}
-	send(true)
+	v.send(true)
 }
