@@ -67,7 +67,11 @@ func ValidUTF8(s string) string {
 	if utf8.ValidString(s) {
 		return s
 	}
-	b := make([]byte, 0, len(s)+2*utf8.UTFMax)
+	return string(AppendValidUTF8(make([]byte, 0, len(s)+2*utf8.UTFMax), s))
+}
+
+// AppendValidUTF8 appends s to b as ValidUTF8 returns it.
+func AppendValidUTF8(b []byte, s string) []byte {
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if r == utf8.RuneError && size == 1 {
@@ -77,7 +81,7 @@ func ValidUTF8(s string) string {
 		}
 		i += size
 	}
-	return string(b)
+	return b
 }
 
 // AppendJSONEscape appends r as a JSON \uNNNN escape, a UTF-16 surrogate

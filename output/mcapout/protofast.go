@@ -5,6 +5,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/dissect-tools/dissect/dissect"
+	"github.com/dissect-tools/dissect/output"
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
@@ -143,15 +144,5 @@ func appendUTF8(b []byte, s string) []byte {
 		return append(appendVarint(b, uint64(len(s))), s...)
 	}
 	at := len(b) + 1
-	b = append(b, 0)
-	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && n == 1 {
-			b = utf8.AppendRune(b, utf8.RuneError)
-		} else {
-			b = append(b, s[i:i+n]...)
-		}
-		i += n
-	}
-	return endLen(b, at)
+	return endLen(output.AppendValidUTF8(append(b, 0), s), at)
 }

@@ -5,11 +5,14 @@ import (
 	"encoding/binary"
 	"math"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/dissect-tools/dissect/dissect"
 	"github.com/dissect-tools/dissect/dissect/all"
 	"github.com/dissect-tools/dissect/dissect/dissecttest"
+	"github.com/dissect-tools/dissect/output"
+	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // flatAgrees checks that appendFlatFields writes fs as appendPBFields does
@@ -153,6 +156,17 @@ func TestFlatFieldsDecline(t *testing.T) {
 	} {
 		if got := flatAgrees(t, "record", c.fs, p); got != c.take {
 			t.Errorf("%v: taken %v, want %v", c.fs, got, c.take)
+		}
+	}
+}
+
+// TestAppendUTF8: a string not UTF-8 is written as -o json writes it (each
+// bad byte U+FFFD), length-prefixed, also past one byte of length.
+func TestAppendUTF8(t *testing.T) {
+	for _, s := range []string{"", "ok", "caf\xe9", strings.Repeat("\xff", 50), strings.Repeat("a\xc3", 100)} {
+		want := protowire.AppendString([]byte{7}, output.ValidUTF8(s))
+		if got := appendUTF8([]byte{7}, s); !bytes.Equal(got, want) {
+			t.Errorf("%q: % x, want % x", s, got, want)
 		}
 	}
 }
