@@ -116,7 +116,7 @@ func (w *Writer) derivedChannel(r *dissect.Record, k topicKey, topicf func() str
 	if err != nil {
 		return nil, err
 	}
-	c, topic := w.free(topicf(), sid)
+	c, topic := w.free(topicf(), sid, "")
 	if c == nil {
 		if w.atLimit(r) {
 			return nil, nil

@@ -55,7 +55,8 @@
 // The writer holds at most Options.Workers+1 chunks (Options.ChunkSize
 // each, uncompressed, and compressed: the one being filled and those
 // being compressed or written, see chunks.go) and the file's indexes; at
-// most Options.MaxTopics topics are made (a channel id is 16 bits), beyond
+// most Options.MaxTopics topics and twice as many channels are made (a
+// channel id is 16 bits), beyond
 // which records go to /PROTO/_overflow (schema dissect.undeclared) and
 // derived topics are not made; /dissect/events says so once.
 //
@@ -138,8 +139,9 @@ type Writer struct {
 	o          Options
 	enc        *output.JSON
 	topics     map[topicKey]*channel
-	byTopic    map[string]*channel
-	schemas    map[string]uint16 // the schemas known by name (Foxglove's, undeclared)
+	byTopic    map[string][]*channel // a topic's channels, which have one schema
+	names      bool                  // the record channels state src and dst (channelKeys)
+	schemas    map[string]uint16     // the schemas known by name (Foxglove's, undeclared)
 	nschemas   uint16
 	decls      map[*dissect.TypeDecl]*declared
 	frames     map[string]bool // frames given a transform from world
@@ -171,7 +173,8 @@ type topicKey struct {
 	proto, sender, typ string
 	stream             int
 	sensor             int64
-	kind               int // kindRecord, ...
+	kind               int    // kindRecord, ...
+	src, dst           string // a record channel's, when it states them (Writer.names)
 }
 
 const (
@@ -184,6 +187,7 @@ const (
 type channel struct {
 	id       uint16
 	schema   uint16
+	stated   string // its metadata "envelope" (protobuf record channels)
 	seq      uint32
 	posed    bool   // a pose topic's: a pose was drawn, at lastPose
 	lastPose uint64 // (its log time; see Options.PoseInterval)
@@ -222,6 +226,7 @@ func New(w io.Writer, o Options) (*Writer, error) {
 	}
 	wr := newWriter(ch, o)
 	wr.mw, wr.ch = mw, ch
+	wr.names = wr.o.Encoding == EncodingProtobuf
 	if c, ok := w.(io.Closer); ok {
 		wr.closer = c
 	}
@@ -274,7 +279,7 @@ func newWriter(e Emitter, o Options) *Writer {
 	}
 	return &Writer{
 		out: e, o: o, enc: output.NewJSONAppender(),
-		topics: map[topicKey]*channel{}, byTopic: map[string]*channel{},
+		topics: map[topicKey]*channel{}, byTopic: map[string][]*channel{},
 		schemas: map[string]uint16{}, decls: map[*dissect.TypeDecl]*declared{}, frames: map[string]bool{},
 	}
 }
@@ -356,7 +361,7 @@ func (w *Writer) Record(r *dissect.Record) error {
 		if d != nil && d.decl.Variant == nil && d.sender == "" {
 			// The topic of every record of r's protocol, type and
 			// stream (Options.Decl): found again at once.
-			*m = memo{proto: r.Proto, typ: r.Type, stream: r.Stream, d: d, k: k, c: c}
+			*m = memo{proto: r.Proto, typ: r.Type, src: r.Src, dst: r.Dst, stream: r.Stream, d: d, k: k, c: c}
 		} else {
 			m = nil
 		}
@@ -369,33 +374,40 @@ func (w *Writer) Record(r *dissect.Record) error {
 	return w.err
 }
 
-// A memo is what a record's protocol, type and stream led to when they
-// alone do (declared, recordKey): its declaration, record topic key and
-// channel, and its pose topic's channel once drawn.
+// A memo is what a record's protocol, type, stream and direction led to
+// when they alone do (declared, recordKey): its declaration, record topic
+// key and channel, and its pose topic's channel once drawn.
 type memo struct {
 	proto, typ string
+	src, dst   string
 	stream     int
 	d          *declared
 	k          topicKey
 	c, pose    *channel
 }
 
-// memo returns the slot of r's protocol, type and stream among the
-// memos, and whether it holds theirs.
+// memo returns the slot of r's protocol, type, stream and direction
+// among the memos, and whether it holds theirs.
 func (w *Writer) memo(r *dissect.Record) (*memo, bool) {
-	h := uintptr(unsafe.Pointer(unsafe.StringData(r.Type)))>>3 ^ uintptr(len(r.Type)) ^ uintptr(r.Stream)*0x9e37
+	h := uintptr(unsafe.Pointer(unsafe.StringData(r.Type)))>>3 ^ uintptr(len(r.Type)) ^ uintptr(r.Stream)*0x9e37 ^
+		uintptr(unsafe.Pointer(unsafe.StringData(r.Src)))>>3
 	m := &w.memos[h%uintptr(len(w.memos))]
-	return m, m.c != nil && m.stream == r.Stream && same(m.typ, r.Type) && same(m.proto, r.Proto)
+	return m, m.c != nil && m.stream == r.Stream && same(m.typ, r.Type) && same(m.proto, r.Proto) &&
+		same(m.src, r.Src) && same(m.dst, r.Dst)
 }
 
-// recordKey returns the key of r's record topic: its declaration, stream
-// and type, and the sender and sensor its fields of those roles name.
+// recordKey returns the key of r's record topic's channel: its
+// declaration, stream and type, the sender and sensor its fields of those
+// roles name, and its direction when the channel states it.
 func (w *Writer) recordKey(r *dissect.Record, d *declared) topicKey {
 	k := topicKey{proto: r.Proto, typ: kept(r.Type), stream: r.Stream, sensor: -1}
 	if d == nil {
 		return k
 	}
 	k.decl = d.decl
+	if w.names {
+		k.src, k.dst = r.Src, r.Dst
+	}
 	if d.sender == "" {
 		return k
 	}
@@ -465,12 +477,12 @@ func (w *Writer) recordChannel(r *dissect.Record, d *declared, k topicKey) (*cha
 	if err != nil {
 		return nil, err
 	}
-	c, topic := w.free(topic, sid)
+	enc, meta := EncodingJSON, map[string]string{"proto": r.Proto}
+	if d != nil && d.pb != nil {
+		enc, meta["envelope"] = EncodingProtobuf, w.statedEnvelope(r, channelKeys(d.decl, w.names))
+	}
+	c, topic := w.free(topic, sid, meta["envelope"])
 	if c == nil {
-		enc, meta := EncodingJSON, map[string]string{"proto": r.Proto}
-		if d != nil && d.pb != nil {
-			enc, meta["envelope"] = EncodingProtobuf, w.statedEnvelope(r, channelKeys(d.decl))
-		}
 		c, err = w.channel(topic, sid, enc, meta)
 		if err != nil {
 			return nil, err
@@ -494,7 +506,8 @@ func (w *Writer) remember(k topicKey, c *channel) {
 // are found without hashing their strings: a slot chosen by the key's
 // declaration, stream, sensor and kind holds the last key found there.
 func (w *Writer) known(k topicKey) *channel {
-	h := uintptr(unsafe.Pointer(k.decl))>>4 ^ uintptr(k.stream)*0x9e37 ^ uintptr(k.sensor)*0x85eb ^ uintptr(k.kind)*0xc2b3 ^ uintptr(len(k.sender))
+	h := uintptr(unsafe.Pointer(k.decl))>>4 ^ uintptr(k.stream)*0x9e37 ^ uintptr(k.sensor)*0x85eb ^ uintptr(k.kind)*0xc2b3 ^ uintptr(len(k.sender)) ^
+		uintptr(unsafe.Pointer(unsafe.StringData(k.src)))>>3
 	slot := &w.recent[h%uintptr(len(w.recent))]
 	if slot.c != nil && slot.k == k {
 		return slot.c
@@ -507,38 +520,51 @@ func (w *Writer) known(k topicKey) *channel {
 	return c
 }
 
-// free returns the channel of topic if it has the schema sid (another key
-// sanitised to the same name), else a topic name no channel has: topic,
-// or topic~2, topic~3, ... when topic has another schema.
-func (w *Writer) free(topic string, sid uint16) (*channel, string) {
+// free returns the channel of topic that has the schema sid and states
+// the envelope stated (another key sanitised to the same name), else the
+// name of a new channel: topic when its channels have the schema sid or
+// it has none, or else topic~2, topic~3, ... (a channel's messages always
+// have its topic's schema).
+func (w *Writer) free(topic string, sid uint16, stated string) (*channel, string) {
 	name := topic
 	for n := 2; ; n++ {
-		c, ok := w.byTopic[name]
-		if !ok {
+		cs := w.byTopic[name]
+		if len(cs) == 0 {
 			return nil, name
 		}
-		if c.schema == sid {
-			return c, name
+		if cs[0].schema == sid {
+			for _, c := range cs {
+				if c.stated == stated {
+					return c, name
+				}
+			}
+			return nil, name
 		}
 		name = topic + "~" + strconv.Itoa(n)
 	}
 }
 
-// atLimit says whether the topics are at MaxTopics, and says it once on
-// /dissect/events.
+// atLimit says whether the topics are at MaxTopics or their channels at
+// maxChannels (a record topic has a channel per direction in a file:
+// channelKeys), and says it once on /dissect/events.
 func (w *Writer) atLimit(r *dissect.Record) bool {
-	if len(w.byTopic) < w.o.MaxTopics {
+	if len(w.byTopic) < w.o.MaxTopics && len(w.chanList) < w.maxChannels() {
 		return false
 	}
 	if !w.full {
 		w.full = true
-		msg := fmt.Sprintf("more than %d topics: records of further topics go to /PROTO/_overflow, and no further poses or lines are drawn", w.o.MaxTopics)
+		msg := fmt.Sprintf("more than %d topics or %d channels: records of further topics go to /PROTO/_overflow, and no further poses or lines are drawn", w.o.MaxTopics, w.maxChannels())
 		if err := w.event(r.Time, levelWarning, msg); err != nil {
 			w.err = err
 		}
 	}
 	return true
 }
+
+// maxChannels bounds the channels that atLimit lets be made: twice
+// MaxTopics, and below the 16 bits of a channel id with room for the
+// fixed topics.
+func (w *Writer) maxChannels() int { return min(2*w.o.MaxTopics, 65000) }
 
 // newSchema writes a schema, of encoding "jsonschema" or "protobuf", and
 // returns its id.
@@ -554,11 +580,11 @@ func (w *Writer) newSchema(name, encoding string, data []byte) (uint16, error) {
 // channel adds a channel of messages of encoding enc on topic with the
 // schema sid.
 func (w *Writer) channel(topic string, sid uint16, enc string, meta map[string]string) (*channel, error) {
-	c := &channel{id: uint16(len(w.byTopic)), schema: sid}
+	c := &channel{id: uint16(len(w.chanList)), schema: sid, stated: meta["envelope"]}
 	mc := &mcap.Channel{ID: c.id, SchemaID: sid, Topic: topic, MessageEncoding: enc, Metadata: meta}
 	w.out.Channel(mc)
 	w.chanList = append(w.chanList, mc)
-	w.byTopic[topic] = c
+	w.byTopic[topic] = append(w.byTopic[topic], c)
 	return c, nil
 }
 
@@ -566,8 +592,8 @@ func (w *Writer) channel(topic string, sid uint16, enc string, meta map[string]s
 // /dissect/events), made on first use; these do not count against
 // MaxTopics' overflow rule but are few.
 func (w *Writer) fixed(topic, schema string) (*channel, error) {
-	if c, ok := w.byTopic[topic]; ok {
-		return c, nil
+	if cs := w.byTopic[topic]; len(cs) > 0 {
+		return cs[0], nil
 	}
 	sid, err := w.foxgloveSchema(schema)
 	if err != nil {

@@ -16,9 +16,7 @@ import (
 	"github.com/dissect-tools/dissect/output"
 	"github.com/foxglove/mcap/go/mcap"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protodesc"
 	"google.golang.org/protobuf/reflect/protoreflect"
-	"google.golang.org/protobuf/types/descriptorpb"
 	"google.golang.org/protobuf/types/dynamicpb"
 )
 
@@ -76,8 +74,14 @@ func protoRecords() []*dissect.Record {
 	sparse := rec("k", "all", 2, f("f", dissect.Float(5e-324)), f("u", dissect.Uint(0)), f("i", dissect.Int(0)), f("s", dissect.Str("")))
 	sparse.Offset, sparse.Length = 1<<40, 0
 	nan := rec("k", "all", 0, f("f", dissect.Float(math.NaN())), f("f32", dissect.Float32(float32(math.Inf(1)))), f("ints", items()))
+	// A type's records sent both ways on a stream, and on a stream
+	// without addresses (a serial tap's): a channel each (channelKeys).
+	back := rec("p", "plain", 0, f("n", dissect.Uint(8)))
+	back.Src, back.Dst = back.Dst, back.Src
+	unnamed := rec("p", "plain", 4, f("v", dissect.Float(-2)))
+	unnamed.Src, unnamed.Dst = "", ""
 	return []*dissect.Record{all, sparse, nan,
-		rec("p", "plain", 0, f("n", dissect.Uint(7)), f("v", dissect.Float(1.5))),
+		rec("p", "plain", 0, f("n", dissect.Uint(7)), f("v", dissect.Float(1.5))), back, unnamed,
 		rec("p", "arm", 0, f("x", dissect.Float32(0.1)), f("y", dissect.Float32(-0.02)), f("z", dissect.Float32(3.4e38)), f("u", dissect.Float32(1e-45))),
 		rec("p", "tracker", 1, f("sender", dissect.Str("T")), f("sensor", dissect.Int(0)), f("pos", floats(1, 2, 3)), f("quat", quat(0, 0, 0, 1))),
 		rec("p", "path", 0, f("points", dissect.Array([]dissect.Field{dissect.Elem(floats(1, 2, 3)), dissect.Elem(floats(4, 5, 6))}))),
@@ -168,19 +172,8 @@ func TestProtobufGoReads(t *testing.T) {
 		if s.Encoding != "protobuf" {
 			t.Fatalf("%s: schema encoding %q", c.Topic, s.Encoding)
 		}
-		var set descriptorpb.FileDescriptorSet
-		if err := proto.Unmarshal(s.Data, &set); err != nil {
-			t.Fatal(err)
-		}
-		files, err := protodesc.NewFiles(&set)
-		if err != nil {
-			t.Fatal(err)
-		}
-		d, err := files.FindDescriptorByName(protoreflect.FullName(s.Name))
-		if err != nil {
-			t.Fatalf("schema %s: %v", s.Name, err)
-		}
-		msg := dynamicpb.NewMessage(d.(protoreflect.MessageDescriptor))
+		md := mcapcheck.Descriptor(t, s.Name, s.Data)
+		msg := dynamicpb.NewMessage(md)
 		// Text that was not UTF-8 is written with U+FFFD: Go's decoder,
 		// which checks, takes it.
 		if err := proto.Unmarshal(m.Data, msg); err != nil {
@@ -190,7 +183,7 @@ func TestProtobufGoReads(t *testing.T) {
 		if c.Topic != "/k/2/all" || m.Sequence != 0 {
 			continue
 		}
-		fields := msg.Get(d.(protoreflect.MessageDescriptor).Fields().ByName("fields")).Message()
+		fields := msg.Get(md.Fields().ByName("fields")).Message()
 		get := func(name string) protoreflect.Value {
 			fd := fields.Descriptor().Fields().ByName(protoreflect.Name(name))
 			if fd == nil || !fields.Has(fd) {
@@ -380,7 +373,7 @@ func BenchmarkPBRecord(b *testing.B) {
 	d := registry(b).Decl(r)
 	for _, name := range []string{"flat", "general"} {
 		b.Run(name, func(b *testing.B) {
-			p := newPBRecord(d, channelKeys(d))
+			p := newPBRecord(d, channelKeys(d, false))
 			if name == "general" {
 				p.flat = nil
 			}

@@ -5,10 +5,9 @@ import (
 	"time"
 
 	"github.com/dissect-tools/dissect/dissect"
+	"github.com/dissect-tools/dissect/internal/mcapcheck"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protodesc"
 	"google.golang.org/protobuf/reflect/protoreflect"
-	"google.golang.org/protobuf/types/descriptorpb"
 	"google.golang.org/protobuf/types/dynamicpb"
 )
 
@@ -28,19 +27,7 @@ func TestProtobufEnvelope(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var set descriptorpb.FileDescriptorSet
-	if err := proto.Unmarshal(data, &set); err != nil {
-		t.Fatal(err)
-	}
-	files, err := protodesc.NewFiles(&set)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := files.FindDescriptorByName(protoreflect.FullName(name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	md := d.(protoreflect.MessageDescriptor)
+	md := mcapcheck.Descriptor(t, name, data)
 	msg := dynamicpb.NewMessage(md)
 	if err := proto.Unmarshal(appendPBRecord(nil, r, pr), msg); err != nil {
 		t.Fatal(err)

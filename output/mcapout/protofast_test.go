@@ -63,7 +63,7 @@ func TestFlatFieldsAgree(t *testing.T) {
 			}
 			p, ok := plans[d]
 			if !ok {
-				p = newPBRecord(d, channelKeys(d))
+				p = newPBRecord(d, channelKeys(d, false))
 				plans[d] = p
 			}
 			total++

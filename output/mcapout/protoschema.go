@@ -19,19 +19,20 @@ import (
 // (dissect.Envelope), as docs/mcap.md describes:
 //
 //	message TABLE {                        // package dissect.PROTO
-//	  Fields fields = 1;                   // always written
-//	  repeated string warnings = 2;
-//	  // the envelope's JSON keys in their order, key i numbered i+3, but
-//	  // those the channel states (channelKeys):
-//	  google.protobuf.Timestamp time = 3;
-//	  string src = 7; string dst = 8; uint64 offset = 9; uint64 length = 10; ...
+//	  // the envelope's JSON keys but those the channel states
+//	  // (channelKeys), numbered by pbEnvelopeNumber:
+//	  google.protobuf.Timestamp time = 1; uint64 frame = 12;
+//	  uint64 offset = 7; uint64 length = 8; ...
+//	  Fields fields = 10;                  // always written
+//	  repeated string warnings = 11;
 //	  message Fields { ... }               // the declared fields, numbered 1, 2, ... in declared order
 //	}
 //
-// The envelope keys a record topic's channel states (proto, transport,
-// stream, and type but for a protocol's "*" declaration: channelKeys) are
-// not in the message: the channel's metadata "envelope" holds them as a
-// JSON object (a WebSocket channel, of NewEmitter, has none).
+// The envelope keys a record topic's channel states (channelKeys: proto,
+// transport, stream, type but for a protocol's "*" declaration, and in a
+// file src and dst) are not in the message: the channel's metadata
+// "envelope" holds them as a JSON object (a WebSocket channel, of
+// NewEmitter, has none, and its messages keep src and dst).
 // An envelope key of kind time is a google.protobuf.Timestamp, string a
 // string, int an int64 (uint64 when never negative), bool a bool.
 //
@@ -105,18 +106,26 @@ func pbEnvelopeNumber(name string) protowire.Number {
 	return 0
 }
 
-// channelKeys are the envelope keys a record topic states
+// channelKeys are the envelope keys a record topic's channel states
 // (recordChannel keys its channels by them): its channel's metadata
 // "envelope" holds them, its messages do not. The type is stated but for
 // a protocol's "*" declaration, whose records of several types may share
-// a topic. A Writer of NewEmitter makes the same messages: a Foxglove
-// WebSocket channel has no metadata, and its topic names these keys but
+// a topic. In a file (names) a channel also states src and dst, the
+// stream's ends in the direction of its records: the records of a topic
+// sent the other way are on a second channel of the same topic and
+// schema, as a ROS bag has a connection per topic and publisher. A
+// Foxglove WebSocket channel (a Writer of NewEmitter) has no metadata:
+// its messages keep src and dst, and its topic names the other keys but
 // the transport.
-func channelKeys(t *dissect.TypeDecl) []string {
+func channelKeys(t *dissect.TypeDecl, names bool) []string {
+	keys := []string{"proto", "transport", "stream", "type"}
 	if t.Type == "*" {
-		return []string{"proto", "transport", "stream"}
+		keys = keys[:3]
 	}
-	return []string{"proto", "transport", "stream", "type"}
+	if names {
+		keys = append(keys, "src", "dst")
+	}
+	return keys
 }
 
 // statedEnvelope returns r's envelope keys stated (channelKeys), as a

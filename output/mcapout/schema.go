@@ -87,7 +87,7 @@ func (w *Writer) recordSchema(r *dissect.Record, d *declared) (uint16, error) {
 		proto = "*"
 	}
 	if w.o.Encoding == EncodingProtobuf {
-		pb := newPBRecord(d.decl, channelKeys(d.decl))
+		pb := newPBRecord(d.decl, channelKeys(d.decl, w.names))
 		name, data, err := recordDescriptorSet(proto, d.decl, pb.env)
 		if err != nil {
 			return 0, fmt.Errorf("mcap: the protobuf message of %s %s: %v", proto, d.decl.Table(), err)
