@@ -9,8 +9,12 @@
 // first in every other round, so neither always runs on a warm cache
 // first), stdout to /dev/null, and reads each child's wall time, CPU time
 // (user+sys) and peak RSS from the kernel (wait4's rusage). It prints, per
-// build, the median and the range of each, and B's medians over A's. The
-// first round is a warm-up and left out. Nothing is timed by the tests.
+// build, the median and the range of each, B's medians over A's, and the
+// ratio of B's run to A's in the same round: its median and quartiles, and
+// in how many rounds B took no longer. A round's two runs are seconds
+// apart, so that ratio is steadier than the medians' when the machine's
+// speed drifts within the measurement. The first round is a warm-up and
+// left out. Nothing is timed by the tests.
 //
 // Two commands of one build (-o json against -o mcap, say) are compared
 // by giving B its own command line:
@@ -128,7 +132,39 @@ func run(args []string, out io.Writer) error {
 			fmt.Sprintf("%.3f (%.3f–%.3f)", c[0], c[1], c[2]), fmt.Sprintf("%.1f (%.1f–%.1f)", m[0], m[1], m[2]))
 	}
 	fmt.Fprintf(out, "B/A medians: wall %.3f, CPU %.3f, RSS %.3f\n", med[1][0]/med[0][0], med[1][1]/med[0][1], med[1][2]/med[0][2])
+	for _, what := range []struct {
+		name string
+		f    func(sample) float64
+	}{{"wall", func(s sample) float64 { return s.wall.Seconds() }}, {"CPU", func(s sample) float64 { return s.cpu.Seconds() }}} {
+		q, le := paired(got[0], got[1], what.f)
+		fmt.Fprintf(out, "B/A per round, %s: median %.3f (quartiles %.3f–%.3f); B no longer in %d of %d rounds\n",
+			what.name, q[1], q[0], q[2], le, len(got[0]))
+	}
 	return nil
+}
+
+// paired returns the quartiles (first, median, third) of f(b[i])/f(a[i]),
+// the ratios of the runs of one round, and the number of rounds in which
+// b's was no greater than a's.
+func paired(a, b []sample, f func(sample) float64) ([3]float64, int) {
+	r := make([]float64, len(a))
+	le := 0
+	for i := range a {
+		r[i] = f(b[i]) / f(a[i])
+		if r[i] <= 1 {
+			le++
+		}
+	}
+	slices.Sort(r)
+	at := func(p float64) float64 { // linear between the closest ranks
+		x := p * float64(len(r)-1)
+		i := int(x)
+		if i+1 >= len(r) {
+			return r[len(r)-1]
+		}
+		return r[i] + (x-float64(i))*(r[i+1]-r[i])
+	}
+	return [3]float64{at(0.25), at(0.5), at(0.75)}, le
 }
 
 // outPath returns the path args give --out ("--out P" or "--out=P"), or
