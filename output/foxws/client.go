@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -189,7 +190,7 @@ func (c *client) skip(m *message, why int, now time.Time) {
 // receive reads the client's requests until the connection ends.
 func (c *client) receive() {
 	for {
-		typ, data, err := c.conn.Read(c.ctx)
+		typ, data, err := c.readRequest()
 		if err != nil {
 			return
 		}
@@ -199,6 +200,25 @@ func (c *client) receive() {
 		}
 		c.request(data)
 	}
+}
+
+// readRequest reads the client's next message, at most maxRequest bytes.
+// A longer one ends the connection with status 1009 (message too big)
+// after the close handshake, which reads and drops the rest of it: the
+// client then reads the status. Closed at once with its message unread,
+// the connection would be reset, and a client still writing it would get
+// the reset instead (the library's own read limit does that).
+func (c *client) readRequest() (websocket.MessageType, []byte, error) {
+	typ, r, err := c.conn.Reader(c.ctx)
+	if err != nil {
+		return typ, nil, err
+	}
+	data, err := io.ReadAll(io.LimitReader(r, maxRequest+1))
+	if err == nil && len(data) > maxRequest {
+		err = fmt.Errorf("a request over %d bytes", maxRequest)
+		c.conn.Close(websocket.StatusMessageTooBig, fmt.Sprintf("a request is at most %d bytes", maxRequest))
+	}
+	return typ, data, err
 }
 
 // Status levels of the protocol.

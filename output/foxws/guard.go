@@ -124,7 +124,9 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		s.release()
 		return
 	}
-	conn.SetReadLimit(maxRequest)
+	// readRequest stops at maxRequest; the library's limit, which would
+	// end the connection without its handshake, is only beyond it.
+	conn.SetReadLimit(2 * maxRequest)
 	c := newClient(s, conn, r.RemoteAddr)
 	if !s.join(c) {
 		conn.Close(websocket.StatusGoingAway, "the capture has ended")
