@@ -17,7 +17,7 @@ import (
 //     ZeroCopyReadPacketData;
 //   - pcapgo's pcap reader rejects a record whose captured length exceeds
 //     its original length, which tshark reads;
-//   - ours are 2.5 to 10 times faster (docs/performance.md).
+//   - ours are 2.5 to 10 times faster (docs/performance-4-13.md).
 //
 // (pcapgo v1.7.7 no longer allocates a record's claimed length up front,
 // and reads records longer than the snap length up to 256 KiB, as we do.)

@@ -1,7 +1,7 @@
 package capture
 
 // Side-by-side benchmarks of our readers and writer against
-// github.com/gopacket/gopacket/pcapgo on the same bytes (docs/performance.md).
+// github.com/gopacket/gopacket/pcapgo on the same bytes (docs/performance-4-13.md).
 // Run interleaved, e.g.:
 //
 //	go test -c -o /tmp/capture.test ./capture/

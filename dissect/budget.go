@@ -20,7 +20,7 @@ import (
 // leaves garbage and the Go collector lets the heap reach twice what is
 // live: about twice the budget plus the rest of the run. Measured on the
 // worst case (1,500 VRPN connections each holding a message of 1 MiB − 64
-// in both directions, docs/performance.md): peak RSS 147–149 MB at 32 MiB,
+// in both directions, docs/performance-12-23.md): peak RSS 147–149 MB at 32 MiB,
 // 204 MB at 64 MiB, 331 MB at 128 MiB, against the 256 MB a run may take
 // whatever the input.
 const DefaultHeldBudget = 32 << 20

@@ -20,7 +20,7 @@ import (
 // caches between the goroutine that fills them and the one that reads
 // them: 5 batches of 256 KiB took, on the 50 MB generated capture, less
 // than half the last-level cache misses of 5 of 1 MiB (valgrind's cache
-// simulation, docs/performance.md), 25% fewer instructions in the
+// simulation, docs/performance-35-cpu.md), 25% fewer instructions in the
 // garbage collector (fewer events to scan) and 10 MB less peak memory.
 const (
 	stageEvents  = 1024      // events per batch

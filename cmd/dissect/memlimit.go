@@ -7,7 +7,7 @@ import (
 	"github.com/dissect-tools/dissect/dissect"
 )
 
-// Every structure the wire fills is bounded (docs/performance.md, "Bounded
+// Every structure the wire fills is bounded (docs/performance-12-23.md, "Bounded
 // memory"), but together, at their bounds, they are live data the garbage
 // collector would let grow to twice its size before collecting. A soft
 // memory limit makes it collect sooner instead, so that a run at every

@@ -69,7 +69,7 @@ func addReadFlags(cmd *cobra.Command, o *readOpts) {
 	o.fox.add(f)
 	f.StringVar(&o.mcapComp, "mcap-compression", mcapout.CompressionZstd, "-o mcap: the chunks' compression: zstd (the smallest file), lz4 (faster to write and to open, the file about a third larger) or none (no compression CPU, the file several times larger); Foxglove and Lichtblick read all three")
 	f.IntVar(&o.maxParts, "max-partitions", parquetout.DefaultMaxPartitions, "-o parquet: at most this many partitions named by the wire (types of VRPN's \"*\" declaration, undeclared records) per run; the records of further types go to type=__overflow__ with their type in column record_type")
-	f.StringVar(&o.parquetZ, "parquet-compression", parquetout.Compressions[0], "-o parquet: the pages' codec, one of "+strings.Join(parquetout.Compressions, ", ")+": snappy, what DuckDB, Spark and pyarrow write by default, takes the least CPU of the three codecs; zstd makes a lake about a quarter smaller for about 30% more CPU (docs/performance.md); none leaves the pages uncompressed (about 4 times larger); DuckDB, Spark, pyarrow and Polars read all four (docs/scale.md)")
+	f.StringVar(&o.parquetZ, "parquet-compression", parquetout.Compressions[0], "-o parquet: the pages' codec, one of "+strings.Join(parquetout.Compressions, ", ")+": snappy, what DuckDB, Spark and pyarrow write by default, takes the least CPU of the three codecs; zstd makes a lake about a quarter smaller for about 30% more CPU (docs/performance-35-cpu.md); none leaves the pages uncompressed (about 4 times larger); DuckDB, Spark, pyarrow and Polars read all four (docs/scale.md)")
 	f.StringVar(&o.partID, "part-id", "", "-o parquet: name the parts part-ID-N.parquet instead of by start time, pid and random bits (letters, digits, - and _; at most 64), so that rerunning the same input with the same ID replaces its parts instead of adding copies (scale/dask_ingest.py: a hash of the capture; docs/scale.md)")
 	o.proto.add(cmd)
 	addHeldFlag(cmd, &o.limits)
@@ -226,7 +226,7 @@ func (o *readOpts) output(stdout io.Writer, reg *dissect.Registry, tf output.Tim
 // its own: more than 2, or 0 on more than 2 CPUs. With 2, the decoder and
 // the writer's own workers (chunks, row groups) already keep two cores
 // about equally busy, and the copy Beside makes cost more than it won
-// (docs/performance.md, "The writers beside the decoder").
+// (docs/performance-35-cpu.md, "The writers beside the decoder").
 func (o *readOpts) beside(w sink, err error) (sink, error) {
 	if err != nil || o.workers() <= 2 {
 		return w, err

@@ -26,7 +26,7 @@ func (s *countSink) Record(*dissect.Record) error { s.n++; return nil }
 // three header fields, three payload fields, an enum and a scaled value,
 // and a CRC-16 in 14 bytes) and against the ACME capture's mix. Both
 // through dissect.Stream in 1448-byte chunks, decoding; see
-// docs/performance.md.
+// docs/performance-24-34.md.
 func BenchmarkPerMessage(b *testing.B) {
 	_, whole := serialUnits(b)
 	heartbeat := whole[1][:14] // the capture's first controller frame

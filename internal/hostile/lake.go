@@ -11,7 +11,7 @@ import (
 
 // The capture of issue 21 that names as many types as it likes: -o
 // parquet makes a partition per type name a "*" declaration matches and
-// -o mcap a topic per name (docs/performance.md, "Bounded memory").
+// -o mcap a topic per name (docs/performance-12-23.md, "Bounded memory").
 //
 //	go run ./internal/hostile wirenames 82000 8 > names.pcap
 
@@ -99,7 +99,7 @@ func vrpnMessage(b []byte, sec uint32, sender, typ int32, seq uint32, body []byt
 // and then sends n messages of size random bytes, each type in turn: as
 // many lake tables busy at once as a part's row groups can fill, each row
 // all but incompressible (the lake writer's memory with every table it
-// keeps open full; docs/performance.md, "Many tables busy at once").
+// keeps open full; docs/performance-35-channels.md, "Many tables busy at once").
 func (g *gen) widelake(types, n, size int) {
 	v := g.vrpnOpen(4)
 	for i := range types {

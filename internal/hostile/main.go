@@ -1,5 +1,5 @@
 // Command hostile writes the hostile captures of issue 9 that measure how
-// memory stays bounded (docs/performance.md), built from scratch with
+// memory stays bounded (docs/performance-4-13.md), built from scratch with
 // internal/pktbuild:
 //
 //	go run ./internal/hostile flows 1000000 > flows.pcap   # N bare TCP SYNs, each its own connection

@@ -1,6 +1,6 @@
 // Command loadgen sends Deltarobot traffic over one loopback TCP connection
 // at a paced rate, to measure how fast a live capture keeps up
-// (docs/performance.md). It listens on 127.0.0.1:PORT, connects to itself,
+// (docs/performance-4-13.md). It listens on 127.0.0.1:PORT, connects to itself,
 // sends the handshake both ways, then actuator positions (18 bytes each,
 // the spec's vector for (1, 2, 3, 0)) from the leader for the given time,
 // several per write, and closes. It prints what it sent. Loopback only.

@@ -25,7 +25,7 @@
 // is removed and the kernel's dirty pages are written out (sync), so that
 // no run pays for the writeback of the one before it: -o json leaves
 // ~700 MB of them on the 50 MB capture, which made the next run up to a
-// third slower (docs/performance.md). --out must name a path that does
+// third slower (docs/performance-35-channels.md). --out must name a path that does
 // not exist yet: it is the tool's to remove.
 package main
 

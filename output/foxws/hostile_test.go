@@ -24,7 +24,7 @@ import (
 //
 // With FOXWS_HOSTILE=ws://HOST:PORT they play the same clients against
 // that server instead (a dissect -o foxglove whose peak RSS is measured,
-// docs/performance.md), and check only that a real client connects.
+// docs/performance-24-34.md), and check only that a real client connects.
 
 const promise = 256 << 20 // the bytes a run stays under
 

@@ -104,7 +104,7 @@ const DefaultAddr = "127.0.0.1:8765"
 
 // DefaultBudget is the default Options.Budget: the run's log for every
 // client together, within the 256 MB a run stays under
-// (docs/performance.md).
+// (docs/performance-24-34.md).
 const DefaultBudget = 64 << 20
 
 // Options configures a [Server]. The zero value serves on DefaultAddr.

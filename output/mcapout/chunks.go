@@ -373,7 +373,7 @@ func newCompressor(name string) (compressor, error) {
 		// numbers' bytes, which that coding hardly shrinks. On the
 		// generated 50 MB capture the chunks are then 4% larger (36.9
 		// MB against 35.5) for a fifth less of zstd's CPU
-		// (docs/performance.md).
+		// (docs/performance-35-cpu.md).
 		e, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1),
 			zstd.WithEncoderCRC(false), zstd.WithNoEntropyCompression(true))
 		if err != nil {

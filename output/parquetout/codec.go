@@ -18,7 +18,7 @@ import (
 
 // Compressions are the page codecs a lake may be written with
 // (Options.Compression), the first the default. Measured on the 50 MB
-// Deltarobot capture (docs/performance.md): snappy, what DuckDB, Spark
+// Deltarobot capture (docs/performance-35-cpu.md): snappy, what DuckDB, Spark
 // and pyarrow write by default, the least CPU of the three codecs (12.8
 // MB); zstd (its default level, 3) the smallest lake, 26% smaller, for
 // about 30% more of the run's CPU; gzip between the two; none about 4.4
@@ -46,7 +46,7 @@ func codecOf(c string) (compress.Codec, error) {
 // fastSnappy writes snappy blocks with s2's fastest snappy encoder
 // instead of the "better" one parquet-go's codec calls: the same format,
 // which every reader decodes (DuckDB in the tests). On the 50 MB
-// Deltarobot capture (docs/performance.md) it takes less CPU and about
+// Deltarobot capture (docs/performance-35-cpu.md) it takes less CPU and about
 // 15 MB less memory (the "better" encoder takes 576 KiB of hash tables a
 // page, from a pool that each garbage collection empties), for a lake
 // 10% larger with the same pages, which larger pages (dataPageSize) win
@@ -68,7 +68,7 @@ func ValidCompression(c string) error {
 
 // dataPageSize bounds a data page's buffer (values and levels before
 // encoding), which each column writer of an open part holds. On the 50
-// MB Deltarobot capture (docs/performance.md), with s2's snappy encoder:
+// MB Deltarobot capture (docs/performance-35-cpu.md), with s2's snappy encoder:
 // 128 KiB made a lake of 15.5 MB at 47-49 MB of RSS, 256 KiB 12.8 MB at
 // 52-55 MB, 512 KiB 9.9 MB at 62 MB (the float columns' pages long
 // enough for snappy to find their repeats), but on the 500 MB one 512

@@ -195,7 +195,7 @@ const DefaultWorkers = 2
 // that at 64 MiB the 50 MB Deltarobot capture (three busy tables of 14
 // columns, row groups of 65,536 rows, 6.3 MB) peaked at 87-96 MB of RSS
 // and at 4 MiB (about 43,000 rows) at 80 MB, in the same time, with
-// files 5% larger (docs/performance.md).
+// files 5% larger (docs/performance-12-23.md).
 const maxBatchBytes = 4 << 20
 
 // openBatchBytes bounds the row groups being collected by all the open
@@ -203,7 +203,7 @@ const maxBatchBytes = 4 << 20
 // types) each part's row group is cut at openBatchBytes over the parts
 // open, down to minBatchBytes, so that memory does not grow with
 // MaxOpen. With 64 tables of 1 KB rows busy at once peak RSS was 674 MB
-// with every part's at maxBatchBytes (docs/performance.md); a capture
+// with every part's at maxBatchBytes (docs/performance-35-channels.md); a capture
 // of a few busy tables (the Deltarobot captures: 9 open, 3 busy) keeps
 // maxBatchBytes.
 const (
