@@ -80,8 +80,14 @@ func protoRecords() []*dissect.Record {
 	back.Src, back.Dst = back.Dst, back.Src
 	unnamed := rec("p", "plain", 4, f("v", dissect.Float(-2)))
 	unnamed.Src, unnamed.Dst = "", ""
+	// Times MCAP's log time cannot hold (it is 0 for both), which the
+	// message holds all the same.
+	early := rec("p", "plain", 0, f("n", dissect.Uint(9)))
+	early.Time = time.Date(1969, 12, 31, 23, 59, 59, 999999999, time.UTC)
+	unset := rec("p", "plain", 0, f("n", dissect.Uint(10)))
+	unset.Time = time.Time{}
 	return []*dissect.Record{all, sparse, nan,
-		rec("p", "plain", 0, f("n", dissect.Uint(7)), f("v", dissect.Float(1.5))), back, unnamed,
+		rec("p", "plain", 0, f("n", dissect.Uint(7)), f("v", dissect.Float(1.5))), back, unnamed, early, unset,
 		rec("p", "arm", 0, f("x", dissect.Float32(0.1)), f("y", dissect.Float32(-0.02)), f("z", dissect.Float32(3.4e38)), f("u", dissect.Float32(1e-45))),
 		rec("p", "tracker", 1, f("sender", dissect.Str("T")), f("sensor", dissect.Int(0)), f("pos", floats(1, 2, 3)), f("quat", quat(0, 0, 0, 1))),
 		rec("p", "path", 0, f("points", dissect.Array([]dissect.Field{dissect.Elem(floats(1, 2, 3)), dissect.Elem(floats(4, 5, 6))}))),
