@@ -144,8 +144,9 @@ func laterBy(t *testing.T, b []byte, sec uint32) []byte {
 // stopInFirstReading waits until the child has path open, the first time
 // it opens it (the first reading of a cut), and has read at least a
 // quarter of it, and stops it there (SIGSTOP). It reports false when the
-// child had read all of it by then (a slow test machine: try again). A
-// run that never opens it fails the test after a minute.
+// child had read all of it by then, or had ended before its open file was
+// seen (a loaded test machine that left this goroutine no CPU meanwhile:
+// try again). A run that never opens it fails the test after a minute.
 func stopInFirstReading(t *testing.T, cmd *exec.Cmd, path string) bool {
 	t.Helper()
 	st, err := os.Stat(path)
@@ -171,6 +172,9 @@ func stopInFirstReading(t *testing.T, cmd *exec.Cmd, path string) bool {
 					fd = e.Name()
 				}
 			}
+			if fd == "" && ended(pid) {
+				return false
+			}
 			continue
 		}
 		if p := pos(fd); p < st.Size()/4 && p >= 0 {
@@ -183,6 +187,18 @@ func stopInFirstReading(t *testing.T, cmd *exec.Cmd, path string) bool {
 	return false
 }
 
+// ended reports whether process pid has exited (a zombie, not yet waited
+// for) or is gone.
+func ended(pid string) bool {
+	stat, err := os.ReadFile("/proc/" + pid + "/stat")
+	if err != nil {
+		return true
+	}
+	// pid (comm) state ...: comm may hold spaces and parentheses.
+	i := bytes.LastIndexByte(stat, ')')
+	return i < 0 || i+2 >= len(stat) || stat[i+2] == 'Z' || stat[i+2] == 'X'
+}
+
 // startStopped starts dissect with args and stops it in its first
 // reading of in (stopInFirstReading), trying again when it was too quick.
 func startStopped(t *testing.T, in string, args []string) (*exec.Cmd, *bytes.Buffer) {
@@ -192,11 +208,12 @@ func startStopped(t *testing.T, in string, args []string) (*exec.Cmd, *bytes.Buf
 		if stopInFirstReading(t, cmd, in) {
 			return cmd, stderr
 		}
-		if try == 5 {
-			t.Fatal("the child read all its input before it could be stopped, 5 times")
-		}
 		cmd.Process.Kill()
-		cmd.Wait()
+		err := cmd.Wait()
+		t.Logf("try %d: the child was not stopped in its first reading (%v); its stderr: %q", try+1, err, stderr.String())
+		if try == 5 {
+			t.Fatal("the child read all its input, or ended, before it could be stopped, 6 times")
+		}
 	}
 }
 
@@ -474,4 +491,33 @@ func TestWriteCountsWhatReachedTheFile(t *testing.T) {
 			t.Errorf("%s packets counted written, the file holds %d whole", m[1], n)
 		}
 	})
+}
+
+// TestEnded holds ended, which startStopped relies on, to a process
+// running and to one exited but not waited for.
+func TestEnded(t *testing.T) {
+	run := exec.Command("sleep", "30")
+	done := exec.Command("true")
+	for _, c := range []*exec.Cmd{run, done} {
+		if err := c.Start(); err != nil {
+			t.Skipf("%v: %v", c, err)
+		}
+	}
+	defer run.Process.Kill()
+	if ended(strconv.Itoa(run.Process.Pid)) {
+		t.Error("ended: true for a running process")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !ended(strconv.Itoa(done.Process.Pid)) {
+		if time.Now().After(deadline) {
+			t.Fatal("ended: false for a process that exited 10 s ago")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	done.Wait()
+	run.Process.Kill()
+	run.Wait()
+	if !ended(strconv.Itoa(run.Process.Pid)) {
+		t.Error("ended: false for a process killed and waited for")
+	}
 }
