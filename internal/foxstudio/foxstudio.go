@@ -19,11 +19,8 @@
 package foxstudio
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os/exec"
 	"path/filepath"
 	"sort"
@@ -33,6 +30,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dissect-tools/dissect/internal/childtest"
 	"github.com/dissect-tools/dissect/internal/nodetest"
 )
 
@@ -131,14 +129,10 @@ type Options struct {
 
 // Studio is a running drive.mjs.
 type Studio struct {
-	cmd    *exec.Cmd
-	stdin  io.WriteCloser
-	stdout bytes.Buffer
-	shown  chan struct{}
-	done   chan error
+	p     *childtest.Process
+	shown chan struct{}
 
 	mu       sync.Mutex
-	stderr   bytes.Buffer
 	plotN    int    // the first Plot's points, as drive.mjs last said
 	plotLast string // and its last value
 }
@@ -202,48 +196,25 @@ func Start(t testing.TB, o Options) *Studio {
 	if o.Hold {
 		args = append(args, "--hold")
 	}
-	s := &Studio{cmd: exec.Command(node, args...), shown: make(chan struct{}), done: make(chan error, 1)}
-	s.cmd.Stdout = &s.stdout
-	s.stdin, err = s.cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	errPipe, err := s.cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		sc := bufio.NewScanner(errPipe)
-		once := sync.Once{}
-		for sc.Scan() {
+	s := &Studio{shown: make(chan struct{})}
+	once := sync.Once{}
+	s.p = childtest.Start(t, childtest.Options{Line: func(line string) {
+		if _, p, ok := strings.Cut(line, ": plot "); ok {
+			n, last, _ := strings.Cut(p, " ")
 			s.mu.Lock()
-			s.stderr.WriteString(sc.Text() + "\n")
-			if _, p, ok := strings.Cut(sc.Text(), ": plot "); ok {
-				n, last, _ := strings.Cut(p, " ")
-				s.plotN, _ = strconv.Atoi(n)
-				s.plotLast = last
-			}
+			s.plotN, _ = strconv.Atoi(n)
+			s.plotLast = last
 			s.mu.Unlock()
-			if strings.HasSuffix(sc.Text(), ": panels subscribed") {
-				once.Do(func() { close(s.shown) })
-			}
 		}
-		io.Copy(io.Discard, errPipe)
-		s.done <- s.cmd.Wait()
-	}()
-	t.Cleanup(func() { s.cmd.Process.Kill() })
+		if strings.HasSuffix(line, ": panels subscribed") {
+			once.Do(func() { close(s.shown) })
+		}
+	}}, node, args...)
 	return s
 }
 
 // Stderr is what drive.mjs said on stderr so far.
-func (s *Studio) Stderr() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.stderr.String()
-}
+func (s *Studio) Stderr() string { return s.p.Stderr() }
 
 // WaitShown waits until Studio has connected, shown its panels and they
 // have subscribed to the expected topics (those not yet advertised
@@ -253,9 +224,8 @@ func (s *Studio) WaitShown(t testing.TB, timeout time.Duration) {
 	t.Helper()
 	select {
 	case <-s.shown:
-	case err := <-s.done:
-		s.done <- err
-		t.Fatalf("drive.mjs ended before the panels subscribed: %v\n%s%s", err, s.Stderr(), s.stdout.String())
+	case <-s.p.Ended():
+		t.Fatalf("drive.mjs ended before the panels subscribed: %v\n%s%s", s.p.Err(), s.Stderr(), s.p.Stdout())
 	case <-time.After(timeout):
 		t.Fatalf("Studio had not connected and its panels subscribed after %v:\n%s", timeout, s.Stderr())
 	}
@@ -270,20 +240,19 @@ func (s *Studio) Plot() (points int, last string) {
 }
 
 // Release lets a Studio started with Options.Hold make its report.
-func (s *Studio) Release() { s.stdin.Close() }
+func (s *Studio) Release() { s.p.Stdin.Close() }
 
 // Wait waits for drive.mjs's report.
 func (s *Studio) Wait(t testing.TB, timeout time.Duration) *Report {
 	t.Helper()
-	var runErr error
 	select {
-	case runErr = <-s.done:
+	case <-s.p.Ended():
 	case <-time.After(timeout):
 		t.Fatalf("drive.mjs gave no report in %v:\n%s", timeout, s.Stderr())
 	}
 	var r Report
-	if err := json.Unmarshal(s.stdout.Bytes(), &r); err != nil {
-		t.Fatalf("drive.mjs: %v; report: %v: %.500s\n%s", runErr, err, s.stdout.String(), s.Stderr())
+	if err := json.Unmarshal(s.p.Stdout(), &r); err != nil {
+		t.Fatalf("drive.mjs: %v; report: %v: %.500s\n%s", s.p.Err(), err, s.p.Stdout(), s.Stderr())
 	}
 	if r.Error != nil {
 		t.Fatalf("drive.mjs: %s\n%s", *r.Error, s.Stderr())

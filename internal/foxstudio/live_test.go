@@ -1,10 +1,8 @@
 package foxstudio
 
 import (
-	"bufio"
 	"encoding/binary"
 	"fmt"
-	"github.com/dissect-tools/dissect/internal/longtest"
 	"io"
 	"math"
 	"math/big"
@@ -16,10 +14,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/dissect-tools/dissect/internal/childtest"
+	"github.com/dissect-tools/dissect/internal/longtest"
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 )
@@ -224,41 +225,24 @@ func positionTimes(t *testing.T, file string, port int) map[uint32]int64 {
 }
 
 // tcpdumpRun is tcpdump writing a file.
-type tcpdumpRun struct {
-	cmd  *exec.Cmd
-	done chan error
-}
+type tcpdumpRun struct{ p *childtest.Process }
 
 // startTcpdump captures the packets of filter on lo into file, stamped
 // to the nanosecond, each written as it comes; it returns once tcpdump
 // listens.
 func startTcpdump(t *testing.T, tcpdump, file, filter string) *tcpdumpRun {
 	t.Helper()
-	td := &tcpdumpRun{cmd: exec.Command(tcpdump, "-i", "lo", "-n", "-U", "--immediate-mode", "--time-stamp-precision=nano", "-w", file, filter), done: make(chan error, 1)}
-	stderr, err := td.cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := td.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { td.cmd.Process.Kill() })
 	listening := make(chan struct{})
-	var said strings.Builder
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			said.WriteString(sc.Text() + "\n")
-			if strings.Contains(sc.Text(), "listening on") {
-				close(listening)
-			}
+	once := sync.Once{}
+	td := &tcpdumpRun{childtest.Start(t, childtest.Options{Line: func(line string) {
+		if strings.Contains(line, "listening on") {
+			once.Do(func() { close(listening) })
 		}
-		td.done <- td.cmd.Wait()
-	}()
+	}}, tcpdump, "-i", "lo", "-n", "-U", "--immediate-mode", "--time-stamp-precision=nano", "-w", file, filter)}
 	select {
 	case <-listening:
-	case err := <-td.done:
-		t.Fatalf("tcpdump ended before listening: %v\n%s", err, said.String())
+	case <-td.p.Ended():
+		t.Fatalf("tcpdump ended before listening: %v\n%s", td.p.Err(), td.p.Stderr())
 	case <-time.After(30 * time.Second):
 		t.Fatal("tcpdump: not listening after 30 s")
 	}
@@ -268,9 +252,9 @@ func startTcpdump(t *testing.T, tcpdump, file, filter string) *tcpdumpRun {
 // stop ends tcpdump (it writes out what it has).
 func (td *tcpdumpRun) stop(t *testing.T) {
 	t.Helper()
-	td.cmd.Process.Signal(syscall.SIGINT)
+	td.p.Cmd.Process.Signal(syscall.SIGINT)
 	select {
-	case <-td.done:
+	case <-td.p.Ended():
 	case <-time.After(30 * time.Second):
 		t.Error("tcpdump did not stop in 30 s")
 	}

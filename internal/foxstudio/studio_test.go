@@ -1,10 +1,8 @@
 package foxstudio
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
-	"github.com/dissect-tools/dissect/internal/longtest"
 	"io"
 	"math/big"
 	"net"
@@ -15,11 +13,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/dissect-tools/dissect/internal/childtest"
+	"github.com/dissect-tools/dissect/internal/longtest"
 	"github.com/foxglove/mcap/go/mcap"
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
@@ -445,11 +444,8 @@ func freeAddr(t *testing.T) string {
 
 // dissectRun is dissect -o foxglove running.
 type dissectRun struct {
-	cmd  *exec.Cmd
-	url  string
-	mu   sync.Mutex
-	err  strings.Builder
-	done chan error
+	p   *childtest.Process
+	url string
 }
 
 var servingRE = regexp.MustCompile(`serving Foxglove WebSocket on (ws://\S+)`)
@@ -458,58 +454,38 @@ var servingRE = regexp.MustCompile(`serving Foxglove WebSocket on (ws://\S+)`)
 // serves (and, with -i, that it captures).
 func startDissect(t *testing.T, bin string, args ...string) *dissectRun {
 	t.Helper()
-	d := &dissectRun{cmd: exec.Command(bin, args...), done: make(chan error, 1)}
-	stderr, err := d.cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := d.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { d.cmd.Process.Kill() })
-	live := slices.Contains(args, "-i")
+	d := &dissectRun{}
 	ready := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		url, capturing := "", !live
-		for sc.Scan() {
-			d.mu.Lock()
-			d.err.WriteString(sc.Text() + "\n")
-			d.mu.Unlock()
-			if m := servingRE.FindStringSubmatch(sc.Text()); m != nil {
-				url = m[1]
-			}
-			capturing = capturing || strings.Contains(sc.Text(), "capturing on")
-			if url != "" && capturing {
-				ready <- url
-				url = ""
-			}
+	url, capturing := "", !slices.Contains(args, "-i")
+	d.p = childtest.Start(t, childtest.Options{Line: func(line string) {
+		if m := servingRE.FindStringSubmatch(line); m != nil {
+			url = m[1]
 		}
-		d.done <- d.cmd.Wait()
-	}()
+		capturing = capturing || strings.Contains(line, "capturing on")
+		if url != "" && capturing {
+			ready <- url
+			url = ""
+		}
+	}}, bin, args...)
 	select {
 	case d.url = <-ready:
-	case err := <-d.done:
-		t.Fatalf("dissect %s ended before serving: %v\n%s", strings.Join(args, " "), err, d.stderr())
+	case <-d.p.Ended():
+		t.Fatalf("dissect %s ended before serving: %v\n%s", strings.Join(args, " "), d.p.Err(), d.stderr())
 	case <-time.After(30 * time.Second):
 		t.Fatalf("dissect %s: not serving after 30 s:\n%s", strings.Join(args, " "), d.stderr())
 	}
 	return d
 }
 
-func (d *dissectRun) stderr() string {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.err.String()
-}
+func (d *dissectRun) stderr() string { return d.p.Stderr() }
 
 // stop interrupts dissect (Ctrl-C) and returns what it said.
 func (d *dissectRun) stop(t *testing.T) string {
 	t.Helper()
-	d.cmd.Process.Signal(syscall.SIGINT)
+	d.p.Cmd.Process.Signal(syscall.SIGINT)
 	select {
-	case err := <-d.done:
-		if err != nil {
+	case <-d.p.Ended():
+		if err := d.p.Err(); err != nil {
 			t.Errorf("dissect after Ctrl-C: %v", err)
 		}
 	case <-time.After(30 * time.Second):

@@ -9,10 +9,7 @@ package foxwscheck
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
-	"io"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -20,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dissect-tools/dissect/internal/childtest"
 	"github.com/dissect-tools/dissect/internal/nodetest"
 )
 
@@ -59,14 +57,10 @@ type Message struct {
 
 // Client is a running client.mjs.
 type Client struct {
-	cmd    *exec.Cmd
-	stdin  io.WriteCloser
-	stdout bytes.Buffer
-	ready  chan struct{}
-	done   chan error
+	p     *childtest.Process
+	ready chan struct{}
 
 	mu                      sync.Mutex
-	stderr                  bytes.Buffer
 	positions, data, missed int
 }
 
@@ -100,69 +94,43 @@ func StartWith(t testing.TB, url string, opts ...string) *Client {
 		t.Skip(err.Error())
 	}
 	args := append([]string{filepath.Join(dir, "client.mjs"), url}, opts...)
-	c := &Client{cmd: exec.Command(node, args...), ready: make(chan struct{}), done: make(chan error, 1)}
-	c.stdin, err = c.cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := c.cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	errPipe, err := c.cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var readers sync.WaitGroup
-	readers.Add(2)
-	go func() {
-		defer readers.Done()
-		br := bufio.NewReader(out)
-		line, err := br.ReadString('\n')
-		if err == nil && line == "ready\n" {
-			close(c.ready)
-		} else {
-			c.stdout.WriteString(line)
-		}
-		io.Copy(&c.stdout, br)
-	}()
-	go func() {
-		defer readers.Done()
-		sc := bufio.NewScanner(errPipe)
-		for sc.Scan() {
-			c.mu.Lock()
-			if n, ok := strings.CutPrefix(sc.Text(), "count "); ok {
-				f := strings.Fields(n)
-				if len(f) == 3 {
-					c.positions, _ = strconv.Atoi(f[0])
-					c.data, _ = strconv.Atoi(f[1])
-					c.missed, _ = strconv.Atoi(f[2])
-				}
-			} else {
-				c.stderr.WriteString(sc.Text() + "\n")
+	c := &Client{ready: make(chan struct{})}
+	c.p = childtest.Start(t, childtest.Options{
+		// The first line of stdout says the client has the server's
+		// info; the report follows.
+		Stdout: func(out *bufio.Reader) {
+			if b, err := out.Peek(len(readyLine)); err == nil && string(b) == readyLine {
+				out.Discard(len(readyLine))
+				close(c.ready)
 			}
-			c.mu.Unlock()
-		}
-	}()
-	go func() {
-		readers.Wait()
-		c.done <- c.cmd.Wait()
-	}()
-	t.Cleanup(func() { c.cmd.Process.Kill() })
+		},
+		Line: func(line string) {
+			n, ok := strings.CutPrefix(line, countPrefix)
+			if f := strings.Fields(n); ok && len(f) == 3 {
+				c.mu.Lock()
+				c.positions, _ = strconv.Atoi(f[0])
+				c.data, _ = strconv.Atoi(f[1])
+				c.missed, _ = strconv.Atoi(f[2])
+				c.mu.Unlock()
+			}
+		},
+	}, node, args...)
 	return c
 }
+
+// What client.mjs says first on stdout, and before its counts on stderr.
+const (
+	readyLine   = "ready\n"
+	countPrefix = "count "
+)
 
 // WaitReady waits until the client has the server's info.
 func (c *Client) WaitReady(t testing.TB) {
 	t.Helper()
 	select {
 	case <-c.ready:
-	case err := <-c.done:
-		c.done <- err
-		t.Fatalf("client.mjs ended before the server's info: %v: %s%s", err, c.Stderr(), c.stdout.String())
+	case <-c.p.Ended():
+		t.Fatalf("client.mjs ended before the server's info: %v: %s%s", c.p.Err(), c.Stderr(), c.p.Stdout())
 	case <-time.After(30 * time.Second):
 		t.Fatalf("client.mjs: no server info in 30 s: %s", c.Stderr())
 	}
@@ -179,29 +147,33 @@ func (c *Client) Counts() (positions, data, missed int) {
 
 // Stderr is what the client wrote on stderr, but its counts.
 func (c *Client) Stderr() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.stderr.String()
+	var b strings.Builder
+	for _, line := range strings.SplitAfter(c.p.Stderr(), "\n") {
+		if !strings.HasPrefix(line, countPrefix) {
+			b.WriteString(line)
+		}
+	}
+	return b.String()
 }
 
 // Resume makes a slow client read again.
-func (c *Client) Resume() { c.stdin.Close() }
+func (c *Client) Resume() { c.p.Stdin.Close() }
 
 // Wait waits for the client to end (the server closed the connection)
 // and returns its report.
 func (c *Client) Wait(t testing.TB) *Report {
 	t.Helper()
 	select {
-	case err := <-c.done:
-		if err != nil {
+	case <-c.p.Ended():
+		if err := c.p.Err(); err != nil {
 			t.Fatalf("client.mjs: %v: %s", err, c.Stderr())
 		}
 	case <-time.After(60 * time.Second):
 		t.Fatalf("client.mjs did not end in 60 s after the server closed: %s", c.Stderr())
 	}
 	var r Report
-	if err := json.Unmarshal(c.stdout.Bytes(), &r); err != nil {
-		t.Fatalf("client.mjs report: %v: %.500s", err, c.stdout.String())
+	if err := json.Unmarshal(c.p.Stdout(), &r); err != nil {
+		t.Fatalf("client.mjs report: %v: %.500s", err, c.p.Stdout())
 	}
 	return &r
 }
